@@ -1,1 +1,14 @@
-//! placeholder
+//! Diagnostics for tenx: the one [`Diagnostic`] type every stage produces, the code table
+//! ([`Code`], the only registry of codes), the catalog pages behind `tenxc explain`, the
+//! [`SourceSet`] that spans point into, and the renderers (human, JSON, SARIF, GitHub).
+
+mod codes;
+mod diagnostic;
+pub mod render;
+mod source;
+mod span;
+
+pub use codes::{Code, Severity};
+pub use diagnostic::{Diagnostic, Label, sort_and_dedup};
+pub use source::{FileId, LineCol, SourceFile, SourceSet};
+pub use span::Span;

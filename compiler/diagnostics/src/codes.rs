@@ -1,0 +1,147 @@
+//! The code table: the only registry of diagnostic codes.
+//!
+//! Each row is `CODE "kebab-name" Severity "summary"`. The kebab name names the bad pattern, so it
+//! reads after "deny" or "allow". Codes are never reused: a retired code stays here. Ranges:
+//! `00xx` syntax, `01xx` names and fields, `02xx` tool names, `03xx` graph structure, `04xx`
+//! schemas, `05xx` templates, `06xx` policy, `07xx` validators, `08xx` models and secrets, `09xx`
+//! unused declarations. Every code has a catalog page `codes/TENXnnnn.md`, embedded here.
+
+use serde::Serialize;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The program is rejected.
+    Error,
+    /// The program is accepted; `--deny warnings` rejects it.
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+macro_rules! code_table {
+    ($( $code:ident $name:literal $severity:ident $summary:literal; )*) => {
+        /// A stable diagnostic code such as `TENX0302`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[expect(missing_docs, reason = "each code is documented by its catalog page")]
+        pub enum Code { $( $code, )* }
+
+        impl Code {
+            /// Every code, in table order.
+            pub const ALL: &'static [Code] = &[ $( Code::$code, )* ];
+
+            /// The code as written: `TENX0302`.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$code => stringify!($code), )* }
+            }
+
+            /// The kebab name: `unknown-node`.
+            pub fn name(self) -> &'static str {
+                match self { $( Code::$code => $name, )* }
+            }
+
+            /// The severity the code has unless a lint level changes it.
+            pub fn default_severity(self) -> Severity {
+                match self { $( Code::$code => Severity::$severity, )* }
+            }
+
+            /// One line saying what the code reports.
+            pub fn summary(self) -> &'static str {
+                match self { $( Code::$code => $summary, )* }
+            }
+
+            /// The catalog page (Markdown) printed by `tenxc explain`.
+            pub fn page(self) -> &'static str {
+                match self { $( Code::$code => include_str!(concat!("../codes/", stringify!($code), ".md")), )* }
+            }
+        }
+    };
+}
+
+code_table! {
+    TENX0001 "syntax-error"                    Error   "the text is not valid `.tenx`";
+    TENX0002 "unclosed-block"                  Error   "a block opened with `{` is never closed";
+    TENX0003 "unterminated-string"             Error   "a string has no closing quote";
+    TENX0004 "fat-arrow"                       Error   "`=>` is written where an edge needs `->`";
+    TENX0005 "nesting-too-deep"                Error   "brackets are nested deeper than the compiler accepts";
+    TENX0006 "invalid-utf8"                    Error   "a source file is not valid UTF-8";
+    TENX0007 "colon-assignment"                Error   "`key: value` is written where a block entry needs `key = value`";
+    TENX0008 "invalid-escape"                  Error   "a string contains an unknown escape sequence";
+    TENX0009 "test-block-not-run"              Warning "a `test` block is parsed but this version does not run it";
+    TENX0010 "unterminated-comment"            Error   "a `/*` comment has no closing `*/`";
+    TENX0101 "unknown-name"                    Error   "a name is used but never declared";
+    TENX0102 "wrong-kind"                      Error   "a name refers to a declaration of the wrong kind";
+    TENX0103 "duplicate-declaration"           Error   "a name is declared more than once";
+    TENX0104 "unresolved-import"               Error   "an import names a module, declaration or file that does not exist";
+    TENX0105 "unknown-field"                   Error   "a block contains a field it does not have";
+    TENX0106 "missing-field"                   Error   "a block lacks a field it needs";
+    TENX0107 "duplicate-field"                 Error   "a field is set twice in one block";
+    TENX0108 "invalid-value"                   Error   "a field's value has the wrong shape";
+    TENX0109 "unknown-tag"                     Error   "a tag is used but never declared";
+    TENX0110 "unknown-type"                    Error   "a parameter or state field has a type that does not exist";
+    TENX0111 "duplicate-parameter"             Error   "a parameter or state field is declared twice";
+    TENX0201 "tool-name-collision"             Error   "two tools visible to one agent claim the same name";
+    TENX0202 "reserved-handoff-name"           Error   "a tool that is not a handoff is named `transfer_to_*`";
+    TENX0203 "handoff-name-collision"          Error   "a handoff's generated tool name collides with another name";
+    TENX0301 "missing-entry"                   Error   "a graph has no entry node";
+    TENX0302 "unknown-node"                    Error   "an edge, route or entry names a node the graph does not have";
+    TENX0303 "unreachable-node"                Error   "a node cannot be reached from the graph's entry";
+    TENX0304 "no-path-to-end"                  Error   "a node has no path to `END`";
+    TENX0305 "cycle-without-exit"              Error   "a cycle of nodes has no way out";
+    TENX0306 "cycle-exits-by-recursion-limit"  Warning "a cycle ends only when the recursion limit stops the run";
+    TENX0307 "route-without-fallback"          Error   "a conditional route has no `else` arm";
+    TENX0308 "route-label-not-produced"        Error   "a route arm handles a label that its field never holds";
+    TENX0309 "route-label-not-handled"         Warning "a label the route's field can hold has no arm of its own";
+    TENX0310 "handoff-target-not-in-graph"     Error   "a handoff names something that is not an agent node of the same graph";
+    TENX0311 "handoff-without-edge"            Error   "a handoff has no declared edge from the agent to its target";
+    TENX0312 "ambiguous-successor"             Error   "a node has more than one way to continue and nothing to choose between them";
+    TENX0313 "unknown-state-field"             Error   "a route or template reads a state field the graph does not declare";
+    TENX0314 "edge-from-end"                   Error   "an edge or route leaves `END`";
+    TENX0315 "condition-type-mismatch"         Error   "a route condition compares a state field with a value of another type";
+    TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
+    TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
+    TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";
+    TENX0404 "response-schema-not-object"      Error   "an approval response schema does not describe an object";
+    TENX0405 "unknown-schema-keyword"          Warning "a JSON Schema uses a keyword that draft 2020-12 does not define";
+    TENX0406 "invalid-type-constraint"         Error   "a type's constraint is unknown, mistyped or contradictory";
+    TENX0501 "unknown-placeholder"             Error   "a template placeholder names no parameter or state field";
+    TENX0502 "malformed-placeholder"           Error   "a template has an unclosed or empty `{}` placeholder";
+    TENX0601 "high-risk-without-approval"      Error   "a `high` risk tool has no approval";
+    TENX0602 "prohibited-tool-visible"         Error   "a `prohibited` tool is visible to an agent or used as a node";
+    TENX0603 "medium-risk-without-confirmation" Warning "a `medium` risk tool runs without a confirmation";
+    TENX0604 "approval-bypass"                 Error   "a path reaches an approval-gated tool without passing its approval";
+    TENX0605 "tag-matches-no-tool"             Warning "a tag selection matches no tool";
+    TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
+    TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
+    TENX0801 "unknown-provider"                Error   "a model names a provider tenx does not know";
+    TENX0802 "literal-credential"              Error   "a credential is written as a literal instead of `env(\"NAME\")`";
+    TENX0803 "secret-literal"                  Error   "a string literal looks like a secret";
+    TENX0901 "unused-tool"                     Warning "a tool is visible to no agent and used by no graph";
+    TENX0902 "unused-model"                    Warning "a model is used by no agent";
+    TENX0903 "unused-validator"                Warning "a validator is used by no graph";
+}
+
+impl Code {
+    /// Looks a code up by `TENX0302`, `tenx0302` or its kebab name `unknown-node`.
+    pub fn parse(text: &str) -> Option<Code> {
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str().eq_ignore_ascii_case(text) || c.name() == text)
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

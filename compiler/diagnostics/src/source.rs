@@ -1,0 +1,147 @@
+//! The set of source files a compilation reads, and line/column lookup for renderers.
+
+use crate::Span;
+
+/// Index of a file in a [`SourceSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+pub struct FileId(pub u32);
+
+/// One source file: a display name (`examples/refund.tenx`, `<stdlib>/approval.tenx`) and text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The name shown in diagnostics; stable (relative paths, `<stdlib>/…`).
+    pub name: String,
+    /// The text.
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+/// A 1-based line and column (column counted in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineCol {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+impl SourceFile {
+    /// A file from its display name and text.
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let text = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceFile { name: name.into(), text, line_starts }
+    }
+
+    /// Line and column of a byte offset (clamped to the text).
+    pub fn line_col(&self, offset: usize) -> LineCol {
+        let offset = offset.min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        let column = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count()) + 1;
+        LineCol { line, column }
+    }
+
+    /// The text of a span, or `""` when the span is out of range.
+    pub fn slice(&self, span: Span) -> &str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+
+    pub(crate) fn line_starts(&self) -> &[usize] {
+        &self.line_starts
+    }
+}
+
+/// All files of one compilation. File ids are indexes into it.
+#[derive(Debug, Clone, Default)]
+pub struct SourceSet {
+    files: Vec<SourceFile>,
+}
+
+impl SourceSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        SourceSet::default()
+    }
+
+    /// Adds a file and returns its id. A file with the same name already present is replaced.
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        let file = SourceFile::new(name, text);
+        if let Some(i) = self.files.iter().position(|f| f.name == file.name) {
+            if let Some(slot) = self.files.get_mut(i) {
+                *slot = file;
+            }
+            return FileId(u32::try_from(i).unwrap_or(u32::MAX));
+        }
+        self.files.push(file);
+        FileId(u32::try_from(self.files.len() - 1).unwrap_or(u32::MAX))
+    }
+
+    /// The file with this id.
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    /// The id of the file with this display name.
+    pub fn find(&self, name: &str) -> Option<FileId> {
+        self.files
+            .iter()
+            .position(|f| f.name == name)
+            .and_then(|i| u32::try_from(i).ok())
+            .map(FileId)
+    }
+
+    /// All files with their ids.
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(u32::try_from(i).unwrap_or(u32::MAX)), f))
+    }
+
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether the set holds no file.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+impl<'a> codespan_reporting::files::Files<'a> for SourceSet {
+    type FileId = FileId;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: FileId) -> Result<&'a str, codespan_reporting::files::Error> {
+        self.get(id).map(|f| f.name.as_str()).ok_or(codespan_reporting::files::Error::FileMissing)
+    }
+
+    fn source(&'a self, id: FileId) -> Result<&'a str, codespan_reporting::files::Error> {
+        self.get(id).map(|f| f.text.as_str()).ok_or(codespan_reporting::files::Error::FileMissing)
+    }
+
+    fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, codespan_reporting::files::Error> {
+        let file = self.get(id).ok_or(codespan_reporting::files::Error::FileMissing)?;
+        Ok(file.line_starts().partition_point(|&s| s <= byte_index).saturating_sub(1))
+    }
+
+    fn line_range(
+        &'a self,
+        id: FileId,
+        line_index: usize,
+    ) -> Result<std::ops::Range<usize>, codespan_reporting::files::Error> {
+        let file = self.get(id).ok_or(codespan_reporting::files::Error::FileMissing)?;
+        let starts = file.line_starts();
+        let start = *starts.get(line_index).ok_or(codespan_reporting::files::Error::LineTooLarge {
+            given: line_index,
+            max: starts.len().saturating_sub(1),
+        })?;
+        let end = starts.get(line_index + 1).copied().unwrap_or(file.text.len());
+        Ok(start..end)
+    }
+}

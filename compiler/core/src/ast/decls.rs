@@ -1,0 +1,348 @@
+//! Declarations other than graphs: imports, tags, schemas, models, tools, agents, validators,
+//! interrupts, tests.
+
+use super::{Arg, Expr, Ident};
+use tenx_diagnostics::Span;
+
+/// `import std.approval.yes_no`, `import std.approval.*` or `import "file.tenx"`.
+#[derive(Debug, Clone)]
+pub struct Import {
+    /// What is imported.
+    pub target: ImportTarget,
+    /// The whole import.
+    pub span: Span,
+}
+
+/// The two kinds of import.
+#[derive(Debug, Clone)]
+pub enum ImportTarget {
+    /// A stdlib path such as `std.approval.yes_no`; `star` for `std.approval.*`.
+    Std {
+        /// The segments, `std` first.
+        path: Vec<Ident>,
+        /// Whether the path ends in `.*`.
+        star: bool,
+    },
+    /// Another file of the project, relative to the importing file.
+    File {
+        /// The path as written.
+        path: String,
+        /// Where the string is written.
+        span: Span,
+    },
+}
+
+/// `tag billing "Moves money"`.
+#[derive(Debug, Clone)]
+pub struct TagDecl {
+    /// The tag.
+    pub name: Ident,
+    /// What it means.
+    pub description: Option<String>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// A type: a named type with optional generic and arguments, or an inline JSON Schema map.
+#[derive(Debug, Clone)]
+pub enum TypeExpr {
+    /// `int(min: 1)`, `list<string>`, `enum("a", "b")`, `yes_no`.
+    Named {
+        /// The type's name.
+        name: Ident,
+        /// `<T>`.
+        generic: Option<Box<TypeExpr>>,
+        /// `(...)`.
+        args: Vec<Arg>,
+        /// The whole type.
+        span: Span,
+    },
+    /// `{ "type": "object", ... }`.
+    Schema(Expr),
+}
+
+impl TypeExpr {
+    /// The whole type's span.
+    pub fn span(&self) -> Span {
+        match self {
+            TypeExpr::Named { span, .. } => *span,
+            TypeExpr::Schema(e) => e.span,
+        }
+    }
+}
+
+/// `schema NAME = TYPE`.
+#[derive(Debug, Clone)]
+pub struct SchemaDecl {
+    /// The schema's name.
+    pub name: Ident,
+    /// Its type.
+    pub ty: TypeExpr,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// A tool parameter or state field: `name?: TYPE = default "description"`.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// The name.
+    pub name: Ident,
+    /// Whether `?` marks it optional.
+    pub optional: bool,
+    /// The type.
+    pub ty: TypeExpr,
+    /// The default value.
+    pub default: Option<Expr>,
+    /// The description string.
+    pub description: Option<String>,
+    /// The whole parameter.
+    pub span: Span,
+}
+
+/// A reference to a schema: a schema name or an inline JSON Schema map.
+#[derive(Debug, Clone)]
+pub enum SchemaRef {
+    /// A declared (or imported) schema's name.
+    Named(Ident),
+    /// An inline schema.
+    Inline(Expr),
+}
+
+impl SchemaRef {
+    /// Where the reference is written.
+    pub fn span(&self) -> Span {
+        match self {
+            SchemaRef::Named(i) => i.span,
+            SchemaRef::Inline(e) => e.span,
+        }
+    }
+}
+
+/// `model NAME { ... }`.
+#[derive(Debug, Clone)]
+pub struct ModelDecl {
+    /// The model's name in the program.
+    pub name: Ident,
+    /// `provider = openai`.
+    pub provider: Option<Ident>,
+    /// `name = "gpt-4o-mini"`: the provider's model name.
+    pub model_name: Option<Expr>,
+    /// `base_url = "..."`.
+    pub base_url: Option<Expr>,
+    /// `api_key = env("NAME")`.
+    pub api_key: Option<Expr>,
+    /// `params = { temperature: 0.2 }`.
+    pub params: Option<Expr>,
+    /// `turns = [...]`, for the scripted provider.
+    pub turns: Option<Expr>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// A tool's risk level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Risk {
+    /// Runs automatically.
+    Low,
+    /// Should be confirmed.
+    Medium,
+    /// Must be approved before it runs.
+    High,
+    /// Must never be offered.
+    Prohibited,
+}
+
+impl Risk {
+    /// `low`, `medium`, `high`, `prohibited`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+            Risk::Prohibited => "prohibited",
+        }
+    }
+}
+
+/// An `approval { ... }` block of a tool.
+#[derive(Debug, Clone)]
+pub struct Approval {
+    /// `message = "Approve {x}?"`.
+    pub message: Option<Expr>,
+    /// `reason = "tool_approval"`.
+    pub reason: Option<Expr>,
+    /// `response = yes_no`.
+    pub response: Option<SchemaRef>,
+    /// `expires = 24h`, in milliseconds.
+    pub expires: Option<(u64, Span)>,
+    /// `on_reject = "Refund declined."`.
+    pub on_reject: Option<Expr>,
+    /// `evidence = [order_id, "policy-rule-3"]`.
+    pub evidence: Vec<Expr>,
+    /// The `approval` keyword.
+    pub span: Span,
+}
+
+/// How a tool runs.
+#[derive(Debug, Clone)]
+pub enum RunBinding {
+    /// `http(POST, "url", timeout: 10s)`.
+    Http {
+        /// The HTTP method.
+        method: Ident,
+        /// The URL (may hold `${ENV}` references).
+        url: Expr,
+        /// The timeout in milliseconds.
+        timeout_ms: Option<u64>,
+    },
+    /// `remote`: the API client runs it and posts the result back.
+    Remote,
+    /// `builtin(name)`: a stdlib function.
+    Builtin(Ident),
+    /// `mcp(server: "files", tool: "read_file")`.
+    Mcp {
+        /// The MCP server's name.
+        server: String,
+        /// The tool's name on the server (defaults to the tool's name).
+        tool: Option<String>,
+    },
+}
+
+impl RunBinding {
+    /// `http`, `remote`, `builtin`, `mcp`.
+    pub fn source(&self) -> &'static str {
+        match self {
+            RunBinding::Http { .. } => "http",
+            RunBinding::Remote => "remote",
+            RunBinding::Builtin(_) => "builtin",
+            RunBinding::Mcp { .. } => "mcp",
+        }
+    }
+}
+
+/// `tool NAME(PARAMS) -> RESULT { ... }`.
+#[derive(Debug, Clone)]
+pub struct ToolDecl {
+    /// The tool's name in the program.
+    pub name: Ident,
+    /// The parameter list, when written.
+    pub params: Option<Vec<Param>>,
+    /// `-> TYPE`.
+    pub result: Option<TypeExpr>,
+    /// `parameters = { JSON Schema }`, instead of a parameter list.
+    pub parameters_schema: Option<Expr>,
+    /// `description = "..."`.
+    pub description: Option<Expr>,
+    /// `name = "..."`: the name the model sees.
+    pub exposed_name: Option<(String, Span)>,
+    /// `tags = [...]`.
+    pub tags: Vec<Ident>,
+    /// `risk = ...`.
+    pub risk: Option<(Risk, Span)>,
+    /// `approval { ... }`.
+    pub approval: Option<Approval>,
+    /// `idempotency_key = "..."`.
+    pub idempotency_key: Option<Expr>,
+    /// `run = ...`.
+    pub run: Option<(RunBinding, Span)>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+impl ToolDecl {
+    /// The name the model sees.
+    pub fn model_name(&self) -> &str {
+        self.exposed_name.as_ref().map_or(&self.name.name, |(n, _)| n)
+    }
+
+    /// The risk, `low` when not written.
+    pub fn risk_level(&self) -> Risk {
+        self.risk.map_or(Risk::Low, |(r, _)| r)
+    }
+}
+
+/// One part of an agent's `tools = ...`.
+#[derive(Debug, Clone)]
+pub enum ToolSelector {
+    /// `tagged(a, b)`: every tool with any of these tags.
+    Tagged {
+        /// The tags.
+        tags: Vec<Ident>,
+        /// The whole `tagged(...)`.
+        span: Span,
+    },
+    /// A tool by name.
+    Named(Ident),
+}
+
+/// `agent NAME { ... }`.
+#[derive(Debug, Clone)]
+pub struct AgentDecl {
+    /// The agent's name.
+    pub name: Ident,
+    /// `model = ...`.
+    pub model: Option<Ident>,
+    /// `prompt = ...`.
+    pub prompt: Option<Expr>,
+    /// `tools = ...`.
+    pub tools: Vec<ToolSelector>,
+    /// `handoffs = [...]`.
+    pub handoffs: Vec<Ident>,
+    /// `output = SCHEMA`.
+    pub output: Option<SchemaRef>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// `validator NAME(PARAMS) { ... }`.
+#[derive(Debug, Clone)]
+pub struct ValidatorDecl {
+    /// The validator's name.
+    pub name: Ident,
+    /// Parameters (stdlib validators).
+    pub params: Option<Vec<Param>>,
+    /// `description = "..."`.
+    pub description: Option<Expr>,
+    /// `run = builtin(name)` (stdlib validators).
+    pub builtin: Option<Ident>,
+    /// `deny_patterns = ["regex", ...]`.
+    pub deny_patterns: Vec<Expr>,
+    /// `deny_keywords = ["word", ...]`.
+    pub deny_keywords: Vec<Expr>,
+    /// `max_length = 4000`.
+    pub max_length: Option<Expr>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// `interrupt NAME { ... }`: an explicit human step.
+#[derive(Debug, Clone)]
+pub struct InterruptDecl {
+    /// The step's name.
+    pub name: Ident,
+    /// `message = "..."`.
+    pub message: Option<Expr>,
+    /// `reason = "..."`.
+    pub reason: Option<Expr>,
+    /// `value = { ... }`.
+    pub value: Option<Expr>,
+    /// `response = SCHEMA`.
+    pub response: Option<SchemaRef>,
+    /// `expires = 24h`.
+    pub expires: Option<(u64, Span)>,
+    /// `approves = [tool, ...]`.
+    pub approves: Vec<Ident>,
+    /// `on_reject = "..."`.
+    pub on_reject: Option<Expr>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// `test "name" { ... }`: parsed, not run yet.
+#[derive(Debug, Clone)]
+pub struct TestDecl {
+    /// The test's name.
+    pub name: String,
+    /// The whole declaration.
+    pub span: Span,
+}

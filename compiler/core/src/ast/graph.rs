@@ -1,0 +1,138 @@
+//! Graph declarations: entry, nodes, edges, routes, state, validators.
+
+use super::{Arg, Expr, Ident, Param};
+use tenx_diagnostics::Span;
+
+/// `graph NAME { ... }`.
+#[derive(Debug, Clone)]
+pub struct GraphDecl {
+    /// The graph's name.
+    pub name: Ident,
+    /// `entry = node`.
+    pub entry: Option<Ident>,
+    /// `nodes = [...]`.
+    pub nodes: Vec<Ident>,
+    /// `validate = [...]`.
+    pub validate: Vec<ValidatorUse>,
+    /// `recursion_limit = 25`.
+    pub recursion_limit: Option<(u64, Span)>,
+    /// `state { ... }`.
+    pub state: Vec<Param>,
+    /// `a -> b`.
+    pub edges: Vec<Edge>,
+    /// `route a { ... }`.
+    pub routes: Vec<Route>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// A validator applied to a graph's input: `prompt_injection(max_length: 2000)`.
+#[derive(Debug, Clone)]
+pub struct ValidatorUse {
+    /// The validator's name.
+    pub name: Ident,
+    /// Its arguments.
+    pub args: Vec<Arg>,
+    /// The whole use.
+    pub span: Span,
+}
+
+/// `from -> to`.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    /// The source node.
+    pub from: Ident,
+    /// The target node (or `END`).
+    pub to: Ident,
+    /// The whole edge.
+    pub span: Span,
+}
+
+/// `route from [by field] { arms }`.
+#[derive(Debug, Clone)]
+pub struct Route {
+    /// The node the route leaves.
+    pub from: Ident,
+    /// `by field`: the state field whose value is the label.
+    pub by: Option<Ident>,
+    /// The arms, in order.
+    pub arms: Vec<RouteArm>,
+    /// The `route` keyword and source node.
+    pub span: Span,
+}
+
+/// One arm of a route.
+#[derive(Debug, Clone)]
+pub struct RouteArm {
+    /// What selects the arm.
+    pub kind: ArmKind,
+    /// Where it goes.
+    pub target: Ident,
+    /// The whole arm.
+    pub span: Span,
+}
+
+/// What selects a route arm.
+#[derive(Debug, Clone)]
+pub enum ArmKind {
+    /// `"label" -> target`.
+    Label(String, Span),
+    /// `when condition -> target`.
+    When(Condition),
+    /// `else -> target`.
+    Else,
+}
+
+/// A condition over state fields.
+#[derive(Debug, Clone)]
+pub enum Condition {
+    /// `a or b`.
+    Or(Vec<Condition>),
+    /// `a and b`.
+    And(Vec<Condition>),
+    /// `not a`.
+    Not(Box<Condition>),
+    /// `field op value`, or a bare boolean `field`.
+    Compare {
+        /// The state field (`a` or `a.b`).
+        field: Vec<Ident>,
+        /// The operator and value.
+        op: Option<(CompareOp, Span, Expr)>,
+        /// The whole comparison.
+        span: Span,
+    },
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `in`
+    In,
+}
+
+impl CompareOp {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "==",
+            CompareOp::Ne => "!=",
+            CompareOp::Lt => "<",
+            CompareOp::Le => "<=",
+            CompareOp::Gt => ">",
+            CompareOp::Ge => ">=",
+            CompareOp::In => "in",
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! The typed AST: what the syntax stage produces from pest pairs. Every node carries byte spans;
+//! no pest type appears here.
+
+mod decls;
+mod expr;
+mod graph;
+
+pub use decls::*;
+pub use expr::*;
+pub use graph::*;
+
+use tenx_diagnostics::{FileId, Span};
+
+/// A name as written, with its span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident {
+    /// The text.
+    pub name: String,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// One parsed source file.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    /// The file.
+    pub file: FileId,
+    /// Its top-level items, in source order.
+    pub items: Vec<Item>,
+}
+
+/// A top-level item.
+#[derive(Debug, Clone)]
+pub enum Item {
+    /// `import ...`
+    Import(Import),
+    /// `tag ...`
+    Tag(TagDecl),
+    /// `schema ... = ...`
+    Schema(SchemaDecl),
+    /// `model ... { }`
+    Model(ModelDecl),
+    /// `tool ... { }`
+    Tool(ToolDecl),
+    /// `agent ... { }`
+    Agent(AgentDecl),
+    /// `validator ... { }`
+    Validator(ValidatorDecl),
+    /// `interrupt ... { }`
+    Interrupt(InterruptDecl),
+    /// `graph ... { }`
+    Graph(GraphDecl),
+    /// `test "..." { }`
+    Test(TestDecl),
+}

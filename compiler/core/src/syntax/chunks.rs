@@ -1,0 +1,194 @@
+//! Splits a file into one chunk per top-level item before pest sees it.
+//!
+//! pest stops at the first error and has no recovery, so each top-level item is parsed on its
+//! own: a broken item costs one diagnostic, not the rest of the file. A chunk starts at a
+//! top-level keyword at bracket depth 0, or at a keyword in column 0 inside brackets (so a
+//! missing `}` ends at the next item instead of swallowing it). The scanner also finds what
+//! would make pest misbehave: nesting deeper than [`MAX_NESTING`], and an unterminated `"""` or
+//! `/*`, which would swallow the rest of the file.
+
+/// The deepest bracket nesting the parser accepts; deeper input is refused before parsing, so
+/// no input can exhaust the stack.
+pub const MAX_NESTING: usize = 64;
+
+const TOP_LEVEL_KEYWORDS: &[&str] =
+    &["import", "tag", "schema", "model", "tool", "agent", "validator", "interrupt", "graph", "test"];
+
+/// One chunk of a file: bytes `start..end`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+    /// Whether the chunk holds any token (not only whitespace and comments).
+    pub has_tokens: bool,
+    /// Where nesting first went deeper than [`MAX_NESTING`], if it did.
+    pub too_deep_at: Option<usize>,
+    /// Whether the chunk was cut short at an unterminated `"""` or `/*`.
+    pub truncated: bool,
+}
+
+/// Something the scanner found that the parser must not see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanProblem {
+    /// A `"""` with no closing `"""`, at this offset.
+    UnterminatedText(usize),
+    /// A `/*` with no closing `*/`, at this offset.
+    UnterminatedComment(usize),
+}
+
+/// Splits `text` into chunks. Chunks are contiguous and cover the text up to the first
+/// unterminated `"""` or `/*` (from the start of its line).
+pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
+    let bytes = text.as_bytes();
+    let mut chunks = Vec::new();
+    let mut problems = Vec::new();
+    let mut current = Chunk { start: 0, end: 0, has_tokens: false, too_deep_at: None, truncated: false };
+    let mut depth = 0usize;
+    let mut i = 0usize;
+    let mut at_column_zero = true;
+    let byte = |k: usize| bytes.get(k).copied().unwrap_or(0);
+    let line_start = |k: usize| text.get(..k).and_then(|s| s.rfind('\n')).map_or(0, |n| n + 1);
+
+    while i < bytes.len() {
+        let b = byte(i);
+        let column_zero = at_column_zero;
+        at_column_zero = false;
+        match b {
+            b'\n' => {
+                at_column_zero = true;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' => i += 1,
+            b'/' if byte(i + 1) == b'/' => {
+                i = text.get(i..).and_then(|s| s.find('\n')).map_or(bytes.len(), |n| i + n);
+            }
+            b'/' if byte(i + 1) == b'*' => match text.get(i + 2..).and_then(|s| s.find("*/")) {
+                Some(n) => i = i + 2 + n + 2,
+                None => {
+                    problems.push(ScanProblem::UnterminatedComment(i));
+                    current.truncated = true;
+                    i = line_start(i);
+                    break;
+                }
+            },
+            b'"' if byte(i + 1) == b'"' && byte(i + 2) == b'"' => {
+                current.has_tokens = true;
+                match text.get(i + 3..).and_then(|s| s.find("\"\"\"")) {
+                    Some(n) => i = i + 3 + n + 3,
+                    None => {
+                        problems.push(ScanProblem::UnterminatedText(i));
+                        current.truncated = true;
+                        i = line_start(i);
+                        break;
+                    }
+                }
+            }
+            b'"' => {
+                current.has_tokens = true;
+                i += 1;
+                while i < bytes.len() {
+                    match byte(i) {
+                        b'\\' => i += 2,
+                        b'"' => {
+                            i += 1;
+                            break;
+                        }
+                        b'\n' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'{' | b'[' | b'(' => {
+                current.has_tokens = true;
+                depth += 1;
+                if depth > MAX_NESTING && current.too_deep_at.is_none() {
+                    current.too_deep_at = Some(i);
+                }
+                i += 1;
+            }
+            b'}' | b']' | b')' => {
+                current.has_tokens = true;
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b if b.is_ascii_alphabetic() || b == b'_' => {
+                let start = i;
+                while i < bytes.len() && (byte(i).is_ascii_alphanumeric() || byte(i) == b'_') {
+                    i += 1;
+                }
+                let word = text.get(start..i).unwrap_or("");
+                let starts_item = TOP_LEVEL_KEYWORDS.contains(&word) && (depth == 0 || column_zero);
+                if starts_item && current.has_tokens {
+                    current.end = start;
+                    chunks.push(current);
+                    current = Chunk { start, end: start, has_tokens: false, too_deep_at: None, truncated: false };
+                }
+                if starts_item {
+                    depth = 0;
+                }
+                current.has_tokens = true;
+            }
+            _ => {
+                current.has_tokens = true;
+                // Skip a whole UTF-8 character.
+                i += text.get(i..).and_then(|s| s.chars().next()).map_or(1, char::len_utf8);
+            }
+        }
+    }
+    current.end = i.min(bytes.len());
+    if current.has_tokens || current.truncated || chunks.is_empty() {
+        chunks.push(current);
+    }
+    (chunks, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn starts(text: &str) -> Vec<usize> {
+        split(text).0.iter().filter(|c| c.has_tokens).map(|c| c.start).collect()
+    }
+
+    #[test]
+    fn splits_at_top_level_keywords() {
+        let text = "model a {}\ntool b { risk = high }\n";
+        assert_eq!(starts(text), vec![0, 11]);
+    }
+
+    #[test]
+    fn keywords_inside_blocks_do_not_split() {
+        let text = "agent a {\n  model = m\n  tool = x\n}\n";
+        assert_eq!(starts(text), vec![0]);
+    }
+
+    #[test]
+    fn a_missing_brace_ends_at_the_next_item_in_column_zero() {
+        let text = "tool a {\n  risk = high\ntool b {}\n";
+        assert_eq!(starts(text), vec![0, 23]);
+    }
+
+    #[test]
+    fn strings_and_comments_hide_keywords() {
+        let text = "agent a { prompt = \"\"\"\ntool x\n\"\"\" }\n// tool y\n/* tool z */";
+        assert_eq!(starts(text), vec![0]);
+    }
+
+    #[test]
+    fn deep_nesting_is_flagged() {
+        let text = format!("schema s = {}", "[".repeat(10_000));
+        let (chunks, _) = split(&text);
+        assert_eq!(chunks[0].too_deep_at, Some(11 + MAX_NESTING));
+    }
+
+    #[test]
+    fn unterminated_text_block_truncates_at_its_line() {
+        let text = "agent a {\n  prompt = \"\"\"\n never closed\n";
+        let (chunks, problems) = split(text);
+        assert_eq!(problems, vec![ScanProblem::UnterminatedText(19)]);
+        assert_eq!(chunks[0].end, 10);
+        assert!(chunks[0].truncated);
+    }
+}

@@ -1,0 +1,230 @@
+//! Lowering of `graph` declarations: entry, nodes, validators, state, edges and routes.
+
+use super::blocks::{BlockData, Fields, expected};
+use super::model::decl_name;
+use super::{Lower, child};
+use crate::ast::{ArmKind, CompareOp, Condition, ExprKind, GraphDecl, Ident, Route, RouteArm, ValidatorUse};
+use tenx_diagnostics::{Code, Span};
+use tenx_grammar::Rule;
+use tenx_grammar::pest::iterators::Pair;
+
+impl Lower<'_> {
+    pub(super) fn graph(&mut self, pair: Pair<'_, Rule>) -> GraphDecl {
+        let span = self.span(&pair);
+        let name = decl_name(self, &pair);
+        let mut edges = Vec::new();
+        let mut routes = Vec::new();
+        let mut state = Vec::new();
+        let mut state_span: Option<Span> = None;
+        let mut block = BlockData { open: span, fields: Vec::new() };
+        if let Some(body) = child(&pair, Rule::graph_block) {
+            let start = self.span(&body).start as usize;
+            block.open = Span::new(start, start + 1);
+            for part in body.into_inner() {
+                match part.as_rule() {
+                    Rule::edge => {
+                        if let Some(edge) = self.edge(part) {
+                            edges.push(edge);
+                        }
+                    }
+                    Rule::route => routes.push(self.route(part)),
+                    Rule::state_block => {
+                        let here = self.state_keyword(&part);
+                        if let Some(first) = state_span {
+                            let d = self
+                                .diag(Code::TENX0107, format!("graph `{}` has two `state` blocks", name.name), here)
+                                .label("second `state` block")
+                                .secondary(self.file, first, "first `state` block")
+                                .help("declare all state fields in one `state` block");
+                            self.report(d);
+                        }
+                        state_span.get_or_insert(here);
+                        let open = self.span(&part);
+                        for field in part.into_inner() {
+                            match field.as_rule() {
+                                Rule::param => state.extend(self.param(field)),
+                                Rule::bad_line => self.bad_line(&field),
+                                Rule::missing_close => self.missing_close(open),
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {
+                        let open = block.open;
+                        self.block_part(part, open, &mut block.fields);
+                    }
+                }
+            }
+        }
+        let mut fields = Fields::new(block, format!("graph `{}`", name.name));
+        let entry = fields.ident(self, "entry");
+        let nodes = fields.ident_list(self, "nodes");
+        let validate = fields.value(self, "validate").map(|v| self.validator_uses(&v)).unwrap_or_default();
+        let recursion_limit = fields.count(self, "recursion_limit");
+        fields.finish(self);
+        GraphDecl { name, entry, nodes, validate, recursion_limit, state, edges, routes, span }
+    }
+
+    fn state_keyword(&self, pair: &Pair<'_, Rule>) -> Span {
+        child(pair, Rule::kw_state).map_or_else(|| self.span(pair), |k| self.span(&k))
+    }
+
+    fn edge(&mut self, pair: Pair<'_, Rule>) -> Option<crate::ast::Edge> {
+        let span = self.span(&pair);
+        let mut nodes = Vec::new();
+        for part in pair.into_inner() {
+            match part.as_rule() {
+                Rule::node_ref => nodes.extend(part.into_inner().next().map(|i| self.ident(&i))),
+                Rule::arrow => self.arrow(&part),
+                _ => {}
+            }
+        }
+        let mut nodes = nodes.into_iter();
+        Some(crate::ast::Edge { from: nodes.next()?, to: nodes.next()?, span })
+    }
+
+    /// Reports `=>` used as an arrow.
+    fn arrow(&mut self, pair: &Pair<'_, Rule>) {
+        if let Some(fat) = child(pair, Rule::fat_arrow) {
+            let span = self.span(&fat);
+            let d = self
+                .diag(Code::TENX0004, "`=>` is not an arrow in `.tenx`", span)
+                .label("write `->` here")
+                .help("edges and route arms use `->`");
+            self.report(d);
+        }
+    }
+
+    fn route(&mut self, pair: Pair<'_, Rule>) -> Route {
+        let whole = self.span(&pair);
+        let mut from = Ident { name: String::new(), span: whole };
+        let mut by = None;
+        let mut arms = Vec::new();
+        let mut header_end = whole.start;
+        for part in pair.into_inner() {
+            match part.as_rule() {
+                Rule::node_ref => {
+                    if let Some(i) = part.into_inner().next() {
+                        from = self.ident(&i);
+                        header_end = from.span.end;
+                    }
+                }
+                Rule::route_by => by = child(&part, Rule::ident).map(|i| self.ident(&i)),
+                Rule::label_arm | Rule::when_arm | Rule::else_arm => arms.extend(self.arm(part)),
+                Rule::bad_line => self.bad_line(&part),
+                Rule::missing_close => self.missing_close(Span::new(whole.start as usize, header_end as usize)),
+                _ => {}
+            }
+        }
+        Route { from, by, arms, span: Span { start: whole.start, end: header_end } }
+    }
+
+    fn arm(&mut self, pair: Pair<'_, Rule>) -> Option<RouteArm> {
+        let span = self.span(&pair);
+        let rule = pair.as_rule();
+        let mut kind = match rule {
+            Rule::else_arm => Some(ArmKind::Else),
+            _ => None,
+        };
+        let mut target = None;
+        for part in pair.into_inner() {
+            match part.as_rule() {
+                Rule::string => {
+                    let s = self.span(&part);
+                    kind = Some(ArmKind::Label(self.string(&part), s));
+                }
+                Rule::condition => kind = Some(ArmKind::When(self.condition(part))),
+                Rule::arrow => self.arrow(&part),
+                Rule::node_ref => target = part.into_inner().next().map(|i| self.ident(&i)),
+                _ => {}
+            }
+        }
+        Some(RouteArm { kind: kind?, target: target?, span })
+    }
+
+    fn condition(&mut self, pair: Pair<'_, Rule>) -> Condition {
+        let span = self.span(&pair);
+        match pair.as_rule() {
+            Rule::condition | Rule::cond_and => {
+                let is_or = pair.as_rule() == Rule::condition;
+                let mut parts: Vec<Condition> = pair
+                    .into_inner()
+                    .filter(|p| !matches!(p.as_rule(), Rule::kw_or | Rule::kw_and))
+                    .map(|p| self.condition(p))
+                    .collect();
+                if parts.len() == 1 {
+                    if let Some(one) = parts.pop() {
+                        return one;
+                    }
+                }
+                if is_or { Condition::Or(parts) } else { Condition::And(parts) }
+            }
+            Rule::cond_not => {
+                let negated = child(&pair, Rule::kw_not).is_some();
+                let inner = pair
+                    .into_inner()
+                    .find(|p| p.as_rule() != Rule::kw_not)
+                    .map(|p| self.condition(p))
+                    .unwrap_or(Condition::And(Vec::new()));
+                if negated { Condition::Not(Box::new(inner)) } else { inner }
+            }
+            Rule::comparison => {
+                let mut field = Vec::new();
+                let mut op = None;
+                let mut value = None;
+                for part in pair.into_inner() {
+                    match part.as_rule() {
+                        Rule::field_ref => field = part.into_inner().map(|i| self.ident(&i)).collect(),
+                        Rule::compare_op => {
+                            let op_span = self.span(&part);
+                            op = Some((compare_op(part.as_str()), op_span));
+                        }
+                        _ => value = Some(self.value(part)),
+                    }
+                }
+                let op = match (op, value) {
+                    (Some((op, op_span)), Some(value)) => Some((op, op_span, value)),
+                    _ => None,
+                };
+                Condition::Compare { field, op, span }
+            }
+            _ => Condition::And(Vec::new()),
+        }
+    }
+
+    fn validator_uses(&mut self, v: &crate::ast::Expr) -> Vec<ValidatorUse> {
+        let items: Vec<&crate::ast::Expr> = match &v.kind {
+            ExprKind::List(items) => items.iter().collect(),
+            _ => vec![v],
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match &item.kind {
+                ExprKind::Path(p) => {
+                    if let Some(name) = p.last() {
+                        out.push(ValidatorUse { name: name.clone(), args: Vec::new(), span: item.span });
+                    }
+                }
+                ExprKind::Call { callee, args } => {
+                    if let Some(name) = callee.last() {
+                        out.push(ValidatorUse { name: name.clone(), args: args.clone(), span: item.span });
+                    }
+                }
+                _ => expected(self, "validate", "validator names or calls", item),
+            }
+        }
+        out
+    }
+}
+
+fn compare_op(text: &str) -> CompareOp {
+    match text {
+        "==" => CompareOp::Eq,
+        "!=" => CompareOp::Ne,
+        "<" => CompareOp::Lt,
+        "<=" => CompareOp::Le,
+        ">" => CompareOp::Gt,
+        ">=" => CompareOp::Ge,
+        _ => CompareOp::In,
+    }
+}

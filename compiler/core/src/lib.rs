@@ -1,11 +1,66 @@
 //! The tenx compiler core: source text → typed AST → resolved program → checked program.
 //!
 //! Pure: no IO, no clock, no environment. The CLI reads files into a
-//! [`tenx_diagnostics::SourceSet`] and calls [`compile`]; every stage collects diagnostics and
+//! [`tenx_diagnostics::SourceSet`] and calls [`check`]; every stage collects diagnostics and
 //! keeps going, so one run reports every problem.
+//!
+//! Stages, one folder each: [`syntax`] (pest → AST), [`resolve`] (imports, namespace,
+//! references), [`check`] (graph structure, schemas, templates, policy, validators, models,
+//! unused declarations). [`lints`] applies lint levels at the end.
 
 pub mod ast;
-pub mod syntax;
+pub mod check;
+pub mod lints;
+pub mod resolve;
 mod suggest;
+pub mod syntax;
 
+pub use lints::LintLevels;
+pub use resolve::{Program, import_file_name};
 pub use suggest::did_you_mean;
+
+use tenx_diagnostics::{Diagnostic, FileId, SourceSet, sort_and_dedup};
+
+/// What [`check`] found: the resolved program and every diagnostic, sorted and deduplicated,
+/// with lint levels applied.
+#[derive(Debug)]
+pub struct Checked {
+    /// The resolved program (partial when there are errors).
+    pub program: Program,
+    /// Every problem found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Checked {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Checks the program rooted at `root`. Imported files must already be in `sources` (see
+/// [`file_imports`]); stdlib modules are added to `sources` as `<stdlib>/name.tenx`.
+pub fn check(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Checked {
+    let mut diagnostics = Vec::new();
+    let program = resolve::resolve(sources, root, &mut diagnostics);
+    check::run(&program, sources, &mut diagnostics);
+    let mut diagnostics = lints.apply(diagnostics);
+    sort_and_dedup(&mut diagnostics);
+    Checked { program, diagnostics }
+}
+
+/// The files a source imports with `import "…"`, as display names relative to `name` (see
+/// [`import_file_name`]). The CLI uses this to load a program's files before [`check`].
+pub fn file_imports(name: &str, text: &str) -> Vec<String> {
+    let (module, _) = syntax::parse_file(FileId(0), text);
+    module
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ast::Item::Import(ast::Import { target: ast::ImportTarget::File { path, .. }, .. }) => {
+                Some(import_file_name(name, path))
+            }
+            _ => None,
+        })
+        .collect()
+}

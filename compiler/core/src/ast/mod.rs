@@ -53,3 +53,18 @@ pub enum Item {
     /// `test "..." { }`
     Test(TestDecl),
 }
+
+/// The declared name of an item, for items that declare one.
+pub fn item_name(item: &Item) -> Option<&Ident> {
+    match item {
+        Item::Tag(d) => Some(&d.name),
+        Item::Schema(d) => Some(&d.name),
+        Item::Model(d) => Some(&d.name),
+        Item::Tool(d) => Some(&d.name),
+        Item::Agent(d) => Some(&d.name),
+        Item::Validator(d) => Some(&d.name),
+        Item::Interrupt(d) => Some(&d.name),
+        Item::Graph(d) => Some(&d.name),
+        Item::Import(_) | Item::Test(_) => None,
+    }
+}

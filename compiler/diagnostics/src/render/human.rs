@@ -53,9 +53,8 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceSet, options: Hu
         match rendered {
             Ok(text) => out.push_str(&text),
             // A label outside its file: still say what the problem is.
-            Err(_) => out.push_str(&format!("{}[{}]: {}\n", d.severity.as_str(), d.code, d.message)),
+            Err(_) => out.push_str(&format!("{}[{}]: {}\n\n", d.severity.as_str(), d.code, d.message)),
         }
-        out.push('\n');
     }
     out
 }

@@ -1,0 +1,102 @@
+//! `tenxc check PATH...`: checks each file as a program root and prints every diagnostic.
+
+use crate::{ColorChoice, Format, config, files};
+use clap::Args;
+use miette::Result;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tenx_diagnostics::render::{self, HumanOptions};
+use tenx_diagnostics::{Diagnostic, SourceSet, sort_and_dedup};
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check (a directory means every `.tenx` file below it).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// How to print diagnostics.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// Make a code an error: a code (`TENX0605`), a name (`tag-matches-no-tool`), or `warnings`
+    /// for every warning. Repeatable.
+    #[arg(long, value_name = "CODE")]
+    pub deny: Vec<String>,
+    /// Silence a warning code (errors cannot be allowed). Repeatable.
+    #[arg(long, value_name = "CODE")]
+    pub allow: Vec<String>,
+    /// The project file with lint levels (default: `tenx.toml` in the current directory or the
+    /// nearest parent).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+    /// Show at most this many diagnostics in human output (0 = all); the rest are counted.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub max_diagnostics: usize,
+}
+
+pub fn run(args: &CheckArgs) -> Result<ExitCode> {
+    let lints = config::lint_levels(args.config.as_deref(), &args.deny, &args.allow)?;
+    let roots = files::collect(&args.paths)?;
+    let mut sources = SourceSet::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    for path in &roots {
+        let name = files::display_name(path);
+        let mut file_diagnostics = Vec::new();
+        let Some(root) = files::read_into(&mut sources, &name, path, &mut file_diagnostics)? else {
+            diagnostics.extend(file_diagnostics);
+            continue;
+        };
+        files::load_imports(&mut sources, root, &mut file_diagnostics)?;
+        diagnostics.extend(file_diagnostics);
+        let checked = tenx_compiler::check(&mut sources, root, &lints);
+        diagnostics.extend(checked.diagnostics);
+    }
+    sort_and_dedup(&mut diagnostics);
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+
+    let mut stdout = std::io::stdout().lock();
+    let written = match args.format {
+        Format::Human => {
+            let color = match args.color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            };
+            let shown = if args.max_diagnostics == 0 { diagnostics.len() } else { args.max_diagnostics.min(diagnostics.len()) };
+            let mut text = render::render_human(diagnostics.get(..shown).unwrap_or(&diagnostics), &sources, HumanOptions { color });
+            if shown < diagnostics.len() {
+                text.push_str(&format!(
+                    "note: {} more diagnostics not shown (use `--max-diagnostics 0` to see all)\n\n",
+                    diagnostics.len() - shown
+                ));
+            }
+            text.push_str(&summary(roots.len(), errors, warnings));
+            let mut stderr = std::io::stderr().lock();
+            stderr.write_all(text.as_bytes())
+        }
+        Format::Json => writeln!(stdout, "{}", render::render_json(&diagnostics, &sources)),
+        Format::Sarif => writeln!(stdout, "{}", render::render_sarif(&diagnostics, &sources, env!("CARGO_PKG_VERSION"))),
+        Format::Github => {
+            let text = render::render_github(&diagnostics, &sources);
+            stdout.write_all(text.as_bytes()).and_then(|()| {
+                let mut stderr = std::io::stderr().lock();
+                stderr.write_all(summary(roots.len(), errors, warnings).as_bytes())
+            })
+        }
+    };
+    // A closed pipe (e.g. `| head`) is not a failure of the check.
+    drop(written);
+    Ok(if errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn summary(files: usize, errors: usize, warnings: usize) -> String {
+    let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
+    if errors == 0 && warnings == 0 {
+        format!("checked {}: no problems\n", plural(files, "file"))
+    } else {
+        format!("checked {}: {}, {}\n", plural(files, "file"), plural(errors, "error"), plural(warnings, "warning"))
+    }
+}

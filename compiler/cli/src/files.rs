@@ -1,0 +1,112 @@
+//! Finding and reading source files: directories are walked for `.tenx` files in sorted order,
+//! display names are relative and use `/`, and each root's imports are loaded.
+
+use miette::{IntoDiagnostic, Result, WrapErr, miette};
+use std::path::{Path, PathBuf};
+use tenx_diagnostics::{Code, Diagnostic, FileId, SourceSet, Span};
+
+/// The `.tenx` files named by the command line, in a stable order.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("cannot read `{}`", path.display()))?;
+        if meta.is_dir() {
+            let before = files.len();
+            walk(path, &mut files)?;
+            if files.len() == before {
+                return Err(miette!(
+                    help = "pass `.tenx` files, or a directory that contains some",
+                    "no `.tenx` files found under `{}`",
+                    path.display()
+                ));
+            }
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files.dedup();
+    Ok(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("cannot read the directory `{}`", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for entry in entries {
+        let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.') || name == "target" {
+            continue;
+        }
+        if entry.is_dir() {
+            walk(&entry, out)?;
+        } else if entry.extension().is_some_and(|e| e == "tenx") {
+            out.push(entry);
+        }
+    }
+    Ok(())
+}
+
+/// The display name of a path: as given, with `/` separators and no leading `./`.
+pub fn display_name(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    let mut s = text.as_str();
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest;
+    }
+    s.to_string()
+}
+
+/// Reads a file into the set. Invalid UTF-8 becomes a `TENX0006` diagnostic (the file is kept,
+/// lossily decoded, so the diagnostic can point into it) and `Ok(None)`.
+pub fn read_into(sources: &mut SourceSet, name: &str, path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Result<Option<FileId>> {
+    let bytes = std::fs::read(path)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("cannot read `{}`", path.display()))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Some(sources.add(name, text))),
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
+            let id = sources.add(name, text);
+            diagnostics.push(
+                Diagnostic::new(Code::TENX0006, format!("`{name}` is not valid UTF-8"), id, Span::new(at, at + 1))
+                    .label(format!("invalid byte at offset {at}"))
+                    .help("save the file as UTF-8"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Loads every file a root imports (transitively) into the set. A missing file is left out;
+/// the compiler reports the import.
+pub fn load_imports(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) -> Result<()> {
+    let mut queue = vec![root];
+    let mut seen = vec![root];
+    while let Some(file) = queue.pop() {
+        let Some(source) = sources.get(file) else { continue };
+        let imports = tenx_compiler::file_imports(&source.name, &source.text);
+        for name in imports {
+            if let Some(id) = sources.find(&name) {
+                if !seen.contains(&id) {
+                    seen.push(id);
+                    queue.push(id);
+                }
+                continue;
+            }
+            let path = PathBuf::from(&name);
+            if path.is_file() {
+                if let Some(id) = read_into(sources, &name, &path, diagnostics)? {
+                    seen.push(id);
+                    queue.push(id);
+                }
+            }
+        }
+    }
+    Ok(())
+}

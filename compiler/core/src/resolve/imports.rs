@@ -1,0 +1,155 @@
+//! Import resolution: which modules make up a program. File imports are looked up in the
+//! [`SourceSet`] by a normalised relative name; stdlib imports select declarations from the
+//! embedded stdlib modules, which are added to the set as `<stdlib>/name.tenx`.
+
+use crate::ast::{ImportTarget, Item, Module};
+use crate::syntax::parse_file;
+use std::collections::BTreeSet;
+use tenx_diagnostics::{Code, Diagnostic, FileId, SourceSet, Span};
+
+/// A parsed module and, for stdlib modules, the names it contributes (`None` = all).
+pub(crate) struct LoadedModule {
+    pub module: Module,
+    pub selected: Option<BTreeSet<String>>,
+    pub stdlib: bool,
+}
+
+/// The display name of a file imported as `path` from the file named `importer`:
+/// `examples/desk/main.tenx` importing `"tools.tenx"` gives `examples/desk/tools.tenx`.
+/// `.` and `..` segments are resolved; `..` never climbs above the first segment.
+pub fn import_file_name(importer: &str, path: &str) -> String {
+    let dir: Vec<&str> = match importer.rfind('/') {
+        Some(i) => importer.get(..i).unwrap_or("").split('/').collect(),
+        None => Vec::new(),
+    };
+    let mut parts: Vec<&str> = if path.starts_with('/') { Vec::new() } else { dir };
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else {
+                    parts.push("..");
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    if path.starts_with('/') { format!("/{joined}") } else { joined }
+}
+
+/// Parses the root and, breadth first, everything it imports.
+pub(crate) fn load_modules(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) -> Vec<LoadedModule> {
+    let mut loaded: Vec<LoadedModule> = Vec::new();
+    let mut queue = vec![root];
+    let mut seen = BTreeSet::from([root]);
+    let mut stdlib_selection: std::collections::BTreeMap<&'static str, Option<BTreeSet<String>>> = Default::default();
+    let mut stdlib_import_sites: Vec<(&'static str, String, FileId, Span)> = Vec::new();
+
+    while let Some(file) = queue.pop() {
+        let Some(source) = sources.get(file) else { continue };
+        let (module, diags) = parse_file(file, &source.text);
+        let importer = source.name.clone();
+        diagnostics.extend(diags);
+        for item in &module.items {
+            let Item::Import(import) = item else { continue };
+            match &import.target {
+                ImportTarget::File { path, span } => {
+                    let name = import_file_name(&importer, path);
+                    match sources.find(&name) {
+                        Some(id) => {
+                            if seen.insert(id) {
+                                queue.push(id);
+                            }
+                        }
+                        None => diagnostics.push(
+                            Diagnostic::new(Code::TENX0104, format!("cannot find the file `{path}`"), file, *span)
+                                .label(format!("looked for `{name}`"))
+                                .help("imported paths are relative to the importing file"),
+                        ),
+                    }
+                }
+                ImportTarget::Std { path, star } => {
+                    let names: Vec<&str> = path.iter().map(|i| i.name.as_str()).collect();
+                    let (module_name, decl) = match (names.as_slice(), star) {
+                        (["std", module], true) => (*module, None),
+                        (["std", module, decl], false) => (*module, Some((*decl).to_string())),
+                        _ => {
+                            diagnostics.push(
+                                Diagnostic::new(Code::TENX0104, "stdlib imports have the form `std.module.name` or `std.module.*`", file, import.span)
+                                    .label("not a stdlib import path")
+                                    .help(format!("stdlib modules: {}", stdlib_names())),
+                            );
+                            continue;
+                        }
+                    };
+                    let Some(module) = tenx_stdlib::module(module_name) else {
+                        let span = path.get(1).map_or(import.span, |i| i.span);
+                        let suggestion = crate::suggest::did_you_mean(module_name, tenx_stdlib::MODULES.iter().map(|m| m.name).collect::<Vec<_>>().iter())
+                            .map(|s| format!("did you mean `std.{s}`?"));
+                        diagnostics.push(
+                            Diagnostic::new(Code::TENX0104, format!("there is no stdlib module `std.{module_name}`"), file, span)
+                                .label("unknown module")
+                                .help(suggestion.unwrap_or_else(|| format!("stdlib modules: {}", stdlib_names()))),
+                        );
+                        continue;
+                    };
+                    let entry = stdlib_selection.entry(module.name).or_insert_with(|| Some(BTreeSet::new()));
+                    match decl {
+                        None => *entry = None,
+                        Some(decl) => {
+                            if let Some(set) = entry {
+                                set.insert(decl.clone());
+                            }
+                            let span = path.get(2).map_or(import.span, |i| i.span);
+                            stdlib_import_sites.push((module.name, decl, file, span));
+                        }
+                    }
+                }
+            }
+        }
+        loaded.push(LoadedModule { module, selected: None, stdlib: false });
+    }
+
+    for (name, selected) in stdlib_selection {
+        let Some(module) = tenx_stdlib::module(name) else { continue };
+        let id = sources.add(module.path, module.source);
+        let Some(source) = sources.get(id) else { continue };
+        let (parsed, diags) = parse_file(id, &source.text);
+        diagnostics.extend(diags);
+        let declared: BTreeSet<String> = parsed.items.iter().filter_map(|i| crate::ast::item_name(i).map(|n| n.name.clone())).collect();
+        for (module_name, decl, file, span) in stdlib_import_sites.iter().filter(|s| s.0 == name) {
+            if !declared.contains(decl) {
+                let help = crate::suggest::did_you_mean(decl, declared.iter())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| format!("`std.{module_name}` declares {}", declared.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ")));
+                diagnostics.push(
+                    Diagnostic::new(Code::TENX0104, format!("`std.{module_name}` has no declaration `{decl}`"), *file, *span)
+                        .label("not in this module")
+                        .help(help),
+                );
+            }
+        }
+        loaded.push(LoadedModule { module: parsed, selected, stdlib: true });
+    }
+    loaded
+}
+
+fn stdlib_names() -> String {
+    tenx_stdlib::MODULES.iter().map(|m| format!("`std.{}`", m.name)).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::import_file_name;
+
+    #[test]
+    fn file_import_names() {
+        assert_eq!(import_file_name("examples/desk/main.tenx", "tools.tenx"), "examples/desk/tools.tenx");
+        assert_eq!(import_file_name("examples/desk/main.tenx", "../shared/x.tenx"), "examples/shared/x.tenx");
+        assert_eq!(import_file_name("main.tenx", "./a/b.tenx"), "a/b.tenx");
+        assert_eq!(import_file_name("main.tenx", "../up.tenx"), "../up.tenx");
+    }
+}

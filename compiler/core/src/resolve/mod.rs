@@ -1,0 +1,22 @@
+//! The resolve stage: gathers the declarations of a program (the root file, the files it
+//! imports, and the stdlib declarations it imports) into one namespace, reports duplicates, and
+//! checks that every name used refers to a declaration of the right kind.
+
+mod imports;
+mod program;
+mod references;
+
+pub use imports::import_file_name;
+pub use program::{DeclKind, Located, Program, Symbol};
+
+use tenx_diagnostics::{Diagnostic, FileId, SourceSet};
+
+/// Builds the program rooted at `root`: parses it and everything it imports, then resolves
+/// names. Files imported with `import "…"` must already be in `sources` (the CLI loads them);
+/// stdlib modules are added to `sources` here.
+pub fn resolve(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) -> Program {
+    let modules = imports::load_modules(sources, root, diagnostics);
+    let program = program::Program::build(root, modules, diagnostics);
+    references::check(&program, diagnostics);
+    program
+}

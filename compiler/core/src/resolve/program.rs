@@ -1,0 +1,250 @@
+//! The resolved program: every visible declaration, grouped by kind, and one namespace of
+//! symbols over them.
+
+use super::imports::LoadedModule;
+use crate::ast::{self, Ident, Item};
+use std::collections::BTreeMap;
+use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+
+/// The kinds of declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeclKind {
+    /// `tag`
+    Tag,
+    /// `schema`
+    Schema,
+    /// `model`
+    Model,
+    /// `tool`
+    Tool,
+    /// `agent`
+    Agent,
+    /// `validator`
+    Validator,
+    /// `interrupt`
+    Interrupt,
+    /// `graph`
+    Graph,
+}
+
+impl DeclKind {
+    /// `tool`, `agent`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeclKind::Tag => "tag",
+            DeclKind::Schema => "schema",
+            DeclKind::Model => "model",
+            DeclKind::Tool => "tool",
+            DeclKind::Agent => "agent",
+            DeclKind::Validator => "validator",
+            DeclKind::Interrupt => "interrupt",
+            DeclKind::Graph => "graph",
+        }
+    }
+
+    /// `a tool`, `an agent`, …
+    pub fn with_article(self) -> String {
+        let word = self.as_str();
+        if word.starts_with(['a', 'i']) { format!("an {word}") } else { format!("a {word}") }
+    }
+}
+
+/// A declaration and where it comes from.
+#[derive(Debug, Clone)]
+pub struct Located<T> {
+    /// The file that declares it.
+    pub file: FileId,
+    /// Whether it comes from the stdlib.
+    pub stdlib: bool,
+    /// The declaration.
+    pub decl: T,
+}
+
+/// An entry in the namespace.
+#[derive(Debug, Clone, Copy)]
+pub struct Symbol {
+    /// What kind of declaration.
+    pub kind: DeclKind,
+    /// Index into the program's vector of that kind.
+    pub index: usize,
+    /// The declaring file.
+    pub file: FileId,
+    /// The declared name's span.
+    pub span: Span,
+}
+
+/// Everything a program declares or imports.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    /// The file compiled.
+    pub root: FileId,
+    /// `tag` declarations.
+    pub tags: Vec<Located<ast::TagDecl>>,
+    /// `schema` declarations.
+    pub schemas: Vec<Located<ast::SchemaDecl>>,
+    /// `model` declarations.
+    pub models: Vec<Located<ast::ModelDecl>>,
+    /// `tool` declarations.
+    pub tools: Vec<Located<ast::ToolDecl>>,
+    /// `agent` declarations.
+    pub agents: Vec<Located<ast::AgentDecl>>,
+    /// `validator` declarations.
+    pub validators: Vec<Located<ast::ValidatorDecl>>,
+    /// `interrupt` declarations.
+    pub interrupts: Vec<Located<ast::InterruptDecl>>,
+    /// `graph` declarations.
+    pub graphs: Vec<Located<ast::GraphDecl>>,
+    /// The namespace: name → declaration.
+    pub symbols: BTreeMap<String, Symbol>,
+}
+
+impl Program {
+    pub(crate) fn build(root: FileId, mut modules: Vec<LoadedModule>, diagnostics: &mut Vec<Diagnostic>) -> Program {
+        modules.sort_by_key(|m| (!m.stdlib, m.module.file != root, m.module.file));
+        let mut program = Program { root, ..Program::default() };
+        for loaded in modules {
+            let file = loaded.module.file;
+            let stdlib = loaded.stdlib;
+            for item in loaded.module.items {
+                let Some(name) = ast::item_name(&item).cloned() else { continue };
+                if let Some(selected) = &loaded.selected {
+                    if !selected.contains(&name.name) {
+                        continue;
+                    }
+                }
+                if name.name.is_empty() {
+                    continue;
+                }
+                let (kind, index) = program.push(file, stdlib, item);
+                program.declare(&name, Symbol { kind, index, file, span: name.span }, diagnostics);
+            }
+        }
+        program
+    }
+
+    fn push(&mut self, file: FileId, stdlib: bool, item: Item) -> (DeclKind, usize) {
+        fn add<T>(v: &mut Vec<Located<T>>, file: FileId, stdlib: bool, decl: T) -> usize {
+            v.push(Located { file, stdlib, decl });
+            v.len() - 1
+        }
+        match item {
+            Item::Tag(d) => (DeclKind::Tag, add(&mut self.tags, file, stdlib, d)),
+            Item::Schema(d) => (DeclKind::Schema, add(&mut self.schemas, file, stdlib, d)),
+            Item::Model(d) => (DeclKind::Model, add(&mut self.models, file, stdlib, d)),
+            Item::Tool(d) => (DeclKind::Tool, add(&mut self.tools, file, stdlib, d)),
+            Item::Agent(d) => (DeclKind::Agent, add(&mut self.agents, file, stdlib, d)),
+            Item::Validator(d) => (DeclKind::Validator, add(&mut self.validators, file, stdlib, d)),
+            Item::Interrupt(d) => (DeclKind::Interrupt, add(&mut self.interrupts, file, stdlib, d)),
+            Item::Graph(d) => (DeclKind::Graph, add(&mut self.graphs, file, stdlib, d)),
+            // Imports and tests declare no name and never reach here.
+            Item::Import(_) | Item::Test(_) => (DeclKind::Tag, usize::MAX),
+        }
+    }
+
+    fn declare(&mut self, name: &Ident, symbol: Symbol, diagnostics: &mut Vec<Diagnostic>) {
+        match self.symbols.get(&name.name) {
+            Some(first) => diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0103,
+                    format!("the name `{}` is declared more than once", name.name),
+                    symbol.file,
+                    name.span,
+                )
+                .label(format!("{} `{}` declared again here", symbol.kind.as_str(), name.name))
+                .secondary(first.file, first.span, format!("first declared here as {}", first.kind.with_article()))
+                .help("every model, tool, agent, validator, interrupt, schema, tag and graph needs its own name; rename one of them"),
+            ),
+            None => {
+                self.symbols.insert(name.name.clone(), symbol);
+            }
+        }
+    }
+
+    /// The symbol named `name`.
+    pub fn lookup(&self, name: &str) -> Option<&Symbol> {
+        self.symbols.get(name)
+    }
+
+    /// The names of every declaration of `kind`.
+    pub fn names_of(&self, kind: DeclKind) -> impl Iterator<Item = &str> {
+        self.symbols.iter().filter(move |(_, s)| s.kind == kind).map(|(n, _)| n.as_str())
+    }
+
+    /// The tool named `name`.
+    pub fn tool(&self, name: &str) -> Option<&Located<ast::ToolDecl>> {
+        self.symbols.get(name).filter(|s| s.kind == DeclKind::Tool).and_then(|s| self.tools.get(s.index))
+    }
+
+    /// The agent named `name`.
+    pub fn agent(&self, name: &str) -> Option<&Located<ast::AgentDecl>> {
+        self.symbols.get(name).filter(|s| s.kind == DeclKind::Agent).and_then(|s| self.agents.get(s.index))
+    }
+
+    /// The schema named `name`.
+    pub fn schema(&self, name: &str) -> Option<&Located<ast::SchemaDecl>> {
+        self.symbols.get(name).filter(|s| s.kind == DeclKind::Schema).and_then(|s| self.schemas.get(s.index))
+    }
+
+    /// The interrupt named `name`.
+    pub fn interrupt(&self, name: &str) -> Option<&Located<ast::InterruptDecl>> {
+        self.symbols.get(name).filter(|s| s.kind == DeclKind::Interrupt).and_then(|s| self.interrupts.get(s.index))
+    }
+
+    /// The validator named `name`.
+    pub fn validator(&self, name: &str) -> Option<&Located<ast::ValidatorDecl>> {
+        self.symbols.get(name).filter(|s| s.kind == DeclKind::Validator).and_then(|s| self.validators.get(s.index))
+    }
+
+    /// The model named `name`.
+    pub fn model(&self, name: &str) -> Option<&Located<ast::ModelDecl>> {
+        self.symbols.get(name).filter(|s| s.kind == DeclKind::Model).and_then(|s| self.models.get(s.index))
+    }
+
+    /// Whether a tag is declared.
+    pub fn has_tag(&self, name: &str) -> bool {
+        self.symbols.get(name).is_some_and(|s| s.kind == DeclKind::Tag)
+    }
+
+    /// Resolves a use of a name that must be one of `expected`; reports an unknown name
+    /// (`TENX0101`, or `TENX0109` for tags) or a name of the wrong kind (`TENX0102`).
+    pub fn expect(&self, ident: &Ident, file: FileId, expected: &[DeclKind], diagnostics: &mut Vec<Diagnostic>) -> Option<Symbol> {
+        let wanted = expected.iter().map(|k| k.as_str()).collect::<Vec<_>>();
+        let wanted_text = crate::syntax::errors::join_or(&wanted);
+        match self.symbols.get(&ident.name) {
+            Some(symbol) if expected.contains(&symbol.kind) => Some(*symbol),
+            Some(symbol) => {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0102,
+                        format!("`{}` is {}, not {}", ident.name, symbol.kind.with_article(), article(&wanted_text)),
+                        file,
+                        ident.span,
+                    )
+                    .label(format!("expected {}", article(&wanted_text)))
+                    .secondary(symbol.file, symbol.span, format!("`{}` is declared here", ident.name)),
+                );
+                None
+            }
+            None => {
+                let candidates: Vec<&str> = expected.iter().flat_map(|k| self.names_of(*k)).collect();
+                let help = crate::suggest::did_you_mean(&ident.name, candidates.iter()).map(|s| format!("did you mean `{s}`?"));
+                let is_tag = expected == [DeclKind::Tag];
+                let (code, help) = if is_tag {
+                    (Code::TENX0109, help.or_else(|| Some(format!("declare it: `tag {} \"what it means\"`", ident.name))))
+                } else {
+                    (Code::TENX0101, help)
+                };
+                diagnostics.push(
+                    Diagnostic::new(code, format!("unknown {wanted_text} `{}`", ident.name), file, ident.span)
+                        .label(format!("no {wanted_text} has this name"))
+                        .maybe_help(help),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn article(word: &str) -> String {
+    if word.starts_with(['a', 'i']) { format!("an {word}") } else { format!("a {word}") }
+}

@@ -1,0 +1,119 @@
+//! Checks that every name used refers to a declaration of the right kind: models, tools, tags,
+//! agents, schemas, validators, interrupts, and the named types of parameters and state.
+
+use super::{DeclKind, Program};
+use crate::ast::{Param, SchemaRef, ToolSelector, TypeExpr};
+use tenx_diagnostics::{Code, Diagnostic, FileId};
+
+/// The built-in type names of parameters and state fields.
+pub const BUILTIN_TYPES: &[&str] = &["string", "int", "number", "bool", "enum", "list", "object", "any"];
+
+pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
+    for schema in &program.schemas {
+        check_type(program, schema.file, &schema.decl.ty, diagnostics);
+    }
+    for tool in &program.tools {
+        let (file, t) = (tool.file, &tool.decl);
+        for tag in &t.tags {
+            program.expect(tag, file, &[DeclKind::Tag], diagnostics);
+        }
+        check_params(program, file, t.params.iter().flatten(), diagnostics);
+        if let Some(result) = &t.result {
+            check_type(program, file, result, diagnostics);
+        }
+        if let Some(SchemaRef::Named(name)) = t.approval.as_ref().and_then(|a| a.response.as_ref()) {
+            program.expect(name, file, &[DeclKind::Schema], diagnostics);
+        }
+    }
+    for agent in &program.agents {
+        let (file, a) = (agent.file, &agent.decl);
+        if let Some(model) = &a.model {
+            program.expect(model, file, &[DeclKind::Model], diagnostics);
+        }
+        for selector in &a.tools {
+            match selector {
+                ToolSelector::Named(tool) => {
+                    program.expect(tool, file, &[DeclKind::Tool], diagnostics);
+                }
+                ToolSelector::Tagged { tags, .. } => {
+                    for tag in tags {
+                        program.expect(tag, file, &[DeclKind::Tag], diagnostics);
+                    }
+                }
+            }
+        }
+        for target in &a.handoffs {
+            program.expect(target, file, &[DeclKind::Agent], diagnostics);
+        }
+        if let Some(SchemaRef::Named(name)) = &a.output {
+            program.expect(name, file, &[DeclKind::Schema], diagnostics);
+        }
+    }
+    for validator in &program.validators {
+        check_params(program, validator.file, validator.decl.params.iter().flatten(), diagnostics);
+    }
+    for interrupt in &program.interrupts {
+        let (file, i) = (interrupt.file, &interrupt.decl);
+        if let Some(SchemaRef::Named(name)) = &i.response {
+            program.expect(name, file, &[DeclKind::Schema], diagnostics);
+        }
+        for tool in &i.approves {
+            program.expect(tool, file, &[DeclKind::Tool], diagnostics);
+        }
+    }
+    for graph in &program.graphs {
+        let (file, g) = (graph.file, &graph.decl);
+        for node in &g.nodes {
+            program.expect(node, file, &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt], diagnostics);
+        }
+        for use_ in &g.validate {
+            program.expect(&use_.name, file, &[DeclKind::Validator], diagnostics);
+        }
+        check_params(program, file, g.state.iter(), diagnostics);
+    }
+}
+
+fn check_params<'a>(program: &Program, file: FileId, params: impl Iterator<Item = &'a Param>, diagnostics: &mut Vec<Diagnostic>) {
+    let mut seen: Vec<&Param> = Vec::new();
+    for param in params {
+        if let Some(first) = seen.iter().find(|p| p.name.name == param.name.name) {
+            diagnostics.push(
+                Diagnostic::new(Code::TENX0111, format!("`{}` is declared twice", param.name.name), file, param.name.span)
+                    .label("declared again here")
+                    .secondary(file, first.name.span, "first declared here")
+                    .help("rename or remove one of them"),
+            );
+        } else {
+            seen.push(param);
+        }
+        check_type(program, file, &param.ty, diagnostics);
+    }
+}
+
+/// Checks the names inside a type: built-in types, or declared schemas.
+pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnostics: &mut Vec<Diagnostic>) {
+    let TypeExpr::Named { name, generic, .. } = ty else { return };
+    if let Some(inner) = generic {
+        check_type(program, file, inner, diagnostics);
+    }
+    if BUILTIN_TYPES.contains(&name.name.as_str()) {
+        return;
+    }
+    match program.lookup(&name.name) {
+        Some(symbol) if symbol.kind == DeclKind::Schema => {}
+        Some(_) => {
+            program.expect(name, file, &[DeclKind::Schema], diagnostics);
+        }
+        None => {
+            let candidates: Vec<&str> = BUILTIN_TYPES.iter().copied().chain(program.names_of(DeclKind::Schema)).collect();
+            let help = crate::suggest::did_you_mean(&name.name, candidates.iter())
+                .map(|s| format!("did you mean `{s}`?"))
+                .unwrap_or_else(|| "types are `string`, `int`, `number`, `bool`, `enum(…)`, `list<…>`, `object`, `any`, or a `schema` name".to_string());
+            diagnostics.push(
+                Diagnostic::new(Code::TENX0110, format!("unknown type `{}`", name.name), file, name.span)
+                    .label("not a type")
+                    .help(help),
+            );
+        }
+    }
+}

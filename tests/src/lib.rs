@@ -1,1 +1,118 @@
-//! placeholder
+//! The test harness shared by the fixture, catalog and example tests: check a program read from
+//! disk the way `tenxc check` does, render its diagnostics without colour, and read the
+//! `// expect:` header of a fixture.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use tenx_compiler::LintLevels;
+use tenx_diagnostics::render::{HumanOptions, render_human};
+use tenx_diagnostics::{Diagnostic, SourceSet};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// The result of checking one program.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The files read (the root, its imports, the stdlib modules used).
+    pub sources: SourceSet,
+    /// What the compiler reported.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Outcome {
+    /// The set of codes reported.
+    pub fn codes(&self) -> BTreeSet<String> {
+        self.diagnostics.iter().map(|d| d.code.as_str().to_string()).collect()
+    }
+
+    /// The diagnostics rendered for people, without colour.
+    pub fn rendered(&self) -> String {
+        render_human(&self.diagnostics, &self.sources, HumanOptions { color: false })
+    }
+}
+
+/// Checks `text` as the root file named `name` (relative to the repository root, with `/`).
+/// Files it imports are read from disk relative to the repository root.
+pub fn check_text(name: &str, text: &str) -> Outcome {
+    let mut sources = SourceSet::new();
+    let root = sources.add(name, text);
+    let base = repo_root();
+    tenx_compiler::load_imports(&mut sources, root, |import| std::fs::read_to_string(base.join(import)).ok());
+    let checked = tenx_compiler::check(&mut sources, root, &LintLevels::default());
+    Outcome { sources, diagnostics: checked.diagnostics }
+}
+
+/// Checks the file at `path` (absolute or relative to the repository root).
+pub fn check_file(path: &Path) -> Outcome {
+    let base = repo_root();
+    let name = path.strip_prefix(&base).unwrap_or(path).to_string_lossy().replace('\\', "/");
+    let text = std::fs::read_to_string(base.join(&name)).unwrap_or_default();
+    check_text(&name, &text)
+}
+
+/// What a fixture's header expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// `// expect: ok`: no diagnostic at all.
+    Clean,
+    /// `// expect: TENX0302, TENX0303`: exactly these codes (each at least once).
+    Codes(BTreeSet<String>),
+}
+
+/// Reads the `// expect:` header from the first lines of a fixture.
+pub fn expect_header(text: &str) -> Option<Expect> {
+    let line = text.lines().take(5).find_map(|l| l.trim().strip_prefix("// expect:"))?;
+    let line = line.trim();
+    if line == "ok" {
+        return Some(Expect::Clean);
+    }
+    Some(Expect::Codes(line.split([',', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect()))
+}
+
+/// Every file with extension `ext` under `dir`, sorted.
+pub fn files_under(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The fenced blocks of a Markdown file whose info string starts with `tenx`: (info, code).
+pub fn tenx_blocks(markdown: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in markdown.lines() {
+        match &mut current {
+            None => {
+                if let Some(info) = line.trim_start().strip_prefix("```") {
+                    if info.trim().starts_with("tenx") {
+                        current = Some((info.trim().to_string(), String::new()));
+                    }
+                }
+            }
+            Some((_, code)) => {
+                if line.trim_start().starts_with("```") {
+                    blocks.extend(current.take());
+                } else {
+                    code.push_str(line);
+                    code.push('\n');
+                }
+            }
+        }
+    }
+    blocks
+}

@@ -38,7 +38,7 @@ pub struct CheckArgs {
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let lints = config::lint_levels(args.config.as_deref(), &args.deny, &args.allow)?;
-    let roots = files::collect(&args.paths)?;
+    let roots = files::roots(&files::collect(&args.paths)?);
     let mut sources = SourceSet::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     for path in &roots {
@@ -48,7 +48,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
             diagnostics.extend(file_diagnostics);
             continue;
         };
-        files::load_imports(&mut sources, root, &mut file_diagnostics)?;
+        files::load_imports(&mut sources, root, &mut file_diagnostics);
         diagnostics.extend(file_diagnostics);
         let checked = tenx_compiler::check(&mut sources, root, &lints);
         diagnostics.extend(checked.diagnostics);

@@ -83,30 +83,40 @@ pub fn read_into(sources: &mut SourceSet, name: &str, path: &Path, diagnostics: 
     }
 }
 
-/// Loads every file a root imports (transitively) into the set. A missing file is left out;
-/// the compiler reports the import.
-pub fn load_imports(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) -> Result<()> {
-    let mut queue = vec![root];
-    let mut seen = vec![root];
-    while let Some(file) = queue.pop() {
-        let Some(source) = sources.get(file) else { continue };
-        let imports = tenx_compiler::file_imports(&source.name, &source.text);
-        for name in imports {
-            if let Some(id) = sources.find(&name) {
-                if !seen.contains(&id) {
-                    seen.push(id);
-                    queue.push(id);
-                }
-                continue;
-            }
-            let path = PathBuf::from(&name);
-            if path.is_file() {
-                if let Some(id) = read_into(sources, &name, &path, diagnostics)? {
-                    seen.push(id);
-                    queue.push(id);
-                }
+/// Loads every file a root imports (transitively) into the set. A missing or unreadable file
+/// is left out (the compiler reports the import); invalid UTF-8 is reported here.
+pub fn load_imports(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) {
+    let mut invalid: Vec<(String, usize)> = Vec::new();
+    tenx_compiler::load_imports(sources, root, |name| {
+        let bytes = std::fs::read(name).ok()?;
+        match String::from_utf8(bytes) {
+            Ok(text) => Some(text),
+            Err(error) => {
+                invalid.push((name.to_string(), error.utf8_error().valid_up_to()));
+                Some(String::from_utf8_lossy(error.as_bytes()).into_owned())
             }
         }
+    });
+    for (name, at) in invalid {
+        if let Some(id) = sources.find(&name) {
+            diagnostics.push(
+                Diagnostic::new(Code::TENX0006, format!("`{name}` is not valid UTF-8"), id, Span::new(at, at + 1))
+                    .label(format!("invalid byte at offset {at}"))
+                    .help("save the file as UTF-8"),
+            );
+        }
     }
-    Ok(())
+}
+
+/// The files that are not imported by another of `files`: those are the programs' roots. A
+/// file that another checked file imports is checked as part of that program.
+pub fn roots(files: &[PathBuf]) -> Vec<PathBuf> {
+    let names: Vec<String> = files.iter().map(|p| display_name(p)).collect();
+    let mut imported = std::collections::BTreeSet::new();
+    for (path, name) in files.iter().zip(&names) {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            imported.extend(tenx_compiler::file_imports(name, &text).into_iter().filter(|i| i != name));
+        }
+    }
+    files.iter().zip(&names).filter(|(_, n)| !imported.contains(*n)).map(|(p, _)| p.clone()).collect()
 }

@@ -64,3 +64,27 @@ pub fn file_imports(name: &str, text: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// Adds every file a root imports (transitively) to `sources`, reading each with `read`, which
+/// returns `None` for a file that cannot be read (the compiler then reports the import). IO is
+/// the caller's: the CLI reads from disk, tests from fixtures.
+pub fn load_imports(sources: &mut SourceSet, root: FileId, mut read: impl FnMut(&str) -> Option<String>) {
+    let mut queue = vec![root];
+    let mut seen = vec![root];
+    while let Some(file) = queue.pop() {
+        let Some(source) = sources.get(file) else { continue };
+        for name in file_imports(&source.name, &source.text) {
+            let id = match sources.find(&name) {
+                Some(id) => id,
+                None => match read(&name) {
+                    Some(text) => sources.add(name, text),
+                    None => continue,
+                },
+            };
+            if !seen.contains(&id) {
+                seen.push(id);
+                queue.push(id);
+            }
+        }
+    }
+}

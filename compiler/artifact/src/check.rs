@@ -1,0 +1,355 @@
+//! Structural self-checks: the rules a runtime relies on without checking them again.
+//!
+//! The compiler proves far more (reachability, approval dominance, templates, schemas); these are
+//! the cheap local facts that keep the runtime from ever looking up a name that is not there or
+//! choosing between two ways on. [`crate::seal`] refuses an artifact that breaks one, and
+//! [`crate::load`] refuses a sealed file that breaks one.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::model::{Agent, Arm, Artifact, END, EdgeKind, Graph, NodeKind, Risk, Tool, Validator};
+
+/// Checks `artifact`; the error names the first problem and how many more there are.
+pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
+    let mut problems = Vec::new();
+    check_models(artifact, &mut problems);
+    check_tools(artifact, &mut problems);
+    check_interrupts(artifact, &mut problems);
+    check_validators(artifact, &mut problems);
+    for (name, agent) in &artifact.agents {
+        check_agent(artifact, name, agent, &mut problems);
+    }
+    for (name, graph) in &artifact.graphs {
+        check_graph(artifact, name, graph, &mut problems);
+    }
+    let mut problems = problems.into_iter();
+    match (problems.next(), problems.len()) {
+        (None, _) => Ok(()),
+        (Some(first), 0) => Err(first),
+        (Some(first), 1) => Err(format!("{first} (and 1 more problem)")),
+        (Some(first), more) => Err(format!("{first} (and {more} more problems)")),
+    }
+}
+
+fn check_models(artifact: &Artifact, problems: &mut Vec<String>) {
+    for (name, model) in &artifact.models {
+        if let Some(variable) = &model.api_key_env
+            && !is_env_name(variable)
+        {
+            problems.push(format!(
+                "model `{name}`: `api_key_env` must name an environment variable, not hold a value"
+            ));
+        }
+        if !model.params.is_object() {
+            problems.push(format!("model `{name}`: `params` must be an object"));
+        }
+    }
+}
+
+fn check_tools(artifact: &Artifact, problems: &mut Vec<String>) {
+    for (name, tool) in &artifact.tools {
+        if !is_function_name(&tool.name) {
+            problems.push(format!(
+                "tool `{name}`: model-facing name `{}` must be 1 to 64 of `A-Z a-z 0-9 _ -`",
+                tool.name
+            ));
+        }
+        if !tool.parameters.is_object() {
+            problems.push(format!("tool `{name}`: `parameters` must be a schema object"));
+        }
+        check_schema(tool.result.as_ref(), &format!("tool `{name}`: `result`"), problems);
+        if let Some(approval) = &tool.approval {
+            let what = format!("tool `{name}`: approval `response_schema`");
+            check_schema(Some(&approval.response_schema), &what, problems);
+        }
+        if tool.risk == Risk::High && tool.approval.is_none() && tool.approved_by.is_empty() {
+            problems.push(format!(
+                "tool `{name}` has risk `high` but neither an approval nor an approving interrupt"
+            ));
+        }
+        check_sorted(&tool.tags, &format!("tool `{name}`: `tags`"), problems);
+        check_sorted(&tool.approved_by, &format!("tool `{name}`: `approved_by`"), problems);
+        for interrupt in &tool.approved_by {
+            match artifact.interrupts.get(interrupt) {
+                None => problems.push(format!(
+                    "tool `{name}` is approved by unknown interrupt `{interrupt}`"
+                )),
+                Some(step) if !step.approves.contains(name) => problems.push(format!(
+                    "tool `{name}` lists interrupt `{interrupt}` in `approved_by`, but the \
+                     interrupt does not list the tool in `approves`"
+                )),
+                Some(_) => {}
+            }
+        }
+        if let crate::Run::Http { timeout_ms: 0, .. } = tool.run {
+            problems.push(format!("tool `{name}`: `timeout_ms` must be at least 1"));
+        }
+    }
+}
+
+fn check_interrupts(artifact: &Artifact, problems: &mut Vec<String>) {
+    for (name, interrupt) in &artifact.interrupts {
+        let what = format!("interrupt `{name}`: `response_schema`");
+        check_schema(Some(&interrupt.response_schema), &what, problems);
+        check_sorted(&interrupt.approves, &format!("interrupt `{name}`: `approves`"), problems);
+        for tool in &interrupt.approves {
+            match artifact.tools.get(tool) {
+                None => problems.push(format!("interrupt `{name}` approves unknown tool `{tool}`")),
+                Some(found) if !found.approved_by.contains(name) => problems.push(format!(
+                    "interrupt `{name}` approves tool `{tool}`, but the tool does not list the \
+                     interrupt in `approved_by`"
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+fn check_validators(artifact: &Artifact, problems: &mut Vec<String>) {
+    for (name, validator) in &artifact.validators {
+        if let Validator::Builtin { args, .. } = validator
+            && !args.is_object()
+        {
+            problems.push(format!("validator `{name}`: `args` must be an object"));
+        }
+    }
+}
+
+fn check_agent(artifact: &Artifact, name: &str, agent: &Agent, problems: &mut Vec<String>) {
+    if !artifact.models.contains_key(&agent.model) {
+        problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
+    }
+    check_schema(agent.output_schema.as_ref(), &format!("agent `{name}`: `output_schema`"), problems);
+    check_sorted(&agent.allowed_tools, &format!("agent `{name}`: `allowed_tools`"), problems);
+    check_sorted(&agent.handoffs, &format!("agent `{name}`: `handoffs`"), problems);
+    // Model-facing name -> what claims it, so that a call can never be ambiguous.
+    let mut claimed: BTreeMap<&str, String> = BTreeMap::new();
+    let mut claim = |model_name: &str, owner: String, problems: &mut Vec<String>| {
+        if let Some(first) = claimed.get(model_name) {
+            problems.push(format!(
+                "agent `{name}`: tool name `{model_name}` is claimed by both {first} and {owner}"
+            ));
+        } else {
+            claimed.insert(model_name, owner);
+        }
+    };
+    for tool_name in &agent.allowed_tools {
+        match artifact.tools.get(tool_name) {
+            None => problems.push(format!("agent `{name}` allows unknown tool `{tool_name}`")),
+            Some(Tool {
+                risk: Risk::Prohibited,
+                ..
+            }) => problems.push(format!(
+                "agent `{name}` allows tool `{tool_name}`, whose risk is `prohibited`"
+            )),
+            Some(tool) => claim(&tool.name, format!("tool `{tool_name}`"), problems),
+        }
+    }
+    for handoff in &agent.handoffs {
+        if !artifact.agents.contains_key(&handoff.target) {
+            problems.push(format!(
+                "agent `{name}` hands off to unknown agent `{}`",
+                handoff.target
+            ));
+        }
+        if !is_function_name(&handoff.tool_name) {
+            problems.push(format!(
+                "agent `{name}`: handoff tool name `{}` must be 1 to 64 of `A-Z a-z 0-9 _ -`",
+                handoff.tool_name
+            ));
+        }
+        let owner = format!("the handoff to `{}`", handoff.target);
+        claim(&handoff.tool_name, owner, problems);
+    }
+}
+
+fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Vec<String>) {
+    let mut report = |message: String| problems.push(format!("graph `{name}`: {message}"));
+    let is_node = |node: &str| graph.nodes.contains_key(node);
+    let is_target = |node: &str| node == END || graph.nodes.contains_key(node);
+    if !is_node(&graph.entry) {
+        report(format!("entry `{}` is not a node", graph.entry));
+    }
+    if graph.recursion_limit == 0 {
+        report("`recursion_limit` must be at least 1".to_owned());
+    }
+    if !is_schema(&graph.state_schema) {
+        report("`state_schema` must be a schema object".to_owned());
+    }
+    for used in &graph.input_validators {
+        if !artifact.validators.contains_key(&used.validator) {
+            report(format!("input validator `{}` does not exist", used.validator));
+        }
+        if !used.args.is_object() {
+            report(format!("arguments of input validator `{}` must be an object", used.validator));
+        }
+    }
+    for (node, spec) in &graph.nodes {
+        let exists = match spec.kind {
+            NodeKind::Agent => artifact.agents.contains_key(&spec.reference),
+            NodeKind::Tool => artifact.tools.contains_key(&spec.reference),
+            NodeKind::Interrupt => artifact.interrupts.contains_key(&spec.reference),
+        };
+        if node == END {
+            report(format!("`{END}` is reserved and cannot be a node name"));
+        }
+        if !exists {
+            let kind = match spec.kind {
+                NodeKind::Agent => "agent",
+                NodeKind::Tool => "tool",
+                NodeKind::Interrupt => "interrupt",
+            };
+            report(format!("node `{node}` runs unknown {kind} `{}`", spec.reference));
+        }
+    }
+    let mut edge_list = Vec::new();
+    check_sorted(&graph.edges, "edges", &mut edge_list);
+    let sorted_routes = graph.routes.windows(2).all(|pair| match pair {
+        [a, b] => a.from < b.from,
+        _ => true,
+    });
+    if !sorted_routes {
+        edge_list.push("routes must be sorted by `from`, one per node".to_owned());
+    }
+    for message in edge_list {
+        report(message);
+    }
+    // The agent each agent node runs, for handoff checks.
+    let agent_of = |node: &str| {
+        graph
+            .nodes
+            .get(node)
+            .filter(|spec| spec.kind == NodeKind::Agent)
+            .map(|spec| spec.reference.as_str())
+    };
+    let mut plain_out: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut handoff_edges: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for edge in &graph.edges {
+        if !is_node(&edge.from) {
+            report(format!("edge from unknown node `{}`", edge.from));
+        }
+        if !is_target(&edge.to) {
+            report(format!("edge from `{}` leads to unknown node `{}`", edge.from, edge.to));
+        }
+        match edge.kind {
+            EdgeKind::Plain => *plain_out.entry(edge.from.as_str()).or_default() += 1,
+            EdgeKind::Handoff => {
+                let from_agent = agent_of(&edge.from);
+                let to_agent = agent_of(&edge.to);
+                let declared = from_agent
+                    .and_then(|agent| artifact.agents.get(agent))
+                    .is_some_and(|agent| {
+                        agent.handoffs.iter().any(|h| Some(h.target.as_str()) == to_agent)
+                    });
+                if !declared {
+                    report(format!(
+                        "handoff edge from `{}` to `{}` does not match a declared handoff \
+                         between agent nodes",
+                        edge.from, edge.to
+                    ));
+                }
+                handoff_edges.insert((edge.from.as_str(), edge.to.as_str()));
+            }
+        }
+    }
+    for (node, count) in &plain_out {
+        if *count > 1 {
+            report(format!("node `{node}` has {count} plain edges; at most one is allowed"));
+        }
+    }
+    for (node, spec) in &graph.nodes {
+        let Some(agent) = artifact.agents.get(&spec.reference).filter(|_| spec.kind == NodeKind::Agent)
+        else {
+            continue;
+        };
+        for handoff in &agent.handoffs {
+            let edges = handoff_edges
+                .iter()
+                .filter(|(from, to)| from == node && agent_of(to) == Some(handoff.target.as_str()))
+                .count();
+            if edges != 1 {
+                report(format!(
+                    "node `{node}` must have exactly one handoff edge to a node of agent `{}`, \
+                     found {edges}",
+                    handoff.target
+                ));
+            }
+        }
+    }
+    let mut routed = BTreeSet::new();
+    for route in &graph.routes {
+        let from = route.from.as_str();
+        routed.insert(from);
+        if !is_node(from) {
+            report(format!("route from unknown node `{from}`"));
+        }
+        if plain_out.contains_key(from) {
+            report(format!("node `{from}` has both a route and a plain edge"));
+        }
+        if route.arms.is_empty() {
+            report(format!("route from `{from}` has no arms"));
+        }
+        let mut labels = BTreeSet::new();
+        for (index, arm) in route.arms.iter().enumerate() {
+            if !is_target(arm.target()) {
+                report(format!("route from `{from}` leads to unknown node `{}`", arm.target()));
+            }
+            match arm {
+                Arm::Else { .. } if index + 1 != route.arms.len() => {
+                    report(format!("route from `{from}`: the `else` arm must be the last arm"));
+                }
+                Arm::Label { label, .. } if !labels.insert(label.as_str()) => {
+                    report(format!("route from `{from}` matches label `{label}` twice"));
+                }
+                _ => {}
+            }
+        }
+    }
+    for node in graph.nodes.keys() {
+        if !plain_out.contains_key(node.as_str()) && !routed.contains(node.as_str()) {
+            report(format!("node `{node}` has no way on (no plain edge and no route)"));
+        }
+    }
+}
+
+fn check_schema(schema: Option<&Value>, what: &str, problems: &mut Vec<String>) {
+    if let Some(schema) = schema
+        && !is_schema(schema)
+    {
+        problems.push(format!("{what} must be a schema (an object or a boolean)"));
+    }
+}
+
+fn check_sorted<T: Ord>(list: &[T], what: &str, problems: &mut Vec<String>) {
+    let sorted = list.windows(2).all(|pair| match pair {
+        [a, b] => a < b,
+        _ => true,
+    });
+    if !sorted {
+        problems.push(format!("{what} must be sorted and without repeats"));
+    }
+}
+
+/// A JSON Schema is an object or a boolean.
+fn is_schema(value: &Value) -> bool {
+    value.is_object() || value.is_boolean()
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: an environment variable name.
+fn is_env_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|rest| rest.is_ascii_alphanumeric() || rest == '_')
+}
+
+/// `[A-Za-z0-9_-]{1,64}`: what model providers accept as a function name.
+fn is_function_name(text: &str) -> bool {
+    (1..=64).contains(&text.len())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}

@@ -1,0 +1,76 @@
+//! Agents and the model configurations they call.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::sort_unique;
+
+/// An agent: a model, a prompt, and the exact tools and handoffs it may use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    /// A key of `models`.
+    pub model: String,
+    /// The system prompt, a template whose `{placeholders}` name state fields.
+    pub prompt: String,
+    /// Keys of `tools` the model is offered and may call, sorted, resolved at compile time
+    /// (tags and names already expanded). Nothing outside this list is ever dispatched.
+    pub allowed_tools: Vec<String>,
+    /// The agents this agent may transfer to, sorted by tool name.
+    pub handoffs: Vec<Handoff>,
+    /// JSON Schema of the agent's structured final output, if it has one.
+    #[serde(deserialize_with = "super::required")]
+    pub output_schema: Option<Value>,
+}
+
+impl Agent {
+    pub(crate) fn normalize(&mut self) {
+        sort_unique(&mut self.allowed_tools);
+        sort_unique(&mut self.handoffs);
+    }
+}
+
+/// A declared handoff: the tool the model calls to transfer, and the agent it transfers to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Handoff {
+    /// The model-facing tool name, `transfer_to_<target>`.
+    pub tool_name: String,
+    /// The agent (a key of `agents`) to transfer to. In each graph, a `handoff` edge leads from
+    /// the node of this agent to the node of the target agent.
+    pub target: String,
+}
+
+/// How to reach a language model. Credentials are named, never included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// The provider protocol.
+    pub provider: Provider,
+    /// The provider's model name, e.g. `gpt-4o-mini`; `null` for `scripted`.
+    #[serde(deserialize_with = "super::required")]
+    pub name: Option<String>,
+    /// The API base URL; `null` for the provider's default.
+    #[serde(deserialize_with = "super::required")]
+    pub base_url: Option<String>,
+    /// The *name* of the environment variable that holds the API key, never the key itself.
+    #[serde(deserialize_with = "super::required")]
+    pub api_key_env: Option<String>,
+    /// Provider parameters (temperature, max tokens, ...), an object.
+    pub params: Value,
+    /// For `scripted`: the turns to play back; `null` otherwise.
+    #[serde(deserialize_with = "super::required")]
+    pub turns: Option<Value>,
+}
+
+/// A model provider protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// Any OpenAI-compatible chat-completions server.
+    Openai,
+    /// The Anthropic messages API.
+    Anthropic,
+    /// Deterministic turns from the program; no network, no key.
+    Scripted,
+}

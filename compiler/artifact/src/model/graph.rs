@@ -1,0 +1,140 @@
+//! Graph topology in the artifact: nodes, edges, routes and their arms, input validators.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Condition, sort_unique};
+
+/// One servable graph: an entry node, nodes, the ways between them and its limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    /// The node a run starts at.
+    pub entry: String,
+    /// Nodes by name (unique within the graph; `END` is reserved).
+    pub nodes: BTreeMap<String, Node>,
+    /// Fixed ways out of nodes, sorted by `(from, to, kind)`.
+    pub edges: Vec<Edge>,
+    /// Conditional ways out of nodes, at most one per node, sorted by `from`.
+    pub routes: Vec<Route>,
+    /// The most node steps one run may take before it fails.
+    pub recursion_limit: u64,
+    /// Validators applied, in this order, to every input before a run starts.
+    pub input_validators: Vec<ValidatorUse>,
+    /// JSON Schema (draft 2020-12) of the run state that routes and templates read.
+    pub state_schema: Value,
+}
+
+impl Graph {
+    pub(crate) fn normalize(&mut self) {
+        sort_unique(&mut self.edges);
+        self.routes.sort_by(|a, b| a.from.cmp(&b.from));
+    }
+}
+
+/// A node: one step of a graph, which runs one agent, one tool or one human step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    /// What the node runs.
+    pub kind: NodeKind,
+    /// The name of what it runs: a key of `agents`, `tools` or `interrupts`, by `kind`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+/// What a [`Node`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// A model call with the agent's allowed tools and handoffs.
+    Agent,
+    /// A direct tool call.
+    Tool,
+    /// A human step ([`super::Interrupt`]).
+    Interrupt,
+}
+
+/// A fixed way from one node to another.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edge {
+    /// The node the edge leaves.
+    pub from: String,
+    /// The node it enters, or `END`.
+    pub to: String,
+    /// Whether it is followed always or only on a handoff.
+    pub kind: EdgeKind,
+}
+
+/// How an [`Edge`] is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// Taken when the `from` node finishes. A node has at most one plain edge.
+    Plain,
+    /// Taken only when the agent at `from` calls the handoff tool that names the agent at `to`.
+    Handoff,
+}
+
+/// A conditional way out of a node: the first arm that matches picks the next node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    /// The node the route leaves. A node with a route has no plain edge.
+    pub from: String,
+    /// The state field (top-level name) whose string value is matched against `label` arms;
+    /// `null` means the label the `from` node produced (e.g. an agent's structured output).
+    #[serde(deserialize_with = "super::required")]
+    pub by: Option<String>,
+    /// Arms in the order they are tried; an `else` arm, if any, is last.
+    pub arms: Vec<Arm>,
+}
+
+/// One arm of a [`Route`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Arm {
+    /// Matches when the route's label equals `label`.
+    Label {
+        /// The label to match.
+        label: String,
+        /// The node to go to, or `END`.
+        target: String,
+    },
+    /// Matches when `condition` holds on the run state.
+    When {
+        /// The condition to evaluate.
+        condition: Condition,
+        /// The node to go to, or `END`.
+        target: String,
+    },
+    /// Always matches; the fallback.
+    Else {
+        /// The node to go to, or `END`.
+        target: String,
+    },
+}
+
+impl Arm {
+    /// The node this arm leads to, or `END`.
+    pub fn target(&self) -> &str {
+        match self {
+            Self::Label { target, .. } | Self::When { target, .. } | Self::Else { target } => {
+                target
+            }
+        }
+    }
+}
+
+/// A validator applied to a graph's input, with its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidatorUse {
+    /// A key of `validators`.
+    pub validator: String,
+    /// Arguments for this use (an object; `{}` when none).
+    pub args: Value,
+}

@@ -1,0 +1,50 @@
+//! Guards around a run: input validators and human steps (interrupts).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An input validator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Validator {
+    /// A validator of the standard library, e.g. `prompt_injection`.
+    Builtin {
+        /// The builtin's name.
+        name: String,
+        /// Its declared arguments (an object).
+        args: Value,
+    },
+    /// A validator declared in the program.
+    Declared {
+        /// Regular expressions (Rust `regex` syntax) that refuse an input when one matches.
+        deny_patterns: Vec<String>,
+        /// Words that refuse an input when one occurs (case-insensitive).
+        deny_keywords: Vec<String>,
+        /// The longest accepted input, in characters; `null` for no limit.
+        #[serde(deserialize_with = "super::required")]
+        max_length: Option<u64>,
+    },
+}
+
+/// A human step: the run pauses and a person answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interrupt {
+    /// Template over the state, shown to the person.
+    pub message: String,
+    /// The interrupt reason, e.g. `human_review`.
+    pub reason: String,
+    /// A value shown with the question, if any.
+    #[serde(deserialize_with = "super::required")]
+    pub value: Option<Value>,
+    /// JSON Schema the answer must match.
+    pub response_schema: Value,
+    /// How long the question stays answerable, in milliseconds; `null` for no expiry.
+    #[serde(deserialize_with = "super::required")]
+    pub expires_ms: Option<u64>,
+    /// Tools (keys of `tools`) this step approves, sorted; each lists this step in `approved_by`.
+    pub approves: Vec<String>,
+    /// Text recorded (and given to the model) when the person rejects.
+    #[serde(deserialize_with = "super::required")]
+    pub on_reject: Option<String>,
+}

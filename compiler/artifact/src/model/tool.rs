@@ -1,0 +1,125 @@
+//! Tools: what the model sees, how risky a call is, who must approve it and how it runs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::sort_unique;
+
+/// A tool an agent may call or a tool node may run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    /// The model-facing function name (`[A-Za-z0-9_-]{1,64}`).
+    pub name: String,
+    /// The model-facing description.
+    pub description: String,
+    /// JSON Schema (draft 2020-12) of the arguments, an object schema.
+    pub parameters: Value,
+    /// JSON Schema of the result, if declared.
+    #[serde(deserialize_with = "super::required")]
+    pub result: Option<Value>,
+    /// How dangerous a call is; decides the default gate.
+    pub risk: Risk,
+    /// Tags, sorted (informational: selection by tag is already resolved into `allowed_tools`).
+    pub tags: Vec<String>,
+    /// The approval every call needs before it runs, if any.
+    #[serde(deserialize_with = "super::required")]
+    pub approval: Option<Approval>,
+    /// Interrupts (keys of `interrupts`) that approve this tool as graph steps, sorted.
+    pub approved_by: Vec<String>,
+    /// A template over the arguments for the idempotency key sent with each call; `null` means
+    /// the runtime derives one from the thread and the tool call.
+    #[serde(deserialize_with = "super::required")]
+    pub idempotency_key: Option<String>,
+    /// How the tool runs.
+    pub run: Run,
+}
+
+impl Tool {
+    pub(crate) fn normalize(&mut self) {
+        sort_unique(&mut self.tags);
+        sort_unique(&mut self.approved_by);
+    }
+}
+
+/// Risk tier of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Runs automatically and is recorded.
+    Low,
+    /// Asks for a confirmation.
+    Medium,
+    /// Needs an approval before it runs.
+    High,
+    /// Never offered to any model.
+    Prohibited,
+}
+
+/// What a person is asked before a tool call runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    /// Template over the arguments, shown to the approver.
+    pub message: String,
+    /// The interrupt reason, e.g. `tool_approval`.
+    pub reason: String,
+    /// Template over the arguments naming the affected resource, if declared.
+    #[serde(deserialize_with = "super::required")]
+    pub target: Option<String>,
+    /// JSON Schema the approver's answer must match.
+    pub response_schema: Value,
+    /// How long the approval stays answerable, in milliseconds; `null` for no expiry.
+    #[serde(deserialize_with = "super::required")]
+    pub expires_ms: Option<u64>,
+    /// Text returned to the model when the call is rejected (or cancelled).
+    #[serde(deserialize_with = "super::required")]
+    pub on_reject: Option<String>,
+    /// Names of arguments or state fields shown to the approver as evidence, in order.
+    pub evidence: Vec<String>,
+}
+
+/// How a tool runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Run {
+    /// The runtime sends the arguments as JSON to a URL.
+    Http {
+        /// The HTTP method.
+        method: HttpMethod,
+        /// The URL, a template whose `${NAME}` parts are read from the environment.
+        url: String,
+        /// Timeout of one attempt, in milliseconds.
+        timeout_ms: u64,
+    },
+    /// The API client runs the tool and posts the result back.
+    Remote,
+    /// A function of the runtime's standard library.
+    Builtin {
+        /// The builtin's name.
+        name: String,
+    },
+    /// A tool of a named MCP server.
+    Mcp {
+        /// The server name, configured on the host.
+        server: String,
+        /// The tool's name on that server.
+        tool: String,
+    },
+}
+
+/// HTTP method of an [`Run::Http`] tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum HttpMethod {
+    /// `GET`
+    Get,
+    /// `POST`
+    Post,
+    /// `PUT`
+    Put,
+    /// `PATCH`
+    Patch,
+    /// `DELETE`
+    Delete,
+}

@@ -1,0 +1,104 @@
+//! Sealing: normalise and self-check an artifact, compute its canonical bytes and id, and wrap
+//! it in the envelope that is written to a `.tenxg` file.
+
+use crate::check::check;
+use crate::{Artifact, ArtifactId, FORMAT, SecretKey, Signature, canonical_json, envelope};
+
+/// An artifact with its id (and maybe a signature), ready to be written to a `.tenxg` file.
+#[derive(Debug, Clone)]
+pub struct SealedArtifact {
+    id: ArtifactId,
+    artifact: Artifact,
+    body: Vec<u8>,
+    signature: Option<Signature>,
+}
+
+/// Why an artifact could not be sealed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SealError {
+    /// The artifact's `format` is not the one this crate writes.
+    #[error("cannot seal format `{found}`; this crate writes `{FORMAT}`")]
+    WrongFormat {
+        /// The format the artifact named.
+        found: String,
+    },
+    /// A number in the artifact is NaN or infinite.
+    #[error("artifact contains a number that is not finite")]
+    NonFiniteNumber,
+    /// The artifact could not be turned into JSON.
+    #[error("artifact could not be serialised: {0}")]
+    Serialize(String),
+    /// The artifact breaks a rule a runtime relies on (the loader would refuse it).
+    #[error("inconsistent artifact: {0}")]
+    Inconsistent(String),
+}
+
+/// Seals an artifact, unsigned.
+///
+/// Sorts its order-insensitive lists ([`Artifact::normalize`]), refuses it if it breaks a rule
+/// the loader checks, and computes its canonical bytes and id. The same artifact always seals
+/// to the same bytes.
+///
+/// # Errors
+///
+/// [`SealError`] when the format is not [`FORMAT`], the artifact is inconsistent, or it holds
+/// a non-finite number.
+pub fn seal(mut artifact: Artifact) -> Result<SealedArtifact, SealError> {
+    if artifact.format != FORMAT {
+        return Err(SealError::WrongFormat {
+            found: artifact.format,
+        });
+    }
+    artifact.normalize();
+    check(&artifact).map_err(SealError::Inconsistent)?;
+    let value =
+        serde_json::to_value(&artifact).map_err(|error| SealError::Serialize(error.to_string()))?;
+    let body = canonical_json(&value)?;
+    let id = ArtifactId::of_canonical_bytes(&body);
+    Ok(SealedArtifact {
+        id,
+        artifact,
+        body,
+        signature: None,
+    })
+}
+
+impl SealedArtifact {
+    /// The artifact id, `sha256:…`.
+    pub fn id(&self) -> &ArtifactId {
+        &self.id
+    }
+
+    /// The sealed (normalised) artifact.
+    pub fn artifact(&self) -> &Artifact {
+        &self.artifact
+    }
+
+    /// The signature, if the artifact is signed.
+    pub fn signature(&self) -> Option<&Signature> {
+        self.signature.as_ref()
+    }
+
+    /// The canonical bytes of the body, which the id is the hash of.
+    pub fn body_bytes(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// The same artifact, signed with `key` (any earlier signature is replaced).
+    #[must_use]
+    pub fn signed_by(mut self, key: &SecretKey) -> Self {
+        self.signature = Some(key.sign_id(&self.id));
+        self
+    }
+
+    /// The `.tenxg` file contents: the canonical bytes of the envelope (no trailing newline).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        envelope::write(&self.body, &self.id, self.signature.as_ref())
+    }
+
+    /// The artifact, without the seal.
+    pub fn into_artifact(self) -> Artifact {
+        self.artifact
+    }
+}

@@ -1,0 +1,80 @@
+//! Facts every check needs, computed once: which tools each agent can see (by name and by
+//! tag), which agents see each tool, and which declarations graphs use as nodes.
+
+use crate::ast::ToolSelector;
+use crate::resolve::{DeclKind, Program};
+use std::collections::BTreeSet;
+use tenx_diagnostics::SourceSet;
+
+/// Shared facts about a program.
+#[derive(Debug)]
+pub struct Facts<'p> {
+    /// The program.
+    pub program: &'p Program,
+    /// The source files (for checks that read raw text, such as templates).
+    pub sources: &'p SourceSet,
+    /// For each agent (by index), the indexes of the tools it can see, sorted.
+    pub visible_tools: Vec<Vec<usize>>,
+    /// For each tool (by index), the indexes of the agents that can see it, sorted.
+    pub seen_by: Vec<Vec<usize>>,
+    /// Declarations used as nodes by some graph: (kind, index).
+    pub used_as_node: BTreeSet<(DeclKind, usize)>,
+}
+
+impl<'p> Facts<'p> {
+    /// Computes the facts.
+    pub fn new(program: &'p Program, sources: &'p SourceSet) -> Self {
+        let mut visible_tools = Vec::with_capacity(program.agents.len());
+        let mut seen_by = vec![Vec::new(); program.tools.len()];
+        // tag name → tools carrying it
+        let mut by_tag: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for (i, tool) in program.tools.iter().enumerate() {
+            for tag in &tool.decl.tags {
+                by_tag.entry(tag.name.as_str()).or_default().push(i);
+            }
+        }
+        for (a, agent) in program.agents.iter().enumerate() {
+            let mut tools = BTreeSet::new();
+            for selector in &agent.decl.tools {
+                match selector {
+                    ToolSelector::Named(name) => {
+                        if let Some(symbol) = program.lookup(&name.name).filter(|s| s.kind == DeclKind::Tool) {
+                            tools.insert(symbol.index);
+                        }
+                    }
+                    ToolSelector::Tagged { tags, .. } => {
+                        for tag in tags {
+                            tools.extend(by_tag.get(tag.name.as_str()).into_iter().flatten().copied());
+                        }
+                    }
+                }
+            }
+            for &t in &tools {
+                if let Some(list) = seen_by.get_mut(t) {
+                    list.push(a);
+                }
+            }
+            visible_tools.push(tools.into_iter().collect());
+        }
+        let mut used_as_node = BTreeSet::new();
+        for graph in &program.graphs {
+            for node in &graph.decl.nodes {
+                if let Some(symbol) = program.lookup(&node.name) {
+                    used_as_node.insert((symbol.kind, symbol.index));
+                }
+            }
+        }
+        Facts { program, sources, visible_tools, seen_by, used_as_node }
+    }
+
+    /// The tools carrying `tag`, by index.
+    pub fn tools_tagged(&self, tag: &str) -> impl Iterator<Item = usize> + '_ {
+        let tag = tag.to_string();
+        self.program
+            .tools
+            .iter()
+            .enumerate()
+            .filter(move |(_, t)| t.decl.tags.iter().any(|g| g.name == tag))
+            .map(|(i, _)| i)
+    }
+}

@@ -60,7 +60,10 @@ fn check(what: &str, text: &str) -> Result<(), String> {
     let pairs = TenxParser::parse(Rule::file, text).map_err(|e| format!("{what}: does not parse\n{e}"))?;
     for pair in pairs.flatten() {
         let rule = pair.as_rule();
-        if matches!(rule, Rule::bad_line | Rule::missing_close | Rule::colon_assign | Rule::fat_arrow) {
+        if matches!(
+            rule,
+            Rule::bad_line | Rule::missing_close | Rule::colon_assign | Rule::fat_arrow
+        ) {
             let (line, col) = pair.line_col();
             return Err(format!(
                 "{what}:{line}:{col}: parses only through the recovery rule `{rule:?}`: {:?}",
@@ -84,7 +87,11 @@ fn check_all(files: &[PathBuf]) -> Vec<String> {
 #[test]
 fn examples_parse() {
     let files = tenx_files(&root().join("examples"));
-    assert!(files.len() >= 4, "expected at least 4 example files, found {}", files.len());
+    assert!(
+        files.len() >= 4,
+        "expected at least 4 example files, found {}",
+        files.len()
+    );
     let failures = check_all(&files);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -46,7 +46,10 @@ fn items() {
         "tool refund(order_id: string \"The order\", amount?: int(min: 1) = 5) -> { \"type\": \"string\" } {\n  risk = high\n  approval { expires = 24h }\n}",
     );
     parses(Rule::agent_decl, "agent a { tools = tagged(x) }");
-    parses(Rule::validator_decl, "validator v(max_length: int = 10) { run = builtin(v) }");
+    parses(
+        Rule::validator_decl,
+        "validator v(max_length: int = 10) { run = builtin(v) }",
+    );
     parses(Rule::interrupt_decl, "interrupt review { expires = 1d }");
     parses(Rule::test_decl, "test \"refund is approved\" { }");
 }

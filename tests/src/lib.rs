@@ -10,7 +10,10 @@ use tenx_diagnostics::{Diagnostic, SourceSet};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// The result of checking one program.
@@ -40,15 +43,24 @@ pub fn check_text(name: &str, text: &str) -> Outcome {
     let mut sources = SourceSet::new();
     let root = sources.add(name, text);
     let base = repo_root();
-    tenx_compiler::load_imports(&mut sources, root, |import| std::fs::read_to_string(base.join(import)).ok());
+    tenx_compiler::load_imports(&mut sources, root, |import| {
+        std::fs::read_to_string(base.join(import)).ok()
+    });
     let checked = tenx_compiler::check(&mut sources, root, &LintLevels::default());
-    Outcome { sources, diagnostics: checked.diagnostics }
+    Outcome {
+        sources,
+        diagnostics: checked.diagnostics,
+    }
 }
 
 /// Checks the file at `path` (absolute or relative to the repository root).
 pub fn check_file(path: &Path) -> Outcome {
     let base = repo_root();
-    let name = path.strip_prefix(&base).unwrap_or(path).to_string_lossy().replace('\\', "/");
+    let name = path
+        .strip_prefix(&base)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/");
     let text = std::fs::read_to_string(base.join(&name)).unwrap_or_default();
     check_text(&name, &text)
 }
@@ -69,7 +81,12 @@ pub fn expect_header(text: &str) -> Option<Expect> {
     if line == "ok" {
         return Some(Expect::Clean);
     }
-    Some(Expect::Codes(line.split([',', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect()))
+    Some(Expect::Codes(
+        line.split([',', ' '])
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    ))
 }
 
 /// Every file with extension `ext` under `dir`, sorted.

@@ -20,20 +20,29 @@ fn every_page_is_well_formed_and_its_examples_behave() {
         let failing: Vec<_> = blocks.iter().filter(|(info, _)| info == "tenx,fail").collect();
         let fixed: Vec<_> = blocks.iter().filter(|(info, _)| info == "tenx").collect();
         if failing.len() != 1 || fixed.is_empty() {
-            failures.push(format!("{code}: needs exactly one ```tenx,fail block and at least one ```tenx block"));
+            failures.push(format!(
+                "{code}: needs exactly one ```tenx,fail block and at least one ```tenx block"
+            ));
             continue;
         }
         for (_, source) in &failing {
             let outcome = check_text(&format!("{code}-fail.tenx"), source);
             let expected = BTreeSet::from([code.as_str().to_string()]);
             if outcome.codes() != expected {
-                failures.push(format!("{code}: the failing example gives {:?}\n{}", outcome.codes(), outcome.rendered()));
+                failures.push(format!(
+                    "{code}: the failing example gives {:?}\n{}",
+                    outcome.codes(),
+                    outcome.rendered()
+                ));
             }
         }
         for (_, source) in &fixed {
             let outcome = check_text(&format!("{code}-fixed.tenx"), source);
             if !outcome.diagnostics.is_empty() {
-                failures.push(format!("{code}: the fixed example is not clean\n{}", outcome.rendered()));
+                failures.push(format!(
+                    "{code}: the fixed example is not clean\n{}",
+                    outcome.rendered()
+                ));
             }
         }
     }
@@ -45,7 +54,10 @@ fn every_page_belongs_to_a_code() {
     let dir = repo_root().join("compiler/diagnostics/codes");
     for page in files_under(&dir, "md") {
         let stem = page.file_stem().unwrap().to_string_lossy().to_string();
-        assert!(Code::parse(&stem).is_some_and(|c| c.as_str() == stem), "{stem}.md has no code in the table");
+        assert!(
+            Code::parse(&stem).is_some_and(|c| c.as_str() == stem),
+            "{stem}.md has no code in the table"
+        );
     }
 }
 
@@ -56,12 +68,20 @@ fn every_code_has_a_fixture() {
         let text = std::fs::read_to_string(&fixture).unwrap();
         if let Some(Expect::Codes(codes)) = expect_header(&text) {
             for code in &codes {
-                assert!(Code::parse(code).is_some(), "{}: unknown code {code}", fixture.display());
+                assert!(
+                    Code::parse(code).is_some(),
+                    "{}: unknown code {code}",
+                    fixture.display()
+                );
             }
             produced.extend(codes);
         }
     }
-    let missing: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).filter(|c| !produced.contains(*c)).collect();
+    let missing: Vec<&str> = Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| !produced.contains(*c))
+        .collect();
     assert!(missing.is_empty(), "codes without a fixture: {missing:?}");
 }
 
@@ -70,8 +90,14 @@ fn every_snapshot_has_its_fixture() {
     let snapshots = repo_root().join("tests/snapshots");
     for snap in files_under(&snapshots, "snap") {
         let name = snap.file_stem().unwrap().to_string_lossy().to_string();
-        let fixture = repo_root().join("tests/fixtures").join(format!("{}.tenx", name.replace("__", "/")));
-        assert!(fixture.is_file(), "snapshot {name}.snap has no fixture {}: delete it", fixture.display());
+        let fixture = repo_root()
+            .join("tests/fixtures")
+            .join(format!("{}.tenx", name.replace("__", "/")));
+        assert!(
+            fixture.is_file(),
+            "snapshot {name}.snap has no fixture {}: delete it",
+            fixture.display()
+        );
     }
     let pending = files_under(&snapshots, "new");
     assert!(pending.is_empty(), "unreviewed snapshots: {pending:?}");

@@ -11,10 +11,19 @@ fn every_example_checks_clean() {
         .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "main.tenx"))
         .collect();
-    assert!(mains.len() >= 4, "expected at least four examples, found {}", mains.len());
+    assert!(
+        mains.len() >= 4,
+        "expected at least four examples, found {}",
+        mains.len()
+    );
     for main in mains {
         let outcome = check_file(&main);
-        assert!(outcome.diagnostics.is_empty(), "{}:\n{}", main.display(), outcome.rendered());
+        assert!(
+            outcome.diagnostics.is_empty(),
+            "{}:\n{}",
+            main.display(),
+            outcome.rendered()
+        );
     }
 }
 
@@ -22,7 +31,11 @@ fn every_example_checks_clean() {
 fn language_reference_examples_check() {
     let doc = std::fs::read_to_string(repo_root().join("docs/language.md")).unwrap();
     let blocks = tenx_blocks(&doc);
-    assert!(blocks.len() >= 10, "docs/language.md has only {} tenx blocks", blocks.len());
+    assert!(
+        blocks.len() >= 10,
+        "docs/language.md has only {} tenx blocks",
+        blocks.len()
+    );
     for (i, (info, code)) in blocks.iter().enumerate() {
         let outcome = check_text(&format!("docs/language.md#{}", i + 1), code);
         let expected: BTreeSet<String> = info
@@ -30,6 +43,12 @@ fn language_reference_examples_check() {
             .filter_map(|part| part.trim().strip_prefix("expect="))
             .flat_map(|codes| codes.split('+').map(str::to_string))
             .collect();
-        assert_eq!(outcome.codes(), expected, "block {} of docs/language.md:\n{code}\n{}", i + 1, outcome.rendered());
+        assert_eq!(
+            outcome.codes(),
+            expected,
+            "block {} of docs/language.md:\n{code}\n{}",
+            i + 1,
+            outcome.rendered()
+        );
     }
 }

@@ -32,7 +32,13 @@ fn fixtures() {
             failures.push(format!("tests/fixtures/{relative}: {message}"));
         }
     }
-    assert!(failures.is_empty(), "{} of {} fixtures failed:\n\n{}", failures.len(), fixtures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures failed:\n\n{}",
+        failures.len(),
+        fixtures.len(),
+        failures.join("\n\n")
+    );
 }
 
 fn check_fixture(path: &std::path::Path, relative: &str) {
@@ -42,7 +48,10 @@ fn check_fixture(path: &std::path::Path, relative: &str) {
     let outcome = check_file(path);
     let rendered = outcome.rendered();
     match &expect {
-        Expect::Clean => assert!(outcome.diagnostics.is_empty(), "expected no diagnostics, got:\n{rendered}"),
+        Expect::Clean => assert!(
+            outcome.diagnostics.is_empty(),
+            "expected no diagnostics, got:\n{rendered}"
+        ),
         Expect::Codes(codes) => assert_eq!(&outcome.codes(), codes, "codes differ; diagnostics:\n{rendered}"),
     }
     let mut settings = insta::Settings::clone_current();
@@ -51,6 +60,9 @@ fn check_fixture(path: &std::path::Path, relative: &str) {
     settings.set_input_file(path);
     settings.set_omit_expression(true);
     settings.bind(|| {
-        insta::assert_snapshot!(snapshot_name(relative), format!("----- SOURCE {name}\n{text}\n----- DIAGNOSTICS\n{rendered}"));
+        insta::assert_snapshot!(
+            snapshot_name(relative),
+            format!("----- SOURCE {name}\n{text}\n----- DIAGNOSTICS\n{rendered}")
+        );
     });
 }

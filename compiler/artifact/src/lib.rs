@@ -1,1 +1,45 @@
-//! placeholder
+//! The sealed tenx graph artifact: the only thing the compiler and the runtime share.
+//!
+//! The compiler builds an [`Artifact`] and [`seal`]s it (or [`sign`]s it): the body is
+//! normalised, self-checked and written as canonical JSON, and its SHA-256 becomes the
+//! [`ArtifactId`]. [`SealedArtifact::to_bytes`] gives the `.tenxg` file: a small JSON envelope
+//! with the format, the id, the body and an optional Ed25519 signature of the id.
+//!
+//! The runtime calls [`load`] with a [`TrustPolicy`]; it refuses anything altered, unsigned
+//! when a signature is required, signed by an untrusted key, of an unknown format, malformed or
+//! inconsistent, each with its own [`LoadError`]. The format is documented in `docs/artifact.md`
+//! and described by the JSON Schema in [`JSON_SCHEMA`].
+//!
+//! ```
+//! use tenx_artifact::{Artifact, TrustPolicy, load, seal};
+//!
+//! let sealed = seal(Artifact::new("tenxc 0.1.0"))?;
+//! let bytes = sealed.to_bytes();
+//! let loaded = load(&bytes, &TrustPolicy::signature_optional())?;
+//! assert_eq!(&loaded.id, sealed.id());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod canonical;
+mod check;
+mod envelope;
+mod id;
+mod load;
+mod model;
+mod seal;
+mod sign;
+mod strict_json;
+
+pub use canonical::canonical_json;
+pub use id::{ArtifactId, ParseIdError};
+pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
+pub use model::{
+    Agent, Approval, Arm, Artifact, CompareOp, Condition, END, Edge, EdgeKind, FORMAT, Graph,
+    Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run,
+    SourceLocation, Tool, Validator, ValidatorUse,
+};
+pub use seal::{SealError, SealedArtifact, seal};
+pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};
+
+/// The JSON Schema (draft 2020-12) of a sealed `tenx-graph/1` file (the envelope and its body).
+pub const JSON_SCHEMA: &str = include_str!("../schema/tenx-graph-1.schema.json");

@@ -65,8 +65,16 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                 ColorChoice::Never => false,
                 ColorChoice::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
             };
-            let shown = if args.max_diagnostics == 0 { diagnostics.len() } else { args.max_diagnostics.min(diagnostics.len()) };
-            let mut text = render::render_human(diagnostics.get(..shown).unwrap_or(&diagnostics), &sources, HumanOptions { color });
+            let shown = if args.max_diagnostics == 0 {
+                diagnostics.len()
+            } else {
+                args.max_diagnostics.min(diagnostics.len())
+            };
+            let mut text = render::render_human(
+                diagnostics.get(..shown).unwrap_or(&diagnostics),
+                &sources,
+                HumanOptions { color },
+            );
             if shown < diagnostics.len() {
                 text.push_str(&format!(
                     "note: {} more diagnostics not shown (use `--max-diagnostics 0` to see all)\n\n",
@@ -78,7 +86,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
             stderr.write_all(text.as_bytes())
         }
         Format::Json => writeln!(stdout, "{}", render::render_json(&diagnostics, &sources)),
-        Format::Sarif => writeln!(stdout, "{}", render::render_sarif(&diagnostics, &sources, env!("CARGO_PKG_VERSION"))),
+        Format::Sarif => writeln!(
+            stdout,
+            "{}",
+            render::render_sarif(&diagnostics, &sources, env!("CARGO_PKG_VERSION"))
+        ),
         Format::Github => {
             let text = render::render_github(&diagnostics, &sources);
             stdout.write_all(text.as_bytes()).and_then(|()| {
@@ -89,14 +101,29 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     };
     // A closed pipe (e.g. `| head`) is not a failure of the check.
     drop(written);
-    Ok(if errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn summary(files: usize, errors: usize, warnings: usize) -> String {
-    let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
+    let plural = |n: usize, word: &str| {
+        if n == 1 {
+            format!("{n} {word}")
+        } else {
+            format!("{n} {word}s")
+        }
+    };
     if errors == 0 && warnings == 0 {
         format!("checked {}: no problems\n", plural(files, "file"))
     } else {
-        format!("checked {}: {}, {}\n", plural(files, "file"), plural(errors, "error"), plural(warnings, "warning"))
+        format!(
+            "checked {}: {}, {}\n",
+            plural(files, "file"),
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        )
     }
 }

@@ -55,7 +55,12 @@ pub fn lint_levels(config: Option<&Path>, deny: &[String], allow: &[String]) -> 
             .wrap_err_with(|| format!("`{}` is not a valid tenx project file", path.display()))?;
         levels.deny_warnings = file.lints.deny_warnings;
         apply(&mut levels, &file.lints.deny, Level::Deny, &path.display().to_string())?;
-        apply(&mut levels, &file.lints.allow, Level::Allow, &path.display().to_string())?;
+        apply(
+            &mut levels,
+            &file.lints.allow,
+            Level::Allow,
+            &path.display().to_string(),
+        )?;
     }
     apply(&mut levels, deny, Level::Deny, "--deny")?;
     apply(&mut levels, allow, Level::Allow, "--allow")?;
@@ -73,7 +78,10 @@ fn apply(levels: &mut LintLevels, names: &[String], level: Level, origin: &str) 
             continue;
         }
         let Some(code) = Code::parse(name) else {
-            return Err(miette!(help = "run `tenxc explain` to list every code", "{origin}: unknown diagnostic code `{name}`"));
+            return Err(miette!(
+                help = "run `tenxc explain` to list every code",
+                "{origin}: unknown diagnostic code `{name}`"
+            ));
         };
         if level == Level::Allow && !LintLevels::can_allow(code) {
             return Err(miette!(

@@ -7,7 +7,13 @@ use tenx_diagnostics::Code;
 pub fn run(code: Option<&str>) -> Result<ExitCode> {
     let Some(text) = code else {
         for code in Code::ALL {
-            println!("{}  {:<34} {:<8} {}", code, code.name(), code.default_severity().as_str(), code.summary());
+            println!(
+                "{}  {:<34} {:<8} {}",
+                code,
+                code.name(),
+                code.default_severity().as_str(),
+                code.summary()
+            );
         }
         return Ok(ExitCode::SUCCESS);
     };

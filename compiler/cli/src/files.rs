@@ -63,7 +63,12 @@ pub fn display_name(path: &Path) -> String {
 
 /// Reads a file into the set. Invalid UTF-8 becomes a `TENX0006` diagnostic (the file is kept,
 /// lossily decoded, so the diagnostic can point into it) and `Ok(None)`.
-pub fn read_into(sources: &mut SourceSet, name: &str, path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Result<Option<FileId>> {
+pub fn read_into(
+    sources: &mut SourceSet,
+    name: &str,
+    path: &Path,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Option<FileId>> {
     let bytes = std::fs::read(path)
         .into_diagnostic()
         .wrap_err_with(|| format!("cannot read `{}`", path.display()))?;
@@ -74,9 +79,14 @@ pub fn read_into(sources: &mut SourceSet, name: &str, path: &Path, diagnostics: 
             let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
             let id = sources.add(name, text);
             diagnostics.push(
-                Diagnostic::new(Code::TENX0006, format!("`{name}` is not valid UTF-8"), id, Span::new(at, at + 1))
-                    .label(format!("invalid byte at offset {at}"))
-                    .help("save the file as UTF-8"),
+                Diagnostic::new(
+                    Code::TENX0006,
+                    format!("`{name}` is not valid UTF-8"),
+                    id,
+                    Span::new(at, at + 1),
+                )
+                .label(format!("invalid byte at offset {at}"))
+                .help("save the file as UTF-8"),
             );
             Ok(None)
         }
@@ -100,9 +110,14 @@ pub fn load_imports(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec
     for (name, at) in invalid {
         if let Some(id) = sources.find(&name) {
             diagnostics.push(
-                Diagnostic::new(Code::TENX0006, format!("`{name}` is not valid UTF-8"), id, Span::new(at, at + 1))
-                    .label(format!("invalid byte at offset {at}"))
-                    .help("save the file as UTF-8"),
+                Diagnostic::new(
+                    Code::TENX0006,
+                    format!("`{name}` is not valid UTF-8"),
+                    id,
+                    Span::new(at, at + 1),
+                )
+                .label(format!("invalid byte at offset {at}"))
+                .help("save the file as UTF-8"),
             );
         }
     }
@@ -115,8 +130,17 @@ pub fn roots(files: &[PathBuf]) -> Vec<PathBuf> {
     let mut imported = std::collections::BTreeSet::new();
     for (path, name) in files.iter().zip(&names) {
         if let Ok(text) = std::fs::read_to_string(path) {
-            imported.extend(tenx_compiler::file_imports(name, &text).into_iter().filter(|i| i != name));
+            imported.extend(
+                tenx_compiler::file_imports(name, &text)
+                    .into_iter()
+                    .filter(|i| i != name),
+            );
         }
     }
-    files.iter().zip(&names).filter(|(_, n)| !imported.contains(*n)).map(|(p, _)| p.clone()).collect()
+    files
+        .iter()
+        .zip(&names)
+        .filter(|(_, n)| !imported.contains(*n))
+        .map(|(p, _)| p.clone())
+        .collect()
 }

@@ -14,7 +14,9 @@ use std::process::ExitCode;
 /// The tenx compiler: checks `.tenx` agent graphs before they ship.
 #[derive(Debug, Parser)]
 #[command(name = "tenxc", version, about, long_about = None, propagate_version = true)]
-#[command(after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc explain TENX0604")]
+#[command(
+    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc explain TENX0604"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -57,9 +57,10 @@ pub fn file_imports(name: &str, text: &str) -> Vec<String> {
         .items
         .iter()
         .filter_map(|item| match item {
-            ast::Item::Import(ast::Import { target: ast::ImportTarget::File { path, .. }, .. }) => {
-                Some(import_file_name(name, path))
-            }
+            ast::Item::Import(ast::Import {
+                target: ast::ImportTarget::File { path, .. },
+                ..
+            }) => Some(import_file_name(name, path)),
             _ => None,
         })
         .collect()

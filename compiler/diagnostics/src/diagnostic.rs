@@ -16,7 +16,11 @@ pub struct Label {
 impl Label {
     /// A label on `span` in `file`.
     pub fn new(file: FileId, span: Span, message: impl Into<String>) -> Self {
-        Label { file, span, message: message.into() }
+        Label {
+            file,
+            span,
+            message: message.into(),
+        }
     }
 }
 
@@ -94,7 +98,13 @@ impl Diagnostic {
     }
 
     fn sort_key(&self) -> (FileId, u32, u32, Code, &str) {
-        (self.primary.file, self.primary.span.start, self.primary.span.end, self.code, &self.message)
+        (
+            self.primary.file,
+            self.primary.span.start,
+            self.primary.span.end,
+            self.code,
+            &self.message,
+        )
     }
 }
 

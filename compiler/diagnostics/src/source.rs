@@ -32,7 +32,11 @@ impl SourceFile {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        SourceFile { name: name.into(), text, line_starts }
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
     }
 
     /// Line and column of a byte offset (clamped to the text).
@@ -40,7 +44,11 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
         let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
-        let column = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count()) + 1;
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count())
+            + 1;
         LineCol { line, column }
     }
 
@@ -118,16 +126,23 @@ impl<'a> codespan_reporting::files::Files<'a> for SourceSet {
     type Source = &'a str;
 
     fn name(&'a self, id: FileId) -> Result<&'a str, codespan_reporting::files::Error> {
-        self.get(id).map(|f| f.name.as_str()).ok_or(codespan_reporting::files::Error::FileMissing)
+        self.get(id)
+            .map(|f| f.name.as_str())
+            .ok_or(codespan_reporting::files::Error::FileMissing)
     }
 
     fn source(&'a self, id: FileId) -> Result<&'a str, codespan_reporting::files::Error> {
-        self.get(id).map(|f| f.text.as_str()).ok_or(codespan_reporting::files::Error::FileMissing)
+        self.get(id)
+            .map(|f| f.text.as_str())
+            .ok_or(codespan_reporting::files::Error::FileMissing)
     }
 
     fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, codespan_reporting::files::Error> {
         let file = self.get(id).ok_or(codespan_reporting::files::Error::FileMissing)?;
-        Ok(file.line_starts().partition_point(|&s| s <= byte_index).saturating_sub(1))
+        Ok(file
+            .line_starts()
+            .partition_point(|&s| s <= byte_index)
+            .saturating_sub(1))
     }
 
     fn line_range(
@@ -137,10 +152,12 @@ impl<'a> codespan_reporting::files::Files<'a> for SourceSet {
     ) -> Result<std::ops::Range<usize>, codespan_reporting::files::Error> {
         let file = self.get(id).ok_or(codespan_reporting::files::Error::FileMissing)?;
         let starts = file.line_starts();
-        let start = *starts.get(line_index).ok_or(codespan_reporting::files::Error::LineTooLarge {
-            given: line_index,
-            max: starts.len().saturating_sub(1),
-        })?;
+        let start = *starts
+            .get(line_index)
+            .ok_or(codespan_reporting::files::Error::LineTooLarge {
+                given: line_index,
+                max: starts.len().saturating_sub(1),
+            })?;
         let end = starts.get(line_index + 1).copied().unwrap_or(file.text.len());
         Ok(start..end)
     }

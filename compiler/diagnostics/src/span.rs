@@ -16,7 +16,10 @@ impl Span {
     pub fn new(start: usize, end: usize) -> Self {
         let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         let (start, end) = (clamp(start), clamp(end));
-        Span { start, end: end.max(start) }
+        Span {
+            start,
+            end: end.max(start),
+        }
     }
 
     /// An empty span at one offset.
@@ -31,7 +34,10 @@ impl Span {
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Self {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     /// The range of byte offsets.

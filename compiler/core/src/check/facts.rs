@@ -64,7 +64,13 @@ impl<'p> Facts<'p> {
                 }
             }
         }
-        Facts { program, sources, visible_tools, seen_by, used_as_node }
+        Facts {
+            program,
+            sources,
+            visible_tools,
+            seen_by,
+            used_as_node,
+        }
     }
 
     /// The tools carrying `tag`, by index.

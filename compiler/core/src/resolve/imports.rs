@@ -37,11 +37,19 @@ pub fn import_file_name(importer: &str, path: &str) -> String {
         }
     }
     let joined = parts.join("/");
-    if path.starts_with('/') { format!("/{joined}") } else { joined }
+    if path.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 /// Parses the root and, breadth first, everything it imports.
-pub(crate) fn load_modules(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) -> Vec<LoadedModule> {
+pub(crate) fn load_modules(
+    sources: &mut SourceSet,
+    root: FileId,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<LoadedModule> {
     let mut loaded: Vec<LoadedModule> = Vec::new();
     let mut queue = vec![root];
     let mut seen = BTreeSet::from([root]);
@@ -78,25 +86,40 @@ pub(crate) fn load_modules(sources: &mut SourceSet, root: FileId, diagnostics: &
                         (["std", module, decl], false) => (*module, Some((*decl).to_string())),
                         _ => {
                             diagnostics.push(
-                                Diagnostic::new(Code::TENX0104, "stdlib imports have the form `std.module.name` or `std.module.*`", file, import.span)
-                                    .label("not a stdlib import path")
-                                    .help(format!("stdlib modules: {}", stdlib_names())),
+                                Diagnostic::new(
+                                    Code::TENX0104,
+                                    "stdlib imports have the form `std.module.name` or `std.module.*`",
+                                    file,
+                                    import.span,
+                                )
+                                .label("not a stdlib import path")
+                                .help(format!("stdlib modules: {}", stdlib_names())),
                             );
                             continue;
                         }
                     };
                     let Some(module) = tenx_stdlib::module(module_name) else {
                         let span = path.get(1).map_or(import.span, |i| i.span);
-                        let suggestion = crate::suggest::did_you_mean(module_name, tenx_stdlib::MODULES.iter().map(|m| m.name).collect::<Vec<_>>().iter())
-                            .map(|s| format!("did you mean `std.{s}`?"));
+                        let suggestion = crate::suggest::did_you_mean(
+                            module_name,
+                            tenx_stdlib::MODULES.iter().map(|m| m.name).collect::<Vec<_>>().iter(),
+                        )
+                        .map(|s| format!("did you mean `std.{s}`?"));
                         diagnostics.push(
-                            Diagnostic::new(Code::TENX0104, format!("there is no stdlib module `std.{module_name}`"), file, span)
-                                .label("unknown module")
-                                .help(suggestion.unwrap_or_else(|| format!("stdlib modules: {}", stdlib_names()))),
+                            Diagnostic::new(
+                                Code::TENX0104,
+                                format!("there is no stdlib module `std.{module_name}`"),
+                                file,
+                                span,
+                            )
+                            .label("unknown module")
+                            .help(suggestion.unwrap_or_else(|| format!("stdlib modules: {}", stdlib_names()))),
                         );
                         continue;
                     };
-                    let entry = stdlib_selection.entry(module.name).or_insert_with(|| Some(BTreeSet::new()));
+                    let entry = stdlib_selection
+                        .entry(module.name)
+                        .or_insert_with(|| Some(BTreeSet::new()));
                     match decl {
                         None => *entry = None,
                         Some(decl) => {
@@ -110,35 +133,63 @@ pub(crate) fn load_modules(sources: &mut SourceSet, root: FileId, diagnostics: &
                 }
             }
         }
-        loaded.push(LoadedModule { module, selected: None, stdlib: false });
+        loaded.push(LoadedModule {
+            module,
+            selected: None,
+            stdlib: false,
+        });
     }
 
     for (name, selected) in stdlib_selection {
-        let Some(module) = tenx_stdlib::module(name) else { continue };
+        let Some(module) = tenx_stdlib::module(name) else {
+            continue;
+        };
         let id = sources.add(module.path, module.source);
         let Some(source) = sources.get(id) else { continue };
         let (parsed, diags) = parse_file(id, &source.text);
         diagnostics.extend(diags);
-        let declared: BTreeSet<String> = parsed.items.iter().filter_map(|i| crate::ast::item_name(i).map(|n| n.name.clone())).collect();
+        let declared: BTreeSet<String> = parsed
+            .items
+            .iter()
+            .filter_map(|i| crate::ast::item_name(i).map(|n| n.name.clone()))
+            .collect();
         for (module_name, decl, file, span) in stdlib_import_sites.iter().filter(|s| s.0 == name) {
             if !declared.contains(decl) {
                 let help = crate::suggest::did_you_mean(decl, declared.iter())
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| format!("`std.{module_name}` declares {}", declared.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ")));
+                    .unwrap_or_else(|| {
+                        format!(
+                            "`std.{module_name}` declares {}",
+                            declared.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ")
+                        )
+                    });
                 diagnostics.push(
-                    Diagnostic::new(Code::TENX0104, format!("`std.{module_name}` has no declaration `{decl}`"), *file, *span)
-                        .label("not in this module")
-                        .help(help),
+                    Diagnostic::new(
+                        Code::TENX0104,
+                        format!("`std.{module_name}` has no declaration `{decl}`"),
+                        *file,
+                        *span,
+                    )
+                    .label("not in this module")
+                    .help(help),
                 );
             }
         }
-        loaded.push(LoadedModule { module: parsed, selected, stdlib: true });
+        loaded.push(LoadedModule {
+            module: parsed,
+            selected,
+            stdlib: true,
+        });
     }
     loaded
 }
 
 fn stdlib_names() -> String {
-    tenx_stdlib::MODULES.iter().map(|m| format!("`std.{}`", m.name)).collect::<Vec<_>>().join(", ")
+    tenx_stdlib::MODULES
+        .iter()
+        .map(|m| format!("`std.{}`", m.name))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -147,8 +198,14 @@ mod tests {
 
     #[test]
     fn file_import_names() {
-        assert_eq!(import_file_name("examples/desk/main.tenx", "tools.tenx"), "examples/desk/tools.tenx");
-        assert_eq!(import_file_name("examples/desk/main.tenx", "../shared/x.tenx"), "examples/shared/x.tenx");
+        assert_eq!(
+            import_file_name("examples/desk/main.tenx", "tools.tenx"),
+            "examples/desk/tools.tenx"
+        );
+        assert_eq!(
+            import_file_name("examples/desk/main.tenx", "../shared/x.tenx"),
+            "examples/shared/x.tenx"
+        );
         assert_eq!(import_file_name("main.tenx", "./a/b.tenx"), "a/b.tenx");
         assert_eq!(import_file_name("main.tenx", "../up.tenx"), "../up.tenx");
     }

@@ -45,7 +45,11 @@ impl DeclKind {
     /// `a tool`, `an agent`, …
     pub fn with_article(self) -> String {
         let word = self.as_str();
-        if word.starts_with(['a', 'i']) { format!("an {word}") } else { format!("a {word}") }
+        if word.starts_with(['a', 'i']) {
+            format!("an {word}")
+        } else {
+            format!("a {word}")
+        }
     }
 }
 
@@ -101,12 +105,17 @@ pub struct Program {
 impl Program {
     pub(crate) fn build(root: FileId, mut modules: Vec<LoadedModule>, diagnostics: &mut Vec<Diagnostic>) -> Program {
         modules.sort_by_key(|m| (!m.stdlib, m.module.file != root, m.module.file));
-        let mut program = Program { root, ..Program::default() };
+        let mut program = Program {
+            root,
+            ..Program::default()
+        };
         for loaded in modules {
             let file = loaded.module.file;
             let stdlib = loaded.stdlib;
             for item in loaded.module.items {
-                let Some(name) = ast::item_name(&item).cloned() else { continue };
+                let Some(name) = ast::item_name(&item).cloned() else {
+                    continue;
+                };
                 if let Some(selected) = &loaded.selected {
                     if !selected.contains(&name.name) {
                         continue;
@@ -116,7 +125,16 @@ impl Program {
                     continue;
                 }
                 let (kind, index) = program.push(file, stdlib, item);
-                program.declare(&name, Symbol { kind, index, file, span: name.span }, diagnostics);
+                program.declare(
+                    &name,
+                    Symbol {
+                        kind,
+                        index,
+                        file,
+                        span: name.span,
+                    },
+                    diagnostics,
+                );
             }
         }
         program
@@ -167,37 +185,58 @@ impl Program {
 
     /// The names of every declaration of `kind`.
     pub fn names_of(&self, kind: DeclKind) -> impl Iterator<Item = &str> {
-        self.symbols.iter().filter(move |(_, s)| s.kind == kind).map(|(n, _)| n.as_str())
+        self.symbols
+            .iter()
+            .filter(move |(_, s)| s.kind == kind)
+            .map(|(n, _)| n.as_str())
     }
 
     /// The tool named `name`.
     pub fn tool(&self, name: &str) -> Option<&Located<ast::ToolDecl>> {
-        self.symbols.get(name).filter(|s| s.kind == DeclKind::Tool).and_then(|s| self.tools.get(s.index))
+        self.symbols
+            .get(name)
+            .filter(|s| s.kind == DeclKind::Tool)
+            .and_then(|s| self.tools.get(s.index))
     }
 
     /// The agent named `name`.
     pub fn agent(&self, name: &str) -> Option<&Located<ast::AgentDecl>> {
-        self.symbols.get(name).filter(|s| s.kind == DeclKind::Agent).and_then(|s| self.agents.get(s.index))
+        self.symbols
+            .get(name)
+            .filter(|s| s.kind == DeclKind::Agent)
+            .and_then(|s| self.agents.get(s.index))
     }
 
     /// The schema named `name`.
     pub fn schema(&self, name: &str) -> Option<&Located<ast::SchemaDecl>> {
-        self.symbols.get(name).filter(|s| s.kind == DeclKind::Schema).and_then(|s| self.schemas.get(s.index))
+        self.symbols
+            .get(name)
+            .filter(|s| s.kind == DeclKind::Schema)
+            .and_then(|s| self.schemas.get(s.index))
     }
 
     /// The interrupt named `name`.
     pub fn interrupt(&self, name: &str) -> Option<&Located<ast::InterruptDecl>> {
-        self.symbols.get(name).filter(|s| s.kind == DeclKind::Interrupt).and_then(|s| self.interrupts.get(s.index))
+        self.symbols
+            .get(name)
+            .filter(|s| s.kind == DeclKind::Interrupt)
+            .and_then(|s| self.interrupts.get(s.index))
     }
 
     /// The validator named `name`.
     pub fn validator(&self, name: &str) -> Option<&Located<ast::ValidatorDecl>> {
-        self.symbols.get(name).filter(|s| s.kind == DeclKind::Validator).and_then(|s| self.validators.get(s.index))
+        self.symbols
+            .get(name)
+            .filter(|s| s.kind == DeclKind::Validator)
+            .and_then(|s| self.validators.get(s.index))
     }
 
     /// The model named `name`.
     pub fn model(&self, name: &str) -> Option<&Located<ast::ModelDecl>> {
-        self.symbols.get(name).filter(|s| s.kind == DeclKind::Model).and_then(|s| self.models.get(s.index))
+        self.symbols
+            .get(name)
+            .filter(|s| s.kind == DeclKind::Model)
+            .and_then(|s| self.models.get(s.index))
     }
 
     /// Whether a tag is declared.
@@ -207,7 +246,13 @@ impl Program {
 
     /// Resolves a use of a name that must be one of `expected`; reports an unknown name
     /// (`TENX0101`, or `TENX0109` for tags) or a name of the wrong kind (`TENX0102`).
-    pub fn expect(&self, ident: &Ident, file: FileId, expected: &[DeclKind], diagnostics: &mut Vec<Diagnostic>) -> Option<Symbol> {
+    pub fn expect(
+        &self,
+        ident: &Ident,
+        file: FileId,
+        expected: &[DeclKind],
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Option<Symbol> {
         let wanted = expected.iter().map(|k| k.as_str()).collect::<Vec<_>>();
         let wanted_text = crate::syntax::errors::join_or(&wanted);
         match self.symbols.get(&ident.name) {
@@ -216,28 +261,46 @@ impl Program {
                 diagnostics.push(
                     Diagnostic::new(
                         Code::TENX0102,
-                        format!("`{}` is {}, not {}", ident.name, symbol.kind.with_article(), article(&wanted_text)),
+                        format!(
+                            "`{}` is {}, not {}",
+                            ident.name,
+                            symbol.kind.with_article(),
+                            article(&wanted_text)
+                        ),
                         file,
                         ident.span,
                     )
                     .label(format!("expected {}", article(&wanted_text)))
-                    .secondary(symbol.file, symbol.span, format!("`{}` is declared here", ident.name)),
+                    .secondary(
+                        symbol.file,
+                        symbol.span,
+                        format!("`{}` is declared here", ident.name),
+                    ),
                 );
                 None
             }
             None => {
                 let candidates: Vec<&str> = expected.iter().flat_map(|k| self.names_of(*k)).collect();
-                let help = crate::suggest::did_you_mean(&ident.name, candidates.iter()).map(|s| format!("did you mean `{s}`?"));
+                let help = crate::suggest::did_you_mean(&ident.name, candidates.iter())
+                    .map(|s| format!("did you mean `{s}`?"));
                 let is_tag = expected == [DeclKind::Tag];
                 let (code, help) = if is_tag {
-                    (Code::TENX0109, help.or_else(|| Some(format!("declare it: `tag {} \"what it means\"`", ident.name))))
+                    (
+                        Code::TENX0109,
+                        help.or_else(|| Some(format!("declare it: `tag {} \"what it means\"`", ident.name))),
+                    )
                 } else {
                     (Code::TENX0101, help)
                 };
                 diagnostics.push(
-                    Diagnostic::new(code, format!("unknown {wanted_text} `{}`", ident.name), file, ident.span)
-                        .label(format!("no {wanted_text} has this name"))
-                        .maybe_help(help),
+                    Diagnostic::new(
+                        code,
+                        format!("unknown {wanted_text} `{}`", ident.name),
+                        file,
+                        ident.span,
+                    )
+                    .label(format!("no {wanted_text} has this name"))
+                    .maybe_help(help),
                 );
                 None
             }
@@ -246,5 +309,9 @@ impl Program {
 }
 
 fn article(word: &str) -> String {
-    if word.starts_with(['a', 'i']) { format!("an {word}") } else { format!("a {word}") }
+    if word.starts_with(['a', 'i']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
+    }
 }

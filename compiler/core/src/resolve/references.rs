@@ -50,7 +50,12 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
         }
     }
     for validator in &program.validators {
-        check_params(program, validator.file, validator.decl.params.iter().flatten(), diagnostics);
+        check_params(
+            program,
+            validator.file,
+            validator.decl.params.iter().flatten(),
+            diagnostics,
+        );
     }
     for interrupt in &program.interrupts {
         let (file, i) = (interrupt.file, &interrupt.decl);
@@ -64,7 +69,12 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
     for graph in &program.graphs {
         let (file, g) = (graph.file, &graph.decl);
         for node in &g.nodes {
-            program.expect(node, file, &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt], diagnostics);
+            program.expect(
+                node,
+                file,
+                &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt],
+                diagnostics,
+            );
         }
         for use_ in &g.validate {
             program.expect(&use_.name, file, &[DeclKind::Validator], diagnostics);
@@ -73,15 +83,25 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_params<'a>(program: &Program, file: FileId, params: impl Iterator<Item = &'a Param>, diagnostics: &mut Vec<Diagnostic>) {
+fn check_params<'a>(
+    program: &Program,
+    file: FileId,
+    params: impl Iterator<Item = &'a Param>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let mut seen: Vec<&Param> = Vec::new();
     for param in params {
         if let Some(first) = seen.iter().find(|p| p.name.name == param.name.name) {
             diagnostics.push(
-                Diagnostic::new(Code::TENX0111, format!("`{}` is declared twice", param.name.name), file, param.name.span)
-                    .label("declared again here")
-                    .secondary(file, first.name.span, "first declared here")
-                    .help("rename or remove one of them"),
+                Diagnostic::new(
+                    Code::TENX0111,
+                    format!("`{}` is declared twice", param.name.name),
+                    file,
+                    param.name.span,
+                )
+                .label("declared again here")
+                .secondary(file, first.name.span, "first declared here")
+                .help("rename or remove one of them"),
             );
         } else {
             seen.push(param);
@@ -92,7 +112,9 @@ fn check_params<'a>(program: &Program, file: FileId, params: impl Iterator<Item 
 
 /// Checks the names inside a type: built-in types, or declared schemas.
 pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnostics: &mut Vec<Diagnostic>) {
-    let TypeExpr::Named { name, generic, .. } = ty else { return };
+    let TypeExpr::Named { name, generic, .. } = ty else {
+        return;
+    };
     if let Some(inner) = generic {
         check_type(program, file, inner, diagnostics);
     }
@@ -105,7 +127,11 @@ pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnos
             program.expect(name, file, &[DeclKind::Schema], diagnostics);
         }
         None => {
-            let candidates: Vec<&str> = BUILTIN_TYPES.iter().copied().chain(program.names_of(DeclKind::Schema)).collect();
+            let candidates: Vec<&str> = BUILTIN_TYPES
+                .iter()
+                .copied()
+                .chain(program.names_of(DeclKind::Schema))
+                .collect();
             let help = crate::suggest::did_you_mean(&name.name, candidates.iter())
                 .map(|s| format!("did you mean `{s}`?"))
                 .unwrap_or_else(|| "types are `string`, `int`, `number`, `bool`, `enum(…)`, `list<…>`, `object`, `any`, or a `schema` name".to_string());

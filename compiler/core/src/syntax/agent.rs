@@ -12,16 +12,30 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let name = decl_name(self, &pair);
         let block = child(&pair, Rule::block).map(|b| self.block(b));
-        let mut fields = Fields::new(block.unwrap_or_else(|| empty_block(span)), format!("agent `{}`", name.name));
+        let mut fields = Fields::new(
+            block.unwrap_or_else(|| empty_block(span)),
+            format!("agent `{}`", name.name),
+        );
         let model = fields.ident(self, "model");
         let prompt = fields.string(self, "prompt");
-        let tools = fields.value(self, "tools").map(|v| self.tool_selection(&v)).unwrap_or_default();
+        let tools = fields
+            .value(self, "tools")
+            .map(|v| self.tool_selection(&v))
+            .unwrap_or_default();
         let handoffs = fields.ident_list(self, "handoffs");
         let output = fields.value(self, "output").and_then(|v| self.schema_ref("output", v));
         fields.require(self, &model, "model", "model = my_model");
         fields.require(self, &prompt, "prompt", "prompt = \"You are …\"");
         fields.finish(self);
-        AgentDecl { name, model, prompt, tools, handoffs, output, span }
+        AgentDecl {
+            name,
+            model,
+            prompt,
+            tools,
+            handoffs,
+            output,
+            span,
+        }
     }
 
     /// `tagged(a) + [x, y]`, `[x, tagged(b)]` or a single name.
@@ -39,7 +53,9 @@ impl Lower<'_> {
                 }
             }
             ExprKind::Path(p) if p.len() == 1 => out.extend(p.first().cloned().map(ToolSelector::Named)),
-            ExprKind::Call { callee, args } if callee.len() == 1 && callee.first().is_some_and(|c| c.name == "tagged") => {
+            ExprKind::Call { callee, args }
+                if callee.len() == 1 && callee.first().is_some_and(|c| c.name == "tagged") =>
+            {
                 let mut tags = Vec::new();
                 for arg in args {
                     match arg.value.as_ident() {
@@ -49,7 +65,12 @@ impl Lower<'_> {
                 }
                 out.push(ToolSelector::Tagged { tags, span: v.span });
             }
-            _ => expected(self, "tools", "tool names, `tagged(…)`, or lists of them joined with `+`", v),
+            _ => expected(
+                self,
+                "tools",
+                "tool names, `tagged(…)`, or lists of them joined with `+`",
+                v,
+            ),
         }
     }
 }

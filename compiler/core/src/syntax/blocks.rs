@@ -58,14 +58,20 @@ impl Lower<'_> {
                             let d = self
                                 .diag(Code::TENX0007, format!("`{}` is set with `:`", key.name), span)
                                 .label("expected `=`")
-                                .help(format!("write `{} = …`; `:` is for map entries and parameter types", key.name));
+                                .help(format!(
+                                    "write `{} = …`; `:` is for map entries and parameter types",
+                                    key.name
+                                ));
                             self.report(d);
                         }
                         _ => value = Some(self.value(p)),
                     }
                 }
                 if let Some(value) = value {
-                    fields.push(Field { key, body: FieldBody::Value(value) });
+                    fields.push(Field {
+                        key,
+                        body: FieldBody::Value(value),
+                    });
                 }
             }
             Rule::nested_block => {
@@ -73,7 +79,10 @@ impl Lower<'_> {
                 let key = inner.next().and_then(|k| k.into_inner().next()).map(|k| self.ident(&k));
                 let block = inner.next().map(|b| self.block(b));
                 if let (Some(key), Some(block)) = (key, block) {
-                    fields.push(Field { key, body: FieldBody::Block(block) });
+                    fields.push(Field {
+                        key,
+                        body: FieldBody::Block(block),
+                    });
                 }
             }
             Rule::bad_line => self.bad_line(&part),
@@ -165,7 +174,12 @@ pub(crate) struct Fields {
 impl Fields {
     /// A reader over a block; `owner` is used in messages ("tool `refund`").
     pub fn new(block: BlockData, owner: String) -> Self {
-        Fields { fields: block.fields.into_iter().map(|f| (f, false)).collect(), asked: Vec::new(), owner, open: block.open }
+        Fields {
+            fields: block.fields.into_iter().map(|f| (f, false)).collect(),
+            asked: Vec::new(),
+            owner,
+            open: block.open,
+        }
     }
 
     /// Takes the field `name`; a second occurrence is reported as a duplicate.
@@ -178,7 +192,11 @@ impl Fields {
                 None => first = Some(field.clone()),
                 Some(previous) => {
                     let d = lower
-                        .diag(Code::TENX0107, format!("`{name}` is set twice in {}", self.owner), field.key.span)
+                        .diag(
+                            Code::TENX0107,
+                            format!("`{name}` is set twice in {}", self.owner),
+                            field.key.span,
+                        )
                         .label("set again here")
                         .secondary(lower.file, previous.key.span, "first set here")
                         .help("remove one of them");
@@ -196,7 +214,11 @@ impl Fields {
             FieldBody::Value(v) => Some(v),
             FieldBody::Block(_) => {
                 let d = lower
-                    .diag(Code::TENX0108, format!("`{name}` must be a value, not a block"), field.key.span)
+                    .diag(
+                        Code::TENX0108,
+                        format!("`{name}` must be a value, not a block"),
+                        field.key.span,
+                    )
                     .label("written as a block")
                     .help(format!("write `{name} = …`"));
                 lower.report(d);
@@ -243,7 +265,9 @@ impl Fields {
 
     /// Takes a field that must be a list of names (a single name is accepted too).
     pub fn ident_list(&mut self, lower: &mut Lower<'_>, name: &'static str) -> Vec<Ident> {
-        let Some(v) = self.value(lower, name) else { return Vec::new() };
+        let Some(v) = self.value(lower, name) else {
+            return Vec::new();
+        };
         ident_list(lower, name, &v)
     }
 
@@ -270,7 +294,10 @@ impl Fields {
     /// Takes a field that must be a list of values (a single value is accepted too).
     pub fn list(&mut self, lower: &mut Lower<'_>, name: &'static str) -> Vec<Expr> {
         match self.value(lower, name) {
-            Some(Expr { kind: ExprKind::List(items), .. }) => items,
+            Some(Expr {
+                kind: ExprKind::List(items),
+                ..
+            }) => items,
             Some(other) => vec![other],
             None => Vec::new(),
         }
@@ -286,7 +313,11 @@ impl Fields {
                 .map(|s| format!("did you mean `{s}`?"))
                 .unwrap_or_else(|| format!("{} has the fields {}", self.owner, list_names(&self.asked)));
             let d = lower
-                .diag(Code::TENX0105, format!("{} has no field `{}`", self.owner, field.key.name), field.key.span)
+                .diag(
+                    Code::TENX0105,
+                    format!("{} has no field `{}`", self.owner, field.key.name),
+                    field.key.span,
+                )
                 .label("unknown field")
                 .help(help);
             lower.report(d);

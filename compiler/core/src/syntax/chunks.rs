@@ -11,8 +11,18 @@
 /// no input can exhaust the stack.
 pub const MAX_NESTING: usize = 64;
 
-const TOP_LEVEL_KEYWORDS: &[&str] =
-    &["import", "tag", "schema", "model", "tool", "agent", "validator", "interrupt", "graph", "test"];
+const TOP_LEVEL_KEYWORDS: &[&str] = &[
+    "import",
+    "tag",
+    "schema",
+    "model",
+    "tool",
+    "agent",
+    "validator",
+    "interrupt",
+    "graph",
+    "test",
+];
 
 /// One chunk of a file: bytes `start..end`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +54,13 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
     let bytes = text.as_bytes();
     let mut chunks = Vec::new();
     let mut problems = Vec::new();
-    let mut current = Chunk { start: 0, end: 0, has_tokens: false, too_deep_at: None, truncated: false };
+    let mut current = Chunk {
+        start: 0,
+        end: 0,
+        has_tokens: false,
+        too_deep_at: None,
+        truncated: false,
+    };
     let mut depth = 0usize;
     let mut i = 0usize;
     let mut at_column_zero = true;
@@ -123,7 +139,13 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
                 if starts_item && current.has_tokens {
                     current.end = start;
                     chunks.push(current);
-                    current = Chunk { start, end: start, has_tokens: false, too_deep_at: None, truncated: false };
+                    current = Chunk {
+                        start,
+                        end: start,
+                        has_tokens: false,
+                        too_deep_at: None,
+                        truncated: false,
+                    };
                 }
                 if starts_item {
                     depth = 0;

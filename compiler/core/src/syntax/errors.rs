@@ -101,7 +101,10 @@ fn found_at(text: &str, offset: usize) -> String {
         return "end of line".to_string();
     }
     let token: String = if first.is_alphanumeric() || first == '_' {
-        rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').take(40).collect()
+        rest.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .take(40)
+            .collect()
     } else {
         let two: String = rest.chars().take(2).collect();
         if ["->", "=>", "==", "!=", "<=", ">=", "\"\"", "//", "/*"].contains(&two.as_str()) {
@@ -140,9 +143,21 @@ pub fn syntax_error(error: &Error<Rule>, text: &str, base: usize, file: FileId) 
     } else {
         format!("expected {}, found {found}", join_or(&expected))
     };
-    let width = text.get(offset..).and_then(|s| s.chars().next()).map_or(0, char::len_utf8);
-    let width = if found.starts_with("`") { found.len().saturating_sub(2).max(width) } else { width };
+    let width = text
+        .get(offset..)
+        .and_then(|s| s.chars().next())
+        .map_or(0, char::len_utf8);
+    let width = if found.starts_with("`") {
+        found.len().saturating_sub(2).max(width)
+    } else {
+        width
+    };
     let width = width.min(text.len().saturating_sub(offset));
-    Diagnostic::new(Code::TENX0001, message, file, Span::new(base + offset, base + offset + width))
-        .label("unexpected here")
+    Diagnostic::new(
+        Code::TENX0001,
+        message,
+        file,
+        Span::new(base + offset, base + offset + width),
+    )
+    .label("unexpected here")
 }

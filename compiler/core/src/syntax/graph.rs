@@ -16,7 +16,10 @@ impl Lower<'_> {
         let mut routes = Vec::new();
         let mut state = Vec::new();
         let mut state_span: Option<Span> = None;
-        let mut block = BlockData { open: span, fields: Vec::new() };
+        let mut block = BlockData {
+            open: span,
+            fields: Vec::new(),
+        };
         if let Some(body) = child(&pair, Rule::graph_block) {
             let start = self.span(&body).start as usize;
             block.open = Span::new(start, start + 1);
@@ -32,7 +35,11 @@ impl Lower<'_> {
                         let here = self.state_keyword(&part);
                         if let Some(first) = state_span {
                             let d = self
-                                .diag(Code::TENX0107, format!("graph `{}` has two `state` blocks", name.name), here)
+                                .diag(
+                                    Code::TENX0107,
+                                    format!("graph `{}` has two `state` blocks", name.name),
+                                    here,
+                                )
                                 .label("second `state` block")
                                 .secondary(self.file, first, "first `state` block")
                                 .help("declare all state fields in one `state` block");
@@ -59,10 +66,23 @@ impl Lower<'_> {
         let mut fields = Fields::new(block, format!("graph `{}`", name.name));
         let entry = fields.ident(self, "entry");
         let nodes = fields.ident_list(self, "nodes");
-        let validate = fields.value(self, "validate").map(|v| self.validator_uses(&v)).unwrap_or_default();
+        let validate = fields
+            .value(self, "validate")
+            .map(|v| self.validator_uses(&v))
+            .unwrap_or_default();
         let recursion_limit = fields.count(self, "recursion_limit");
         fields.finish(self);
-        GraphDecl { name, entry, nodes, validate, recursion_limit, state, edges, routes, span }
+        GraphDecl {
+            name,
+            entry,
+            nodes,
+            validate,
+            recursion_limit,
+            state,
+            edges,
+            routes,
+            span,
+        }
     }
 
     fn state_keyword(&self, pair: &Pair<'_, Rule>) -> Span {
@@ -80,7 +100,11 @@ impl Lower<'_> {
             }
         }
         let mut nodes = nodes.into_iter();
-        Some(crate::ast::Edge { from: nodes.next()?, to: nodes.next()?, span })
+        Some(crate::ast::Edge {
+            from: nodes.next()?,
+            to: nodes.next()?,
+            span,
+        })
     }
 
     /// Reports `=>` used as an arrow.
@@ -97,7 +121,10 @@ impl Lower<'_> {
 
     fn route(&mut self, pair: Pair<'_, Rule>) -> Route {
         let whole = self.span(&pair);
-        let mut from = Ident { name: String::new(), span: whole };
+        let mut from = Ident {
+            name: String::new(),
+            span: whole,
+        };
         let mut by = None;
         let mut arms = Vec::new();
         let mut header_end = whole.start;
@@ -116,7 +143,15 @@ impl Lower<'_> {
                 _ => {}
             }
         }
-        Route { from, by, arms, span: Span { start: whole.start, end: header_end } }
+        Route {
+            from,
+            by,
+            arms,
+            span: Span {
+                start: whole.start,
+                end: header_end,
+            },
+        }
     }
 
     fn arm(&mut self, pair: Pair<'_, Rule>) -> Option<RouteArm> {
@@ -139,7 +174,11 @@ impl Lower<'_> {
                 _ => {}
             }
         }
-        Some(RouteArm { kind: kind?, target: target?, span })
+        Some(RouteArm {
+            kind: kind?,
+            target: target?,
+            span,
+        })
     }
 
     fn condition(&mut self, pair: Pair<'_, Rule>) -> Condition {
@@ -157,7 +196,11 @@ impl Lower<'_> {
                         return one;
                     }
                 }
-                if is_or { Condition::Or(parts) } else { Condition::And(parts) }
+                if is_or {
+                    Condition::Or(parts)
+                } else {
+                    Condition::And(parts)
+                }
             }
             Rule::cond_not => {
                 let negated = child(&pair, Rule::kw_not).is_some();
@@ -166,7 +209,11 @@ impl Lower<'_> {
                     .find(|p| p.as_rule() != Rule::kw_not)
                     .map(|p| self.condition(p))
                     .unwrap_or(Condition::And(Vec::new()));
-                if negated { Condition::Not(Box::new(inner)) } else { inner }
+                if negated {
+                    Condition::Not(Box::new(inner))
+                } else {
+                    inner
+                }
             }
             Rule::comparison => {
                 let mut field = Vec::new();
@@ -202,12 +249,20 @@ impl Lower<'_> {
             match &item.kind {
                 ExprKind::Path(p) => {
                     if let Some(name) = p.last() {
-                        out.push(ValidatorUse { name: name.clone(), args: Vec::new(), span: item.span });
+                        out.push(ValidatorUse {
+                            name: name.clone(),
+                            args: Vec::new(),
+                            span: item.span,
+                        });
                     }
                 }
                 ExprKind::Call { callee, args } => {
                     if let Some(name) = callee.last() {
-                        out.push(ValidatorUse { name: name.clone(), args: args.clone(), span: item.span });
+                        out.push(ValidatorUse {
+                            name: name.clone(),
+                            args: args.clone(),
+                            span: item.span,
+                        });
                     }
                 }
                 _ => expected(self, "validate", "validator names or calls", item),

@@ -12,17 +12,32 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let name = decl_name(self, &pair);
         let block = child(&pair, Rule::block).map(|b| self.block(b));
-        let mut fields = Fields::new(block.unwrap_or_else(|| empty_block(span)), format!("interrupt `{}`", name.name));
+        let mut fields = Fields::new(
+            block.unwrap_or_else(|| empty_block(span)),
+            format!("interrupt `{}`", name.name),
+        );
         let message = fields.string(self, "message");
         let reason = fields.string(self, "reason");
         let value = fields.value(self, "value");
-        let response = fields.value(self, "response").and_then(|v| self.schema_ref("response", v));
+        let response = fields
+            .value(self, "response")
+            .and_then(|v| self.schema_ref("response", v));
         let expires = fields.duration(self, "expires");
         let approves = fields.ident_list(self, "approves");
         let on_reject = fields.string(self, "on_reject");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.require(self, &response, "response", "response = yes_no");
         fields.finish(self);
-        InterruptDecl { name, message, reason, value, response, expires, approves, on_reject, span }
+        InterruptDecl {
+            name,
+            message,
+            reason,
+            value,
+            response,
+            expires,
+            approves,
+            on_reject,
+            span,
+        }
     }
 }

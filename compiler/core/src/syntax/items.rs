@@ -11,7 +11,13 @@ impl Lower<'_> {
         let span = self.span(&pair);
         if let Some(string) = child(&pair, Rule::string) {
             let path = self.string(&string);
-            return Some(Import { target: ImportTarget::File { path, span: self.span(&string) }, span });
+            return Some(Import {
+                target: ImportTarget::File {
+                    path,
+                    span: self.span(&string),
+                },
+                span,
+            });
         }
         let path_pair = child(&pair, Rule::import_path)?;
         let mut path = Vec::new();
@@ -22,17 +28,26 @@ impl Lower<'_> {
                 _ => path.push(self.ident(&part)),
             }
         }
-        Some(Import { target: ImportTarget::Std { path, star }, span })
+        Some(Import {
+            target: ImportTarget::Std { path, star },
+            span,
+        })
     }
 
     pub(super) fn tag(&mut self, pair: Pair<'_, Rule>) -> TagDecl {
         let span = self.span(&pair);
-        let name = child(&pair, Rule::ident).map(|i| self.ident(&i)).unwrap_or_else(|| crate::ast::Ident {
-            name: String::new(),
-            span,
-        });
+        let name = child(&pair, Rule::ident)
+            .map(|i| self.ident(&i))
+            .unwrap_or_else(|| crate::ast::Ident {
+                name: String::new(),
+                span,
+            });
         let description = child(&pair, Rule::string).map(|s| self.string(&s));
-        TagDecl { name, description, span }
+        TagDecl {
+            name,
+            description,
+            span,
+        }
     }
 
     pub(super) fn schema(&mut self, pair: Pair<'_, Rule>) -> Option<SchemaDecl> {
@@ -46,7 +61,9 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let name = match child(&pair, Rule::string) {
             Some(s) => self.string(&s),
-            None => child(&pair, Rule::ident).map(|i| i.as_str().to_string()).unwrap_or_default(),
+            None => child(&pair, Rule::ident)
+                .map(|i| i.as_str().to_string())
+                .unwrap_or_default(),
         };
         // The body is parsed (so its syntax errors are reported) but not interpreted yet.
         if let Some(block) = child(&pair, Rule::block) {
@@ -54,7 +71,11 @@ impl Lower<'_> {
         }
         let keyword = child(&pair, Rule::kw_test).map_or(span, |k| self.span(&k));
         let d = self
-            .diag(Code::TENX0009, format!("test `{name}` is not run by this version of tenxc"), keyword)
+            .diag(
+                Code::TENX0009,
+                format!("test `{name}` is not run by this version of tenxc"),
+                keyword,
+            )
             .label("parsed, not run")
             .note("`test` blocks are reserved for scripted tests; a later version runs them");
         self.report(d);

@@ -28,7 +28,10 @@ use tenx_grammar::{Rule, TenxParser};
 /// in the module.
 pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let mut module = Module { file, items: Vec::new() };
+    let mut module = Module {
+        file,
+        items: Vec::new(),
+    };
     let (chunks, problems) = chunks::split(text);
     for problem in problems {
         diagnostics.push(match problem {
@@ -37,15 +40,20 @@ pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
                     .label("this `\"\"\"` is never closed")
                     .help("end the text block with `\"\"\"`")
             }
-            chunks::ScanProblem::UnterminatedComment(at) => {
-                Diagnostic::new(Code::TENX0010, "unterminated block comment", file, Span::new(at, at + 2))
-                    .label("this `/*` is never closed")
-                    .help("end the comment with `*/`")
-            }
+            chunks::ScanProblem::UnterminatedComment(at) => Diagnostic::new(
+                Code::TENX0010,
+                "unterminated block comment",
+                file,
+                Span::new(at, at + 2),
+            )
+            .label("this `/*` is never closed")
+            .help("end the comment with `*/`"),
         });
     }
     for chunk in chunks.iter().filter(|c| c.has_tokens) {
-        let Some(chunk_text) = text.get(chunk.start..chunk.end) else { continue };
+        let Some(chunk_text) = text.get(chunk.start..chunk.end) else {
+            continue;
+        };
         if let Some(at) = chunk.too_deep_at {
             diagnostics.push(
                 Diagnostic::new(
@@ -59,7 +67,12 @@ pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
             );
             continue;
         }
-        let mut lower = Lower { file, base: chunk.start, diagnostics: &mut diagnostics, truncated: chunk.truncated };
+        let mut lower = Lower {
+            file,
+            base: chunk.start,
+            diagnostics: &mut diagnostics,
+            truncated: chunk.truncated,
+        };
         match TenxParser::parse(Rule::item_chunk, chunk_text) {
             Ok(pairs) => {
                 for pair in pairs.flat_map(Pair::into_inner) {
@@ -74,7 +87,9 @@ pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
                     }
                 }
             }
-            Err(error) => lower.diagnostics.push(errors::syntax_error(&error, chunk_text, chunk.start, file)),
+            Err(error) => lower
+                .diagnostics
+                .push(errors::syntax_error(&error, chunk_text, chunk.start, file)),
         }
     }
     (module, diagnostics)
@@ -98,7 +113,10 @@ impl Lower<'_> {
 
     /// An identifier from an `ident`-like pair.
     pub fn ident(&self, pair: &Pair<'_, Rule>) -> Ident {
-        Ident { name: pair.as_str().to_string(), span: self.span(pair) }
+        Ident {
+            name: pair.as_str().to_string(),
+            span: self.span(pair),
+        }
     }
 
     /// Records a diagnostic.
@@ -133,7 +151,11 @@ impl Lower<'_> {
         let text = pair.as_str();
         if text.starts_with('}') {
             let d = self
-                .diag(Code::TENX0001, "unmatched `}`", Span::new(span.start as usize, span.start as usize + 1))
+                .diag(
+                    Code::TENX0001,
+                    "unmatched `}`",
+                    Span::new(span.start as usize, span.start as usize + 1),
+                )
                 .label("this `}` closes nothing")
                 .help("remove it, or check the `{` above");
             self.report(d);
@@ -144,7 +166,10 @@ impl Lower<'_> {
             Err(error) => {
                 let mut d = errors::syntax_error(&error, text, span.start as usize, self.file);
                 if local == 0 || error_at_start(&error) {
-                    let word: String = text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                    let word: String = text
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
                     if let Some(keyword) = crate::suggest::did_you_mean(&word, chunks_keywords()) {
                         d = d.help(format!("did you mean `{keyword}`?"));
                     }
@@ -154,7 +179,9 @@ impl Lower<'_> {
             Ok(_) => {
                 // Cannot happen: the chunk would have parsed as an item. Report it plainly.
                 let _ = chunk_text;
-                let d = self.diag(Code::TENX0001, "unexpected text", span).label("not part of any declaration");
+                let d = self
+                    .diag(Code::TENX0001, "unexpected text", span)
+                    .label("not part of any declaration");
                 self.report(d);
             }
         }
@@ -166,7 +193,18 @@ fn error_at_start(error: &tenx_grammar::pest::error::Error<Rule>) -> bool {
 }
 
 fn chunks_keywords() -> &'static [&'static str] {
-    &["import", "tag", "schema", "model", "tool", "agent", "validator", "interrupt", "graph", "test"]
+    &[
+        "import",
+        "tag",
+        "schema",
+        "model",
+        "tool",
+        "agent",
+        "validator",
+        "interrupt",
+        "graph",
+        "test",
+    ]
 }
 
 /// The inner pairs of a pair, as a vector (pest pairs are cheap to clone).

@@ -11,7 +11,10 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let name = decl_name(self, &pair);
         let block = child(&pair, Rule::block).map(|b| self.block(b));
-        let mut fields = Fields::new(block.unwrap_or_else(|| empty_block(span)), format!("model `{}`", name.name));
+        let mut fields = Fields::new(
+            block.unwrap_or_else(|| empty_block(span)),
+            format!("model `{}`", name.name),
+        );
         let provider = fields.ident(self, "provider");
         let model_name = fields.string(self, "name");
         let base_url = fields.string(self, "base_url");
@@ -20,7 +23,16 @@ impl Lower<'_> {
         let turns = fields.value(self, "turns");
         fields.require(self, &provider, "provider", "provider = openai");
         fields.finish(self);
-        ModelDecl { name, provider, model_name, base_url, api_key, params, turns, span }
+        ModelDecl {
+            name,
+            provider,
+            model_name,
+            base_url,
+            api_key,
+            params,
+            turns,
+            span,
+        }
     }
 }
 
@@ -28,10 +40,16 @@ impl Lower<'_> {
 pub(super) fn decl_name(lower: &Lower<'_>, pair: &Pair<'_, Rule>) -> Ident {
     child(pair, Rule::ident)
         .map(|i| lower.ident(&i))
-        .unwrap_or_else(|| Ident { name: String::new(), span: lower.span(pair) })
+        .unwrap_or_else(|| Ident {
+            name: String::new(),
+            span: lower.span(pair),
+        })
 }
 
 /// A block with no fields, for an item whose block is missing.
 pub(super) fn empty_block(span: tenx_diagnostics::Span) -> super::blocks::BlockData {
-    super::blocks::BlockData { open: span, fields: Vec::new() }
+    super::blocks::BlockData {
+        open: span,
+        fields: Vec::new(),
+    }
 }

@@ -17,23 +17,41 @@ impl Lower<'_> {
             .and_then(|r| r.into_inner().next())
             .map(|t| self.type_expr(t));
         let block = child(&pair, Rule::block).map(|b| self.block(b));
-        let mut fields = Fields::new(block.unwrap_or_else(|| empty_block(span)), format!("tool `{}`", name.name));
+        let mut fields = Fields::new(
+            block.unwrap_or_else(|| empty_block(span)),
+            format!("tool `{}`", name.name),
+        );
         let description = fields.string(self, "description");
-        let exposed_name = fields.string(self, "name").and_then(|e| Some((e.as_str()?.to_string(), e.span)));
+        let exposed_name = fields
+            .string(self, "name")
+            .and_then(|e| Some((e.as_str()?.to_string(), e.span)));
         let parameters_schema = fields.value(self, "parameters");
         if let (Some(schema), Some(_)) = (&parameters_schema, &params) {
             let d = self
-                .diag(Code::TENX0108, format!("tool `{}` has both a parameter list and `parameters`", name.name), schema.span)
+                .diag(
+                    Code::TENX0108,
+                    format!("tool `{}` has both a parameter list and `parameters`", name.name),
+                    schema.span,
+                )
                 .label("second definition of the parameters")
                 .help("keep either the parameter list or the inline `parameters` schema");
             self.report(d);
         }
         let tags = fields.ident_list(self, "tags");
         let risk = fields.value(self, "risk").and_then(|v| self.risk(&v));
-        let approval = fields.block(self, "approval").map(|(key, block)| self.approval(key, block));
+        let approval = fields
+            .block(self, "approval")
+            .map(|(key, block)| self.approval(key, block));
         let idempotency_key = fields.string(self, "idempotency_key");
-        let run = fields.value(self, "run").and_then(|v| self.run_binding(&v).map(|r| (r, v.span)));
-        fields.require(self, &description, "description", "description = \"what the tool does\"");
+        let run = fields
+            .value(self, "run")
+            .and_then(|v| self.run_binding(&v).map(|r| (r, v.span)));
+        fields.require(
+            self,
+            &description,
+            "description",
+            "description = \"what the tool does\"",
+        );
         fields.require(self, &run, "run", "run = http(POST, \"https://…\")");
         fields.finish(self);
         ToolDecl {
@@ -64,7 +82,11 @@ impl Lower<'_> {
                     .and_then(|i| crate::suggest::did_you_mean(&i.name, &["low", "medium", "high", "prohibited"]))
                     .map(|s| format!("did you mean `{s}`?"));
                 let d = self
-                    .diag(Code::TENX0108, "`risk` must be `low`, `medium`, `high` or `prohibited`", v.span)
+                    .diag(
+                        Code::TENX0108,
+                        "`risk` must be `low`, `medium`, `high` or `prohibited`",
+                        v.span,
+                    )
                     .label("unknown risk level")
                     .maybe_help(help);
                 self.report(d);
@@ -78,13 +100,23 @@ impl Lower<'_> {
         let mut fields = Fields::new(block, "`approval`".to_string());
         let message = fields.string(self, "message");
         let reason = fields.string(self, "reason");
-        let response = fields.value(self, "response").and_then(|v| self.schema_ref("response", v));
+        let response = fields
+            .value(self, "response")
+            .and_then(|v| self.schema_ref("response", v));
         let expires = fields.duration(self, "expires");
         let on_reject = fields.string(self, "on_reject");
         let evidence = fields.list(self, "evidence");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.finish(self);
-        Approval { message, reason, response, expires, on_reject, evidence, span: key.span }
+        Approval {
+            message,
+            reason,
+            response,
+            expires,
+            on_reject,
+            evidence,
+            span: key.span,
+        }
     }
 
     /// A schema name or an inline schema map.
@@ -109,11 +141,17 @@ impl Lower<'_> {
             None
         };
         match &v.kind {
-            ExprKind::Path(p) if p.len() == 1 && p.first().is_some_and(|i| i.name == "remote") => Some(RunBinding::Remote),
+            ExprKind::Path(p) if p.len() == 1 && p.first().is_some_and(|i| i.name == "remote") => {
+                Some(RunBinding::Remote)
+            }
             ExprKind::Call { callee, args } if callee.len() == 1 => {
                 let kind = callee.first().map(|i| i.name.as_str()).unwrap_or("");
                 let positional: Vec<&Expr> = args.iter().filter(|a| a.name.is_none()).map(|a| &a.value).collect();
-                let named = |n: &str| args.iter().find(|a| a.name.as_ref().is_some_and(|i| i.name == n)).map(|a| &a.value);
+                let named = |n: &str| {
+                    args.iter()
+                        .find(|a| a.name.as_ref().is_some_and(|i| i.name == n))
+                        .map(|a| &a.value)
+                };
                 for arg in args.iter().filter_map(|a| a.name.as_ref()) {
                     let allowed: &[&str] = match kind {
                         "http" => &["method", "url", "timeout"],
@@ -122,7 +160,11 @@ impl Lower<'_> {
                     };
                     if !allowed.contains(&arg.name.as_str()) {
                         let d = self
-                            .diag(Code::TENX0108, format!("`{kind}` has no argument `{}`", arg.name), arg.span)
+                            .diag(
+                                Code::TENX0108,
+                                format!("`{kind}` has no argument `{}`", arg.name),
+                                arg.span,
+                            )
                             .label("unknown argument");
                         self.report(d);
                     }
@@ -132,39 +174,69 @@ impl Lower<'_> {
                         let method = named("method").or(positional.first().copied());
                         let url = named("url").or(positional.get(1).copied());
                         let method = match method.and_then(|m| m.as_ident()) {
-                            Some(m) if ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&m.name.as_str()) => m.clone(),
-                            _ => return bad(self, "`http` needs a method: `GET`, `POST`, `PUT`, `PATCH` or `DELETE`", v.span),
+                            Some(m) if ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&m.name.as_str()) => {
+                                m.clone()
+                            }
+                            _ => {
+                                return bad(
+                                    self,
+                                    "`http` needs a method: `GET`, `POST`, `PUT`, `PATCH` or `DELETE`",
+                                    v.span,
+                                );
+                            }
                         };
                         let Some(url) = url.filter(|u| u.as_str().is_some()).cloned() else {
                             return bad(self, "`http` needs a URL string", v.span);
                         };
                         let timeout_ms = match named("timeout") {
-                            Some(Expr { kind: ExprKind::Duration(ms), .. }) => Some(*ms),
+                            Some(Expr {
+                                kind: ExprKind::Duration(ms),
+                                ..
+                            }) => Some(*ms),
                             Some(other) => {
                                 expected(self, "timeout", "a duration such as `10s`", other);
                                 None
                             }
                             None => None,
                         };
-                        Some(RunBinding::Http { method, url, timeout_ms })
+                        Some(RunBinding::Http {
+                            method,
+                            url,
+                            timeout_ms,
+                        })
                     }
                     "builtin" => match positional.first().and_then(|e| e.as_ident()) {
                         Some(i) => Some(RunBinding::Builtin(i.clone())),
-                        None => bad(self, "`builtin` needs the builtin's name: `builtin(current_time)`", v.span),
+                        None => bad(
+                            self,
+                            "`builtin` needs the builtin's name: `builtin(current_time)`",
+                            v.span,
+                        ),
                     },
                     "mcp" => {
                         let server = named("server").or(positional.first().copied()).and_then(|e| e.as_str());
                         let tool = named("tool").or(positional.get(1).copied()).and_then(|e| e.as_str());
                         match server {
-                            Some(server) => Some(RunBinding::Mcp { server: server.to_string(), tool: tool.map(str::to_string) }),
+                            Some(server) => Some(RunBinding::Mcp {
+                                server: server.to_string(),
+                                tool: tool.map(str::to_string),
+                            }),
                             None => bad(self, "`mcp` needs a server name: `mcp(server: \"files\")`", v.span),
                         }
                     }
                     "remote" => Some(RunBinding::Remote),
-                    _ => bad(self, "`run` must be `http(…)`, `remote`, `builtin(…)` or `mcp(…)`", v.span),
+                    _ => bad(
+                        self,
+                        "`run` must be `http(…)`, `remote`, `builtin(…)` or `mcp(…)`",
+                        v.span,
+                    ),
                 }
             }
-            _ => bad(self, "`run` must be `http(…)`, `remote`, `builtin(…)` or `mcp(…)`", v.span),
+            _ => bad(
+                self,
+                "`run` must be `http(…)`, `remote`, `builtin(…)` or `mcp(…)`",
+                v.span,
+            ),
         }
     }
 }

@@ -8,7 +8,10 @@ use tenx_grammar::pest::iterators::Pair;
 impl Lower<'_> {
     /// A `param_list` pair.
     pub fn param_list(&mut self, pair: Pair<'_, Rule>) -> Vec<Param> {
-        pair.into_inner().filter(|p| p.as_rule() == Rule::param).filter_map(|p| self.param(p)).collect()
+        pair.into_inner()
+            .filter(|p| p.as_rule() == Rule::param)
+            .filter_map(|p| self.param(p))
+            .collect()
     }
 
     /// A `param` pair: `name?: type = default "description"`.
@@ -29,7 +32,14 @@ impl Lower<'_> {
                 _ => {}
             }
         }
-        Some(Param { name: name?, optional, ty: ty?, default, description, span })
+        Some(Param {
+            name: name?,
+            optional,
+            ty: ty?,
+            default,
+            description,
+            span,
+        })
     }
 
     /// A `type_expr` pair.
@@ -43,15 +53,28 @@ impl Lower<'_> {
                 let generic = child(&named, Rule::type_generic)
                     .and_then(|g| g.into_inner().next())
                     .map(|t| Box::new(self.type_expr(t)));
-                let args = child(&named, Rule::call_args).map(|a| self.call_args(a)).unwrap_or_default();
+                let args = child(&named, Rule::call_args)
+                    .map(|a| self.call_args(a))
+                    .unwrap_or_default();
                 TypeExpr::Named {
-                    name: name.unwrap_or_else(|| crate::ast::Ident { name: String::new(), span }),
+                    name: name.unwrap_or_else(|| crate::ast::Ident {
+                        name: String::new(),
+                        span,
+                    }),
                     generic,
                     args,
                     span,
                 }
             }
-            None => TypeExpr::Named { name: crate::ast::Ident { name: String::new(), span }, generic: None, args: Vec::new(), span },
+            None => TypeExpr::Named {
+                name: crate::ast::Ident {
+                    name: String::new(),
+                    span,
+                },
+                generic: None,
+                args: Vec::new(),
+                span,
+            },
         }
     }
 }

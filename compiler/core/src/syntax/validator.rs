@@ -13,7 +13,10 @@ impl Lower<'_> {
         let name = decl_name(self, &pair);
         let params = child(&pair, Rule::param_list).map(|p| self.param_list(p));
         let block = child(&pair, Rule::block).map(|b| self.block(b));
-        let mut fields = Fields::new(block.unwrap_or_else(|| empty_block(span)), format!("validator `{}`", name.name));
+        let mut fields = Fields::new(
+            block.unwrap_or_else(|| empty_block(span)),
+            format!("validator `{}`", name.name),
+        );
         let description = fields.string(self, "description");
         let builtin = fields.value(self, "run").and_then(|v| match &v.kind {
             ExprKind::Call { callee, args }
@@ -35,6 +38,15 @@ impl Lower<'_> {
             }
         }
         fields.finish(self);
-        ValidatorDecl { name, params, description, builtin, deny_patterns, deny_keywords, max_length, span }
+        ValidatorDecl {
+            name,
+            params,
+            description,
+            builtin,
+            deny_patterns,
+            deny_keywords,
+            max_length,
+            span,
+        }
     }
 }

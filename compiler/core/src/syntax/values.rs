@@ -19,10 +19,19 @@ impl Lower<'_> {
                         return term;
                     }
                 }
-                Expr { kind: ExprKind::Join(terms), span }
+                Expr {
+                    kind: ExprKind::Join(terms),
+                    span,
+                }
             }
-            Rule::string => Expr { kind: ExprKind::Str(self.string(&pair)), span },
-            Rule::text_block => Expr { kind: ExprKind::Text(self.text_block(&pair)), span },
+            Rule::string => Expr {
+                kind: ExprKind::Str(self.string(&pair)),
+                span,
+            },
+            Rule::text_block => Expr {
+                kind: ExprKind::Text(self.text_block(&pair)),
+                span,
+            },
             Rule::duration => {
                 let kind = match duration_ms(pair.as_str()) {
                     Some(ms) => ExprKind::Duration(ms),
@@ -40,23 +49,43 @@ impl Lower<'_> {
                 let kind = match number(pair.as_str()) {
                     Some(n) => ExprKind::Number(n),
                     None => {
-                        let d = self.diag(Code::TENX0108, "number is out of range", span).label("not a finite number");
+                        let d = self
+                            .diag(Code::TENX0108, "number is out of range", span)
+                            .label("not a finite number");
                         self.report(d);
                         ExprKind::Null
                     }
                 };
                 Expr { kind, span }
             }
-            Rule::boolean => Expr { kind: ExprKind::Bool(pair.as_str() == "true"), span },
-            Rule::null => Expr { kind: ExprKind::Null, span },
-            Rule::path => Expr { kind: ExprKind::Path(pair.into_inner().map(|p| self.ident(&p)).collect()), span },
+            Rule::boolean => Expr {
+                kind: ExprKind::Bool(pair.as_str() == "true"),
+                span,
+            },
+            Rule::null => Expr {
+                kind: ExprKind::Null,
+                span,
+            },
+            Rule::path => Expr {
+                kind: ExprKind::Path(pair.into_inner().map(|p| self.ident(&p)).collect()),
+                span,
+            },
             Rule::call => {
                 let mut inner = pair.into_inner();
-                let callee = inner.next().map(|p| p.into_inner().map(|i| self.ident(&i)).collect()).unwrap_or_default();
+                let callee = inner
+                    .next()
+                    .map(|p| p.into_inner().map(|i| self.ident(&i)).collect())
+                    .unwrap_or_default();
                 let args = inner.next().map(|a| self.call_args(a)).unwrap_or_default();
-                Expr { kind: ExprKind::Call { callee, args }, span }
+                Expr {
+                    kind: ExprKind::Call { callee, args },
+                    span,
+                }
             }
-            Rule::list => Expr { kind: ExprKind::List(pair.into_inner().map(|v| self.value(v)).collect()), span },
+            Rule::list => Expr {
+                kind: ExprKind::List(pair.into_inner().map(|v| self.value(v)).collect()),
+                span,
+            },
             Rule::map => {
                 let entries = pair
                     .into_inner()
@@ -72,9 +101,15 @@ impl Lower<'_> {
                         Some(MapEntry { key, key_span, value })
                     })
                     .collect();
-                Expr { kind: ExprKind::Map(entries), span }
+                Expr {
+                    kind: ExprKind::Map(entries),
+                    span,
+                }
             }
-            _ => Expr { kind: ExprKind::Null, span },
+            _ => Expr {
+                kind: ExprKind::Null,
+                span,
+            },
         }
     }
 
@@ -99,7 +134,9 @@ impl Lower<'_> {
     /// `\{`, `\}` and `\$` stay escaped: they are template syntax, read by
     /// [`crate::template`] and by the runtime that fills templates in.
     pub fn string(&mut self, pair: &Pair<'_, Rule>) -> String {
-        let Some(body) = children(pair).into_iter().next() else { return String::new() };
+        let Some(body) = children(pair).into_iter().next() else {
+            return String::new();
+        };
         let base = self.span(&body).start as usize;
         let raw = body.as_str();
         let mut out = String::with_capacity(raw.len());
@@ -133,11 +170,17 @@ impl Lower<'_> {
                                 chars.next();
                             }
                         }
-                        None => self.bad_escape(base + i, 2, "`\\u` needs a hex code point in braces, like `\\u{1F600}`"),
+                        None => {
+                            self.bad_escape(base + i, 2, "`\\u` needs a hex code point in braces, like `\\u{1F600}`")
+                        }
                     }
                 }
                 other => {
-                    self.bad_escape(base + i, 1 + other.len_utf8(), "known escapes: \\\" \\\\ \\n \\t \\r \\{ \\} \\$ \\u{…}");
+                    self.bad_escape(
+                        base + i,
+                        1 + other.len_utf8(),
+                        "known escapes: \\\" \\\\ \\n \\t \\r \\{ \\} \\$ \\u{…}",
+                    );
                     out.push(other);
                 }
             }
@@ -163,7 +206,10 @@ impl Lower<'_> {
 
 /// Removes the first newline, a whitespace-only last line, and the common indentation.
 pub fn dedent(raw: &str) -> String {
-    let body = raw.strip_prefix("\r\n").or_else(|| raw.strip_prefix('\n')).unwrap_or(raw);
+    let body = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
     let body = match body.rfind('\n') {
         Some(n) if body.get(n + 1..).is_some_and(|tail| tail.trim().is_empty()) => body.get(..n).unwrap_or(body),
         _ => body,

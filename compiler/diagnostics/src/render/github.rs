@@ -40,7 +40,11 @@ pub fn render_github(diagnostics: &[Diagnostic], sources: &SourceSet) -> String 
                     escape_data(&message)
                 ));
             }
-            None => out.push_str(&format!("::{command} title={}::{}\n", escape_property(&title), escape_data(&message))),
+            None => out.push_str(&format!(
+                "::{command} title={}::{}\n",
+                escape_property(&title),
+                escape_data(&message)
+            )),
         }
     }
     out

@@ -47,8 +47,16 @@ pub struct JsonDiagnostic {
 
 fn label(l: &crate::Label, sources: &SourceSet) -> JsonLabel {
     let (file, start, end) = match sources.get(l.file) {
-        Some(f) => (f.name.clone(), f.line_col(l.span.start as usize), f.line_col(l.span.end as usize)),
-        None => (String::new(), crate::LineCol { line: 1, column: 1 }, crate::LineCol { line: 1, column: 1 }),
+        Some(f) => (
+            f.name.clone(),
+            f.line_col(l.span.start as usize),
+            f.line_col(l.span.end as usize),
+        ),
+        None => (
+            String::new(),
+            crate::LineCol { line: 1, column: 1 },
+            crate::LineCol { line: 1, column: 1 },
+        ),
     };
     JsonLabel {
         file,

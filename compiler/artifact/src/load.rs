@@ -1,0 +1,252 @@
+//! Loading a sealed artifact: every check, in a fixed order, before anything may run.
+//!
+//! 1. the bytes are one JSON object with no duplicate keys;
+//! 2. its `format` is known (`tenx-graph/1`); a newer `tenx-graph/N` is [`LoadError::FormatTooNew`];
+//! 3. the envelope has exactly its fields, and `id` has the form of an artifact id;
+//! 4. the canonical bytes of `artifact` hash to `id` ([`LoadError::SealMismatch`] otherwise);
+//! 5. a signature is present if the policy requires one;
+//! 6. a present signature is a valid Ed25519 signature of the id;
+//! 7. its key is trusted, if the policy names trusted keys or requires a signature;
+//! 8. the body deserialises strictly into [`Artifact`];
+//! 9. the body is structurally consistent (the same checks as [`crate::seal`]).
+
+use serde_json::Value;
+
+use crate::check::check;
+use crate::envelope::{ALGORITHM, EnvelopeIn, SignatureIn};
+use crate::id::shorten;
+use crate::sign::decode_signature;
+use crate::{Artifact, ArtifactId, FORMAT, PublicKey, Signature, signed_message, strict_json};
+
+const FORMAT_FAMILY: &str = "tenx-graph/";
+
+/// Which signatures a host demands and whose it accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustPolicy {
+    require_signature: bool,
+    trusted_keys: Vec<PublicKey>,
+}
+
+impl TrustPolicy {
+    /// Accepts unsigned artifacts. A signature that is present must still be valid; add keys
+    /// with [`TrustPolicy::trust`] to also refuse signatures by any other key.
+    pub fn signature_optional() -> Self {
+        Self {
+            require_signature: false,
+            trusted_keys: Vec::new(),
+        }
+    }
+
+    /// Accepts only artifacts with a valid signature by one of `keys`.
+    ///
+    /// With no keys, every artifact is refused.
+    pub fn signature_required(keys: impl IntoIterator<Item = PublicKey>) -> Self {
+        Self {
+            require_signature: true,
+            trusted_keys: keys.into_iter().collect(),
+        }
+    }
+
+    /// This policy, also trusting `key`.
+    #[must_use]
+    pub fn trust(mut self, key: PublicKey) -> Self {
+        if !self.trusted_keys.contains(&key) {
+            self.trusted_keys.push(key);
+        }
+        self
+    }
+
+    /// Whether an unsigned artifact is refused.
+    pub fn requires_signature(&self) -> bool {
+        self.require_signature
+    }
+
+    /// The trusted keys.
+    pub fn trusted_keys(&self) -> &[PublicKey] {
+        &self.trusted_keys
+    }
+
+    fn checks_signer(&self) -> bool {
+        self.require_signature || !self.trusted_keys.is_empty()
+    }
+}
+
+/// An artifact that passed every check of [`load`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoadedArtifact {
+    /// Its id, verified against its content.
+    pub id: ArtifactId,
+    /// The artifact.
+    pub artifact: Artifact,
+    /// The key that signed it, if it was signed (the signature was verified).
+    pub signer: Option<PublicKey>,
+}
+
+/// Why a sealed artifact was refused. Variants are listed in the order they are checked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// Not JSON, not an object, a duplicate key, or an envelope field missing, extra or mistyped.
+    #[error("invalid artifact envelope: {0}")]
+    InvalidEnvelope(String),
+    /// A later `tenx-graph/N` than this build reads.
+    #[error("artifact format `{found}` is newer than this build supports (`{FORMAT}`); upgrade the runtime")]
+    FormatTooNew {
+        /// The format the file names.
+        found: String,
+    },
+    /// A format string this build does not know at all.
+    #[error("unknown artifact format `{found}` (expected `{FORMAT}`)")]
+    UnknownFormat {
+        /// The format the file names.
+        found: String,
+    },
+    /// The content does not hash to the recorded id: the artifact was altered after sealing.
+    #[error("artifact content does not match its seal: recorded id `{recorded}`, content hashes to `{computed}`")]
+    SealMismatch {
+        /// The id written in the envelope.
+        recorded: String,
+        /// The id of the content as found.
+        computed: String,
+    },
+    /// The policy requires a signature and there is none.
+    #[error("artifact is not signed, and this host requires a signature")]
+    MissingSignature,
+    /// The signature is malformed or does not verify.
+    #[error("invalid artifact signature: {0}")]
+    BadSignature(String),
+    /// A valid signature by a key the policy does not trust.
+    #[error("artifact is signed by untrusted key `{fingerprint}`")]
+    UntrustedKey {
+        /// The signing key's fingerprint.
+        fingerprint: String,
+    },
+    /// The body does not have the artifact's shape.
+    #[error("malformed artifact at `{path}`: {message}")]
+    Malformed {
+        /// Where in the body, e.g. `graphs.support.nodes.triage.kind` (`.` for the root).
+        path: String,
+        /// What is wrong there.
+        message: String,
+    },
+    /// The body breaks a structural rule a runtime relies on.
+    #[error("inconsistent artifact: {0}")]
+    Inconsistent(String),
+}
+
+/// Loads and verifies a sealed artifact (the bytes of a `.tenxg` file) under `policy`.
+///
+/// # Errors
+///
+/// The first [`LoadError`] found, in the order the module documentation lists.
+pub fn load(bytes: &[u8], policy: &TrustPolicy) -> Result<LoadedArtifact, LoadError> {
+    let value = strict_json::parse(bytes)
+        .map_err(|error| LoadError::InvalidEnvelope(format!("not valid JSON: {error}")))?;
+    check_format(&value)?;
+    let envelope: EnvelopeIn = serde_json::from_value(value)
+        .map_err(|error| LoadError::InvalidEnvelope(error.to_string()))?;
+    let recorded: ArtifactId = envelope
+        .id
+        .parse()
+        .map_err(|error| LoadError::InvalidEnvelope(format!("`id`: {error}")))?;
+    let computed = ArtifactId::of_body(&envelope.artifact)
+        .map_err(|error| LoadError::InvalidEnvelope(error.to_string()))?;
+    if computed != recorded {
+        return Err(LoadError::SealMismatch {
+            recorded: recorded.to_string(),
+            computed: computed.to_string(),
+        });
+    }
+    let signer = match envelope.signature {
+        None if policy.require_signature => return Err(LoadError::MissingSignature),
+        None => None,
+        Some(block) => Some(verify_signature(&block, &recorded)?),
+    };
+    if let Some(signature) = &signer
+        && policy.checks_signer()
+        && !policy.trusted_keys.contains(signature.public_key())
+    {
+        return Err(LoadError::UntrustedKey {
+            fingerprint: signature.public_key().fingerprint(),
+        });
+    }
+    let artifact = deserialize_body(envelope.artifact)?;
+    check(&artifact).map_err(LoadError::Inconsistent)?;
+    Ok(LoadedArtifact {
+        id: recorded,
+        artifact,
+        signer: signer.map(|signature| signature.public_key().clone()),
+    })
+}
+
+/// Step 2: the format, read before the rest of the envelope (a newer one may be shaped
+/// differently).
+fn check_format(value: &Value) -> Result<(), LoadError> {
+    let Some(object) = value.as_object() else {
+        return Err(LoadError::InvalidEnvelope("expected a JSON object".to_owned()));
+    };
+    let Some(format) = object.get("format") else {
+        return Err(LoadError::InvalidEnvelope("missing field `format`".to_owned()));
+    };
+    let Some(format) = format.as_str() else {
+        return Err(LoadError::InvalidEnvelope("`format` must be a string".to_owned()));
+    };
+    if format == FORMAT {
+        return Ok(());
+    }
+    // `tenx-graph/N` with N a decimal number without leading zeros; any N other than 1 is larger.
+    let newer = format
+        .strip_prefix(FORMAT_FAMILY)
+        .is_some_and(|digits| {
+            !digits.is_empty()
+                && !digits.starts_with('0')
+                && digits.bytes().all(|byte| byte.is_ascii_digit())
+        });
+    let found = shorten(format);
+    Err(if newer {
+        LoadError::FormatTooNew { found }
+    } else {
+        LoadError::UnknownFormat { found }
+    })
+}
+
+/// Step 6: a present signature must be well-formed and verify against the id.
+fn verify_signature(block: &SignatureIn, id: &ArtifactId) -> Result<Signature, LoadError> {
+    if block.algorithm != ALGORITHM {
+        return Err(LoadError::BadSignature(format!(
+            "unsupported algorithm `{}` (expected `{ALGORITHM}`)",
+            shorten(&block.algorithm)
+        )));
+    }
+    let public_key = PublicKey::from_base64(&block.public_key)
+        .map_err(|error| LoadError::BadSignature(format!("public key: {error}")))?;
+    let signature = decode_signature(&block.signature).map_err(LoadError::BadSignature)?;
+    if !public_key.verify(&signed_message(id), &signature) {
+        return Err(LoadError::BadSignature(format!(
+            "signature by `{}` does not match the artifact id",
+            public_key.fingerprint()
+        )));
+    }
+    Ok(Signature::from_parts(public_key, signature))
+}
+
+/// Step 8: strict deserialisation, with the path of the first problem.
+fn deserialize_body(body: Value) -> Result<Artifact, LoadError> {
+    let artifact: Artifact = serde_path_to_error::deserialize(body).map_err(|error| {
+        LoadError::Malformed {
+            path: error.path().to_string(),
+            message: error.inner().to_string(),
+        }
+    })?;
+    if artifact.format != FORMAT {
+        return Err(LoadError::Malformed {
+            path: "format".to_owned(),
+            message: format!(
+                "body format `{}` differs from the envelope's `{FORMAT}`",
+                shorten(&artifact.format)
+            ),
+        });
+    }
+    Ok(artifact)
+}

@@ -13,7 +13,7 @@ use crate::model::{Agent, Arm, Artifact, END, EdgeKind, Graph, NodeKind, Risk, T
 
 /// Checks `artifact`; the error names the first problem and how many more there are.
 pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
-    let mut problems = Vec::new();
+    let mut problems = Problems::default();
     check_models(artifact, &mut problems);
     check_tools(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
@@ -24,16 +24,36 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     for (name, graph) in &artifact.graphs {
         check_graph(artifact, name, graph, &mut problems);
     }
-    let mut problems = problems.into_iter();
-    match (problems.next(), problems.len()) {
-        (None, _) => Ok(()),
-        (Some(first), 0) => Err(first),
-        (Some(first), 1) => Err(format!("{first} (and 1 more problem)")),
-        (Some(first), more) => Err(format!("{first} (and {more} more problems)")),
+    problems.into_result()
+}
+
+/// Problems found, in a deterministic order; lists out of order are reported after everything
+/// else, since an edit usually breaks both and the other problem says more.
+#[derive(Default)]
+struct Problems {
+    found: Vec<String>,
+    unsorted: Vec<String>,
+}
+
+impl Problems {
+    fn push(&mut self, problem: String) {
+        self.found.push(problem);
+    }
+
+    fn into_result(self) -> Result<(), String> {
+        let mut all = self.found.into_iter().chain(self.unsorted);
+        let Some(first) = all.next() else {
+            return Ok(());
+        };
+        Err(match all.count() {
+            0 => first,
+            1 => format!("{first} (and 1 more problem)"),
+            more => format!("{first} (and {more} more problems)"),
+        })
     }
 }
 
-fn check_models(artifact: &Artifact, problems: &mut Vec<String>) {
+fn check_models(artifact: &Artifact, problems: &mut Problems) {
     for (name, model) in &artifact.models {
         if let Some(variable) = &model.api_key_env
             && !is_env_name(variable)
@@ -48,7 +68,7 @@ fn check_models(artifact: &Artifact, problems: &mut Vec<String>) {
     }
 }
 
-fn check_tools(artifact: &Artifact, problems: &mut Vec<String>) {
+fn check_tools(artifact: &Artifact, problems: &mut Problems) {
     for (name, tool) in &artifact.tools {
         if !is_function_name(&tool.name) {
             problems.push(format!(
@@ -73,9 +93,7 @@ fn check_tools(artifact: &Artifact, problems: &mut Vec<String>) {
         check_sorted(&tool.approved_by, &format!("tool `{name}`: `approved_by`"), problems);
         for interrupt in &tool.approved_by {
             match artifact.interrupts.get(interrupt) {
-                None => problems.push(format!(
-                    "tool `{name}` is approved by unknown interrupt `{interrupt}`"
-                )),
+                None => problems.push(format!("tool `{name}` is approved by unknown interrupt `{interrupt}`")),
                 Some(step) if !step.approves.contains(name) => problems.push(format!(
                     "tool `{name}` lists interrupt `{interrupt}` in `approved_by`, but the \
                      interrupt does not list the tool in `approves`"
@@ -89,11 +107,15 @@ fn check_tools(artifact: &Artifact, problems: &mut Vec<String>) {
     }
 }
 
-fn check_interrupts(artifact: &Artifact, problems: &mut Vec<String>) {
+fn check_interrupts(artifact: &Artifact, problems: &mut Problems) {
     for (name, interrupt) in &artifact.interrupts {
         let what = format!("interrupt `{name}`: `response_schema`");
         check_schema(Some(&interrupt.response_schema), &what, problems);
-        check_sorted(&interrupt.approves, &format!("interrupt `{name}`: `approves`"), problems);
+        check_sorted(
+            &interrupt.approves,
+            &format!("interrupt `{name}`: `approves`"),
+            problems,
+        );
         for tool in &interrupt.approves {
             match artifact.tools.get(tool) {
                 None => problems.push(format!("interrupt `{name}` approves unknown tool `{tool}`")),
@@ -107,7 +129,7 @@ fn check_interrupts(artifact: &Artifact, problems: &mut Vec<String>) {
     }
 }
 
-fn check_validators(artifact: &Artifact, problems: &mut Vec<String>) {
+fn check_validators(artifact: &Artifact, problems: &mut Problems) {
     for (name, validator) in &artifact.validators {
         if let Validator::Builtin { args, .. } = validator
             && !args.is_object()
@@ -117,30 +139,37 @@ fn check_validators(artifact: &Artifact, problems: &mut Vec<String>) {
     }
 }
 
-fn check_agent(artifact: &Artifact, name: &str, agent: &Agent, problems: &mut Vec<String>) {
+fn check_agent(artifact: &Artifact, name: &str, agent: &Agent, problems: &mut Problems) {
     if !artifact.models.contains_key(&agent.model) {
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
-    check_schema(agent.output_schema.as_ref(), &format!("agent `{name}`: `output_schema`"), problems);
-    check_sorted(&agent.allowed_tools, &format!("agent `{name}`: `allowed_tools`"), problems);
+    check_schema(
+        agent.output_schema.as_ref(),
+        &format!("agent `{name}`: `output_schema`"),
+        problems,
+    );
+    check_sorted(
+        &agent.allowed_tools,
+        &format!("agent `{name}`: `allowed_tools`"),
+        problems,
+    );
     check_sorted(&agent.handoffs, &format!("agent `{name}`: `handoffs`"), problems);
     // Model-facing name -> what claims it, so that a call can never be ambiguous.
-    let mut claimed: BTreeMap<&str, String> = BTreeMap::new();
-    let mut claim = |model_name: &str, owner: String, problems: &mut Vec<String>| {
+    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
+    let mut claim = |model_name: &str, owner: String, problems: &mut Problems| {
         if let Some(first) = claimed.get(model_name) {
             problems.push(format!(
                 "agent `{name}`: tool name `{model_name}` is claimed by both {first} and {owner}"
             ));
         } else {
-            claimed.insert(model_name, owner);
+            claimed.insert(model_name.to_owned(), owner);
         }
     };
     for tool_name in &agent.allowed_tools {
         match artifact.tools.get(tool_name) {
             None => problems.push(format!("agent `{name}` allows unknown tool `{tool_name}`")),
             Some(Tool {
-                risk: Risk::Prohibited,
-                ..
+                risk: Risk::Prohibited, ..
             }) => problems.push(format!(
                 "agent `{name}` allows tool `{tool_name}`, whose risk is `prohibited`"
             )),
@@ -165,25 +194,28 @@ fn check_agent(artifact: &Artifact, name: &str, agent: &Agent, problems: &mut Ve
     }
 }
 
-fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Vec<String>) {
-    let mut report = |message: String| problems.push(format!("graph `{name}`: {message}"));
+fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Problems) {
+    let report = |problems: &mut Problems, message: String| problems.push(format!("graph `{name}`: {message}"));
     let is_node = |node: &str| graph.nodes.contains_key(node);
     let is_target = |node: &str| node == END || graph.nodes.contains_key(node);
     if !is_node(&graph.entry) {
-        report(format!("entry `{}` is not a node", graph.entry));
+        report(problems, format!("entry `{}` is not a node", graph.entry));
     }
     if graph.recursion_limit == 0 {
-        report("`recursion_limit` must be at least 1".to_owned());
+        report(problems, "`recursion_limit` must be at least 1".to_owned());
     }
     if !is_schema(&graph.state_schema) {
-        report("`state_schema` must be a schema object".to_owned());
+        report(problems, "`state_schema` must be a schema object".to_owned());
     }
     for used in &graph.input_validators {
         if !artifact.validators.contains_key(&used.validator) {
-            report(format!("input validator `{}` does not exist", used.validator));
+            report(problems, format!("input validator `{}` does not exist", used.validator));
         }
         if !used.args.is_object() {
-            report(format!("arguments of input validator `{}` must be an object", used.validator));
+            report(
+                problems,
+                format!("arguments of input validator `{}` must be an object", used.validator),
+            );
         }
     }
     for (node, spec) in &graph.nodes {
@@ -193,7 +225,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
             NodeKind::Interrupt => artifact.interrupts.contains_key(&spec.reference),
         };
         if node == END {
-            report(format!("`{END}` is reserved and cannot be a node name"));
+            report(problems, format!("`{END}` is reserved and cannot be a node name"));
         }
         if !exists {
             let kind = match spec.kind {
@@ -201,20 +233,21 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
                 NodeKind::Tool => "tool",
                 NodeKind::Interrupt => "interrupt",
             };
-            report(format!("node `{node}` runs unknown {kind} `{}`", spec.reference));
+            report(
+                problems,
+                format!("node `{node}` runs unknown {kind} `{}`", spec.reference),
+            );
         }
     }
-    let mut edge_list = Vec::new();
-    check_sorted(&graph.edges, "edges", &mut edge_list);
+    check_sorted(&graph.edges, &format!("graph `{name}`: `edges`"), problems);
     let sorted_routes = graph.routes.windows(2).all(|pair| match pair {
         [a, b] => a.from < b.from,
         _ => true,
     });
     if !sorted_routes {
-        edge_list.push("routes must be sorted by `from`, one per node".to_owned());
-    }
-    for message in edge_list {
-        report(message);
+        problems
+            .unsorted
+            .push(format!("graph `{name}`: routes must be sorted by `from`, one per node"));
     }
     // The agent each agent node runs, for handoff checks.
     let agent_of = |node: &str| {
@@ -228,10 +261,13 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
     let mut handoff_edges: BTreeSet<(&str, &str)> = BTreeSet::new();
     for edge in &graph.edges {
         if !is_node(&edge.from) {
-            report(format!("edge from unknown node `{}`", edge.from));
+            report(problems, format!("edge from unknown node `{}`", edge.from));
         }
         if !is_target(&edge.to) {
-            report(format!("edge from `{}` leads to unknown node `{}`", edge.from, edge.to));
+            report(
+                problems,
+                format!("edge from `{}` leads to unknown node `{}`", edge.from, edge.to),
+            );
         }
         match edge.kind {
             EdgeKind::Plain => *plain_out.entry(edge.from.as_str()).or_default() += 1,
@@ -240,15 +276,16 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
                 let to_agent = agent_of(&edge.to);
                 let declared = from_agent
                     .and_then(|agent| artifact.agents.get(agent))
-                    .is_some_and(|agent| {
-                        agent.handoffs.iter().any(|h| Some(h.target.as_str()) == to_agent)
-                    });
+                    .is_some_and(|agent| agent.handoffs.iter().any(|h| Some(h.target.as_str()) == to_agent));
                 if !declared {
-                    report(format!(
-                        "handoff edge from `{}` to `{}` does not match a declared handoff \
+                    report(
+                        problems,
+                        format!(
+                            "handoff edge from `{}` to `{}` does not match a declared handoff \
                          between agent nodes",
-                        edge.from, edge.to
-                    ));
+                            edge.from, edge.to
+                        ),
+                    );
                 }
                 handoff_edges.insert((edge.from.as_str(), edge.to.as_str()));
             }
@@ -256,11 +293,17 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
     }
     for (node, count) in &plain_out {
         if *count > 1 {
-            report(format!("node `{node}` has {count} plain edges; at most one is allowed"));
+            report(
+                problems,
+                format!("node `{node}` has {count} plain edges; at most one is allowed"),
+            );
         }
     }
     for (node, spec) in &graph.nodes {
-        let Some(agent) = artifact.agents.get(&spec.reference).filter(|_| spec.kind == NodeKind::Agent)
+        let Some(agent) = artifact
+            .agents
+            .get(&spec.reference)
+            .filter(|_| spec.kind == NodeKind::Agent)
         else {
             continue;
         };
@@ -270,11 +313,14 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
                 .filter(|(from, to)| from == node && agent_of(to) == Some(handoff.target.as_str()))
                 .count();
             if edges != 1 {
-                report(format!(
-                    "node `{node}` must have exactly one handoff edge to a node of agent `{}`, \
+                report(
+                    problems,
+                    format!(
+                        "node `{node}` must have exactly one handoff edge to a node of agent `{}`, \
                      found {edges}",
-                    handoff.target
-                ));
+                        handoff.target
+                    ),
+                );
             }
         }
     }
@@ -283,25 +329,31 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
         let from = route.from.as_str();
         routed.insert(from);
         if !is_node(from) {
-            report(format!("route from unknown node `{from}`"));
+            report(problems, format!("route from unknown node `{from}`"));
         }
         if plain_out.contains_key(from) {
-            report(format!("node `{from}` has both a route and a plain edge"));
+            report(problems, format!("node `{from}` has both a route and a plain edge"));
         }
         if route.arms.is_empty() {
-            report(format!("route from `{from}` has no arms"));
+            report(problems, format!("route from `{from}` has no arms"));
         }
         let mut labels = BTreeSet::new();
         for (index, arm) in route.arms.iter().enumerate() {
             if !is_target(arm.target()) {
-                report(format!("route from `{from}` leads to unknown node `{}`", arm.target()));
+                report(
+                    problems,
+                    format!("route from `{from}` leads to unknown node `{}`", arm.target()),
+                );
             }
             match arm {
                 Arm::Else { .. } if index + 1 != route.arms.len() => {
-                    report(format!("route from `{from}`: the `else` arm must be the last arm"));
+                    report(
+                        problems,
+                        format!("route from `{from}`: the `else` arm must be the last arm"),
+                    );
                 }
                 Arm::Label { label, .. } if !labels.insert(label.as_str()) => {
-                    report(format!("route from `{from}` matches label `{label}` twice"));
+                    report(problems, format!("route from `{from}` matches label `{label}` twice"));
                 }
                 _ => {}
             }
@@ -309,12 +361,15 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Ve
     }
     for node in graph.nodes.keys() {
         if !plain_out.contains_key(node.as_str()) && !routed.contains(node.as_str()) {
-            report(format!("node `{node}` has no way on (no plain edge and no route)"));
+            report(
+                problems,
+                format!("node `{node}` has no way on (no plain edge and no route)"),
+            );
         }
     }
 }
 
-fn check_schema(schema: Option<&Value>, what: &str, problems: &mut Vec<String>) {
+fn check_schema(schema: Option<&Value>, what: &str, problems: &mut Problems) {
     if let Some(schema) = schema
         && !is_schema(schema)
     {
@@ -322,13 +377,15 @@ fn check_schema(schema: Option<&Value>, what: &str, problems: &mut Vec<String>) 
     }
 }
 
-fn check_sorted<T: Ord>(list: &[T], what: &str, problems: &mut Vec<String>) {
+fn check_sorted<T: Ord>(list: &[T], what: &str, problems: &mut Problems) {
     let sorted = list.windows(2).all(|pair| match pair {
         [a, b] => a < b,
         _ => true,
     });
     if !sorted {
-        problems.push(format!("{what} must be sorted and without repeats"));
+        problems
+            .unsorted
+            .push(format!("{what} must be sorted and without repeats"));
     }
 }
 
@@ -348,8 +405,5 @@ fn is_env_name(text: &str) -> bool {
 
 /// `[A-Za-z0-9_-]{1,64}`: what model providers accept as a function name.
 fn is_function_name(text: &str) -> bool {
-    (1..=64).contains(&text.len())
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    (1..=64).contains(&text.len()) && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }

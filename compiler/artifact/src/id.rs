@@ -111,7 +111,13 @@ mod tests {
 
     #[test]
     fn parse_refuses_other_text() {
-        for text in ["", "sha256:", "sha256:ABC", "md5:00", &format!("sha256:{}", "A".repeat(64))] {
+        for text in [
+            "",
+            "sha256:",
+            "sha256:ABC",
+            "md5:00",
+            &format!("sha256:{}", "A".repeat(64)),
+        ] {
             assert!(text.parse::<ArtifactId>().is_err(), "{text}");
         }
     }

@@ -34,9 +34,8 @@ pub use canonical::canonical_json;
 pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::{
-    Agent, Approval, Arm, Artifact, CompareOp, Condition, END, Edge, EdgeKind, FORMAT, Graph,
-    Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run,
-    SourceLocation, Tool, Validator, ValidatorUse,
+    Agent, Approval, Arm, Artifact, CompareOp, Condition, END, Edge, EdgeKind, FORMAT, Graph, Handoff, HttpMethod,
+    Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, SourceLocation, Tool, Validator, ValidatorUse,
 };
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};

@@ -141,17 +141,17 @@ pub enum LoadError {
 ///
 /// The first [`LoadError`] found, in the order the module documentation lists.
 pub fn load(bytes: &[u8], policy: &TrustPolicy) -> Result<LoadedArtifact, LoadError> {
-    let value = strict_json::parse(bytes)
-        .map_err(|error| LoadError::InvalidEnvelope(format!("not valid JSON: {error}")))?;
+    let value =
+        strict_json::parse(bytes).map_err(|error| LoadError::InvalidEnvelope(format!("not valid JSON: {error}")))?;
     check_format(&value)?;
-    let envelope: EnvelopeIn = serde_json::from_value(value)
-        .map_err(|error| LoadError::InvalidEnvelope(error.to_string()))?;
+    let envelope: EnvelopeIn =
+        serde_json::from_value(value).map_err(|error| LoadError::InvalidEnvelope(error.to_string()))?;
     let recorded: ArtifactId = envelope
         .id
         .parse()
         .map_err(|error| LoadError::InvalidEnvelope(format!("`id`: {error}")))?;
-    let computed = ArtifactId::of_body(&envelope.artifact)
-        .map_err(|error| LoadError::InvalidEnvelope(error.to_string()))?;
+    let computed =
+        ArtifactId::of_body(&envelope.artifact).map_err(|error| LoadError::InvalidEnvelope(error.to_string()))?;
     if computed != recorded {
         return Err(LoadError::SealMismatch {
             recorded: recorded.to_string(),
@@ -196,13 +196,9 @@ fn check_format(value: &Value) -> Result<(), LoadError> {
         return Ok(());
     }
     // `tenx-graph/N` with N a decimal number without leading zeros; any N other than 1 is larger.
-    let newer = format
-        .strip_prefix(FORMAT_FAMILY)
-        .is_some_and(|digits| {
-            !digits.is_empty()
-                && !digits.starts_with('0')
-                && digits.bytes().all(|byte| byte.is_ascii_digit())
-        });
+    let newer = format.strip_prefix(FORMAT_FAMILY).is_some_and(|digits| {
+        !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|byte| byte.is_ascii_digit())
+    });
     let found = shorten(format);
     Err(if newer {
         LoadError::FormatTooNew { found }
@@ -233,11 +229,9 @@ fn verify_signature(block: &SignatureIn, id: &ArtifactId) -> Result<Signature, L
 
 /// Step 8: strict deserialisation, with the path of the first problem.
 fn deserialize_body(body: Value) -> Result<Artifact, LoadError> {
-    let artifact: Artifact = serde_path_to_error::deserialize(body).map_err(|error| {
-        LoadError::Malformed {
-            path: error.path().to_string(),
-            message: error.inner().to_string(),
-        }
+    let artifact: Artifact = serde_path_to_error::deserialize(body).map_err(|error| LoadError::Malformed {
+        path: error.path().to_string(),
+        message: error.inner().to_string(),
     })?;
     if artifact.format != FORMAT {
         return Err(LoadError::Malformed {

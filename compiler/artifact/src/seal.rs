@@ -1,11 +1,13 @@
 //! Sealing: normalise and self-check an artifact, compute its canonical bytes and id, and wrap
 //! it in the envelope that is written to a `.tenxg` file.
 
+use std::fmt;
+
 use crate::check::check;
 use crate::{Artifact, ArtifactId, FORMAT, SecretKey, Signature, canonical_json, envelope};
 
 /// An artifact with its id (and maybe a signature), ready to be written to a `.tenxg` file.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SealedArtifact {
     id: ArtifactId,
     artifact: Artifact,
@@ -46,14 +48,11 @@ pub enum SealError {
 /// a non-finite number.
 pub fn seal(mut artifact: Artifact) -> Result<SealedArtifact, SealError> {
     if artifact.format != FORMAT {
-        return Err(SealError::WrongFormat {
-            found: artifact.format,
-        });
+        return Err(SealError::WrongFormat { found: artifact.format });
     }
     artifact.normalize();
     check(&artifact).map_err(SealError::Inconsistent)?;
-    let value =
-        serde_json::to_value(&artifact).map_err(|error| SealError::Serialize(error.to_string()))?;
+    let value = serde_json::to_value(&artifact).map_err(|error| SealError::Serialize(error.to_string()))?;
     let body = canonical_json(&value)?;
     let id = ArtifactId::of_canonical_bytes(&body);
     Ok(SealedArtifact {
@@ -62,6 +61,17 @@ pub fn seal(mut artifact: Artifact) -> Result<SealedArtifact, SealError> {
         body,
         signature: None,
     })
+}
+
+impl fmt::Debug for SealedArtifact {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("SealedArtifact")
+            .field("id", &self.id)
+            .field("signer", &self.signature.as_ref().map(Signature::public_key))
+            .field("body_bytes", &self.body.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl SealedArtifact {

@@ -210,10 +210,7 @@ impl Signature {
     }
 
     pub(crate) fn from_parts(public_key: PublicKey, signature: ed25519_dalek::Signature) -> Self {
-        Self {
-            public_key,
-            signature,
-        }
+        Self { public_key, signature }
     }
 }
 
@@ -228,11 +225,7 @@ pub(crate) fn decode_signature(text: &str) -> Result<ed25519_dalek::Signature, S
     Ok(ed25519_dalek::Signature::from_bytes(&bytes))
 }
 
-fn decode_key_text(
-    text: &str,
-    prefix: &'static str,
-    other: &'static str,
-) -> Result<[u8; 32], KeyError> {
+fn decode_key_text(text: &str, prefix: &'static str, other: &'static str) -> Result<[u8; 32], KeyError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(KeyError::Empty);
@@ -257,7 +250,9 @@ fn decode_32(encoded: &str) -> Result<[u8; 32], KeyError> {
     let bytes = BASE64
         .decode(encoded)
         .map_err(|error| KeyError::BadBase64(error.to_string()))?;
-    bytes.try_into().map_err(|bytes: Vec<u8>| KeyError::WrongLength { found: bytes.len() })
+    bytes
+        .try_into()
+        .map_err(|bytes: Vec<u8>| KeyError::WrongLength { found: bytes.len() })
 }
 
 #[cfg(test)]

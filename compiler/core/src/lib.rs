@@ -14,6 +14,7 @@ pub mod lints;
 pub mod resolve;
 mod suggest;
 pub mod syntax;
+pub mod template;
 
 pub use lints::LintLevels;
 pub use resolve::{Program, import_file_name};

@@ -122,9 +122,7 @@ impl Arm {
     /// The node this arm leads to, or `END`.
     pub fn target(&self) -> &str {
         match self {
-            Self::Label { target, .. } | Self::When { target, .. } | Self::Else { target } => {
-                target
-            }
+            Self::Label { target, .. } | Self::When { target, .. } | Self::Else { target } => target,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Facts every check needs, computed once: which tools each agent can see (by name and by
 //! tag), which agents see each tool, and which declarations graphs use as nodes.
 
+use super::topology::Topology;
 use crate::ast::ToolSelector;
 use crate::resolve::{DeclKind, Program};
 use std::collections::BTreeSet;
@@ -19,6 +20,8 @@ pub struct Facts<'p> {
     pub seen_by: Vec<Vec<usize>>,
     /// Declarations used as nodes by some graph: (kind, index).
     pub used_as_node: BTreeSet<(DeclKind, usize)>,
+    /// For each graph (by index), its nodes and transitions as indexes.
+    pub topologies: Vec<Topology>,
 }
 
 impl<'p> Facts<'p> {
@@ -64,13 +67,8 @@ impl<'p> Facts<'p> {
                 }
             }
         }
-        Facts {
-            program,
-            sources,
-            visible_tools,
-            seen_by,
-            used_as_node,
-        }
+        let topologies = program.graphs.iter().map(|g| Topology::build(program, g.file, &g.decl)).collect();
+        Facts { program, sources, visible_tools, seen_by, used_as_node, topologies }
     }
 
     /// The tools carrying `tag`, by index.

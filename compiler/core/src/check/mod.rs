@@ -8,6 +8,7 @@ mod names;
 mod policy;
 mod schemas;
 mod templates;
+pub mod topology;
 mod unused;
 mod validators;
 

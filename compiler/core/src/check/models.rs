@@ -1,8 +1,112 @@
-//! (being written)
+//! Models and secrets: every provider is known (`TENX0801`), every credential is an
+//! `env("NAME")` reference (`TENX0802`), `turns` appear only on scripted models (`TENX0108`), and
+//! no string literal in the program's own files looks like a secret (`TENX0803`, see
+//! [`secrets`]).
+
+mod secrets;
 
 use super::Facts;
-use tenx_diagnostics::Diagnostic;
+use crate::ast::{Expr, ExprKind, ModelDecl};
+use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+
+/// The providers tenx knows.
+const PROVIDERS: &[&str] = &["openai", "anthropic", "scripted"];
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    let _ = (facts, diagnostics);
+    // Literals already reported as credentials, so the secret scan does not repeat them.
+    let mut credentials: Vec<(FileId, Span)> = Vec::new();
+    for model in &facts.program.models {
+        let (file, decl) = (model.file, &model.decl);
+        let provider = decl.provider.as_ref().map(|p| p.name.as_str());
+        if let Some(ident) = &decl.provider {
+            if !PROVIDERS.contains(&ident.name.as_str()) {
+                let help = crate::suggest::did_you_mean(&ident.name, PROVIDERS.iter())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| {
+                        "the providers are `openai` (and any OpenAI-compatible server, with `base_url`), `anthropic` and `scripted`".to_string()
+                    });
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0801,
+                        format!("unknown provider `{}`", ident.name),
+                        file,
+                        ident.span,
+                    )
+                    .label("not a provider tenx knows")
+                    .help(help),
+                );
+            }
+        }
+        if let Some(key) = &decl.api_key {
+            if let Some(problem) = credential_problem(key) {
+                credentials.push((file, key.span));
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0802,
+                        format!("the `api_key` of model `{}` {problem}", decl.name.name),
+                        file,
+                        key.span,
+                    )
+                    .label("credentials must come from the environment")
+                    .help(format!("write `api_key = env(\"{}\")` and set the variable where the runtime runs", env_name_for(provider)))
+                    .note("a key written in the program ends up in version control and in the built artifact; if this one is real, rotate it"),
+                );
+            }
+        }
+        check_turns(file, decl, provider, diagnostics);
+    }
+    secrets::check(facts, &credentials, diagnostics);
+}
+
+/// What is wrong with an `api_key` value, or `None` when it is `env("NAME")`. Never includes the
+/// value: it may be a real secret.
+fn credential_problem(key: &Expr) -> Option<&'static str> {
+    match &key.kind {
+        ExprKind::Str(_) | ExprKind::Text(_) => Some("is written as a literal string"),
+        ExprKind::Call { callee, args } if callee.len() == 1 && callee.first().is_some_and(|c| c.name == "env") => {
+            let name = match args.as_slice() {
+                [arg] if arg.name.is_none() => arg.value.as_str(),
+                _ => None,
+            };
+            match name {
+                Some(name) if is_env_name(name) => None,
+                Some(_) => Some("names an invalid environment variable; use capitals, digits and `_`"),
+                None => Some("must be `env(\"NAME\")` with one variable name"),
+            }
+        }
+        _ => Some("must be an `env(\"NAME\")` reference"),
+    }
+}
+
+/// Whether `name` is `[A-Z_][A-Z0-9_]*`.
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The usual variable name for a provider's key.
+fn env_name_for(provider: Option<&str>) -> &'static str {
+    match provider {
+        Some("anthropic") => "ANTHROPIC_API_KEY",
+        _ => "OPENAI_API_KEY",
+    }
+}
+
+/// `turns` belong to scripted models only.
+fn check_turns(file: FileId, decl: &ModelDecl, provider: Option<&str>, diagnostics: &mut Vec<Diagnostic>) {
+    let Some(turns) = &decl.turns else { return };
+    let Some(provider) = provider.filter(|p| *p != "scripted" && PROVIDERS.contains(p)) else {
+        return;
+    };
+    diagnostics.push(
+        Diagnostic::new(
+            Code::TENX0108,
+            format!("model `{}` has `turns`, but only `scripted` models play turns", decl.name.name),
+            file,
+            turns.span,
+        )
+        .label(format!("a `{provider}` model answers for itself"))
+        .help("remove `turns`, or set `provider = scripted` to replay these answers"),
+    );
 }

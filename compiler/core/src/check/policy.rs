@@ -1,8 +1,258 @@
-//! (being written)
+//! Risk policy: `high` tools need an approval, `prohibited` tools are never offered, `medium`
+//! tools should be confirmed, and — the central proof — no path through any graph reaches the
+//! execution of an approval-gated tool without passing its approval.
+//!
+//! The dominance check works on the lowered graph: an agent node that can see a tool has a
+//! call step for it, and a tool's own `approval` block becomes an approval step placed
+//! immediately before each of its executions, so it holds by construction. Approvals modelled
+//! as explicit `interrupt` nodes (`approves = [tool]`) are checked: the set of those interrupt
+//! nodes must dominate every execution of the tool, i.e. the execution must be unreachable from
+//! the entry once those nodes are removed, and also unreachable from the tool's own previous
+//! execution (each run of the tool needs a fresh approval). An agent calling such a tool
+//! directly is always a bypass, because an interrupt earlier in the graph is not bound to the
+//! call the model makes later. Every violation is reported with the offending path.
 
 use super::Facts;
-use tenx_diagnostics::Diagnostic;
+use super::topology::Topology;
+use crate::ast::{Risk, ToolDecl, ToolSelector};
+use crate::resolve::{DeclKind, Located};
+use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    let _ = (facts, diagnostics);
+    let program = facts.program;
+    for (t, tool) in program.tools.iter().enumerate() {
+        let approvers = approving_interrupts(facts, &tool.decl.name.name);
+        risk_rules(facts, t, tool, &approvers, diagnostics);
+    }
+    for (g, topology) in facts.topologies.iter().enumerate() {
+        dominance(facts, g, topology, diagnostics);
+    }
+}
+
+/// Interrupts (by index) whose `approves` names the tool.
+fn approving_interrupts(facts: &Facts<'_>, tool: &str) -> Vec<usize> {
+    facts
+        .program
+        .interrupts
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.decl.approves.iter().any(|a| a.name == tool))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Where an agent's `tools` makes a tool visible: the name, or the `tagged(…)` that matches it.
+fn selection_span(facts: &Facts<'_>, agent: usize, tool: &ToolDecl) -> Option<(FileId, Span)> {
+    let agent = facts.program.agents.get(agent)?;
+    agent.decl.tools.iter().find_map(|s| match s {
+        ToolSelector::Named(name) if name.name == tool.name.name => Some((agent.file, name.span)),
+        ToolSelector::Tagged { tags, span } if tags.iter().any(|t| tool.tags.iter().any(|g| g.name == t.name)) => {
+            Some((agent.file, *span))
+        }
+        _ => None,
+    })
+}
+
+fn risk_rules(facts: &Facts<'_>, t: usize, tool: &Located<ToolDecl>, approvers: &[usize], diagnostics: &mut Vec<Diagnostic>) {
+    let decl = &tool.decl;
+    let risk_span = decl.risk.map_or(decl.name.span, |(_, s)| s);
+    let gated = decl.approval.is_some() || !approvers.is_empty();
+    match decl.risk_level() {
+        Risk::High if !gated => diagnostics.push(
+            Diagnostic::new(Code::TENX0601, format!("`high` risk tool `{}` has no approval", decl.name.name), tool.file, decl.name.span)
+                .label("runs without a person approving it")
+                .secondary(tool.file, risk_span, "declared `high` risk here")
+                .help("add `approval { message = \"…\"  response = yes_no }` to the tool, or an `interrupt` node with `approves = [...]` before it")
+                .note("approval before execution is the default for payments, deletions, permission changes and external sends"),
+        ),
+        Risk::Medium if !gated => diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0603,
+                format!("`medium` risk tool `{}` runs without a confirmation", decl.name.name),
+                tool.file,
+                decl.name.span,
+            )
+            .label("no confirmation")
+            .secondary(tool.file, risk_span, "declared `medium` risk here")
+            .help("add an `approval { … }` block so a person confirms each call, or lower the risk if it is harmless"),
+        ),
+        Risk::Prohibited => {
+            for &agent in facts.seen_by.get(t).into_iter().flatten() {
+                let Some(agent_decl) = facts.program.agents.get(agent) else { continue };
+                let (file, span) = selection_span(facts, agent, decl).unwrap_or((agent_decl.file, agent_decl.decl.name.span));
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0602,
+                        format!("`prohibited` tool `{}` is visible to agent `{}`", decl.name.name, agent_decl.decl.name.name),
+                        file,
+                        span,
+                    )
+                    .label("this offers the tool to the model")
+                    .secondary(tool.file, risk_span, "declared `prohibited` here")
+                    .help("a prohibited action must never be offered: remove it from the agent's tools (or untag it)"),
+                );
+            }
+            for graph in &facts.program.graphs {
+                for node in graph.decl.nodes.iter().filter(|n| n.name == decl.name.name) {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::TENX0602,
+                            format!("`prohibited` tool `{}` is a node of graph `{}`", decl.name.name, graph.decl.name.name),
+                            graph.file,
+                            node.span,
+                        )
+                        .label("this runs the tool")
+                        .secondary(tool.file, risk_span, "declared `prohibited` here")
+                        .help("remove it from the graph"),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A step of a reported path.
+fn step_names(topology: &Topology, parents: &[Option<Option<usize>>], end: usize) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut current = Some(end);
+    let mut guard = 0;
+    while let Some(n) = current {
+        path.push(topology.nodes.get(n).map_or_else(String::new, |node| format!("`{}`", node.name)));
+        current = parents.get(n).copied().flatten().flatten();
+        guard += 1;
+        if guard > topology.nodes.len() {
+            break;
+        }
+    }
+    path.reverse();
+    path
+}
+
+fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, diagnostics: &mut Vec<Diagnostic>) {
+    let program = facts.program;
+    let Some(graph) = program.graphs.get(g) else { return };
+    let Some(entry) = topology.entry else { return };
+    let graph_name = &graph.decl.name.name;
+    for (t, tool) in program.tools.iter().enumerate() {
+        let decl = &tool.decl;
+        if decl.approval.is_some() {
+            continue; // its own approval step precedes every execution
+        }
+        let approvers = approving_interrupts(facts, &decl.name.name);
+        if approvers.is_empty() {
+            continue; // not gated (a `high` tool without any approval is TENX0601)
+        }
+        let is_approver = |n: usize| {
+            topology.nodes.get(n).is_some_and(|node| node.kind == DeclKind::Interrupt && approvers.contains(&node.decl))
+        };
+        let approver_span = approvers
+            .iter()
+            .filter_map(|&i| program.interrupts.get(i))
+            .find_map(|i| i.decl.approves.iter().find(|a| a.name == decl.name.name).map(|a| (i.file, a.span)));
+        let with_approval_note = |d: Diagnostic| match approver_span {
+            Some((file, span)) => d.secondary(file, span, "the approval is declared here"),
+            None => d,
+        };
+        let around = topology.reach(&[entry], &is_approver);
+        let anywhere = topology.reach(&[entry], |_| false);
+
+        // Agents that call the tool directly.
+        for (n, node) in topology.nodes.iter().enumerate() {
+            if node.kind != DeclKind::Agent || !facts.visible_tools.get(node.decl).is_some_and(|v| v.contains(&t)) {
+                continue;
+            }
+            let parents = if around.get(n).is_some_and(Option::is_some) { &around } else { &anywhere };
+            if parents.get(n).is_none_or(Option::is_none) {
+                continue; // unreachable agent: reported by the graph checks
+            }
+            let mut path = step_names(topology, parents, n);
+            mark_entry(&mut path);
+            path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
+            let Some((file, span)) = selection_span(facts, node.decl, decl) else { continue };
+            let d = Diagnostic::new(
+                Code::TENX0604,
+                format!("agent `{}` can call `{}` without passing its approval", node.name, decl.name.name),
+                file,
+                span,
+            )
+            .label("this lets the model call the tool directly")
+            .note(format!("path in graph `{graph_name}`: {}", path.join(" → ")))
+            .help(format!(
+                "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
+                decl.name.name
+            ));
+            diagnostics.push(with_approval_note(d));
+        }
+
+        // The tool as a node: every execution must be dominated by an approving interrupt.
+        let Some(tool_node) = topology.index.get(&decl.name.name).copied() else { continue };
+        if around.get(tool_node).is_some_and(Option::is_some) {
+            let mut path = step_names(topology, &around, tool_node);
+            mark_entry(&mut path);
+            if let Some(last) = path.last_mut() {
+                *last = format!("{last} runs");
+            }
+            let span = last_transition(topology, &around, tool_node).unwrap_or(decl.name.span);
+            let d = Diagnostic::new(
+                Code::TENX0604,
+                format!("graph `{graph_name}` reaches `{}` without passing its approval", decl.name.name),
+                graph.file,
+                span,
+            )
+            .label("this path skips the approval")
+            .note(format!("path: {}", path.join(" → ")))
+            .help("route every path to the tool through an interrupt node that `approves` it");
+            diagnostics.push(with_approval_note(d));
+            continue;
+        }
+        // Again after running once, without a fresh approval?
+        let after: Vec<usize> = topology
+            .successors
+            .get(tool_node)
+            .into_iter()
+            .flatten()
+            .filter_map(|(target, _)| match target {
+                super::topology::Target::Node(m) => Some(*m),
+                super::topology::Target::End => None,
+            })
+            .collect();
+        let again = topology.reach(&after, &is_approver);
+        if again.get(tool_node).is_some_and(Option::is_some) {
+            let mut path = step_names(topology, &again, tool_node);
+            path.insert(0, format!("`{}` runs", decl.name.name));
+            if let Some(last) = path.last_mut() {
+                *last = format!("{last} runs again");
+            }
+            let span = last_transition(topology, &again, tool_node).unwrap_or(decl.name.span);
+            let d = Diagnostic::new(
+                Code::TENX0604,
+                format!("graph `{graph_name}` can run `{}` again without a new approval", decl.name.name),
+                graph.file,
+                span,
+            )
+            .label("this path returns to the tool without passing its approval")
+            .note(format!("path: {}", path.join(" → ")))
+            .help("each run of an approval-gated tool needs its own approval: route the loop back through the interrupt");
+            diagnostics.push(with_approval_note(d));
+        }
+    }
+}
+
+/// Marks the first step of a path from the entry as such.
+fn mark_entry(path: &mut [String]) {
+    if let Some(first) = path.first_mut() {
+        *first = format!("entry {first}");
+    }
+}
+
+/// The span of the edge or arm by which a breadth-first search first entered `node`.
+fn last_transition(topology: &Topology, parents: &[Option<Option<usize>>], node: usize) -> Option<Span> {
+    let parent = parents.get(node).copied().flatten().flatten()?;
+    topology
+        .successors
+        .get(parent)?
+        .iter()
+        .find(|(target, _)| *target == super::topology::Target::Node(node))
+        .map(|(_, via)| via.span())
 }

@@ -1,8 +1,280 @@
-//! (being written)
+//! Template placeholders: every `{name}` in a tool's approval message, evidence and idempotency
+//! key names a parameter of the tool, and every `{name}` in an agent prompt or an interrupt's
+//! message and value names a state field of each graph that uses it (`TENX0501`); no
+//! placeholder is malformed (`TENX0502`). The scanner is [`crate::template`].
 
 use super::Facts;
-use tenx_diagnostics::Diagnostic;
+use crate::ast::{Expr, ExprKind, Param, ToolDecl};
+use crate::resolve::Located;
+use crate::template::{self, PlaceholderKind};
+use std::collections::BTreeMap;
+use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    let _ = (facts, diagnostics);
+    let program = facts.program;
+    // node name → the graphs that list it
+    let mut graphs_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (g, graph) in program.graphs.iter().enumerate() {
+        for node in &graph.decl.nodes {
+            let list = graphs_of.entry(node.name.as_str()).or_default();
+            if !list.contains(&g) {
+                list.push(g);
+            }
+        }
+    }
+    for tool in &program.tools {
+        check_tool(facts, tool, diagnostics);
+    }
+    for agent in &program.agents {
+        let Some(prompt) = &agent.decl.prompt else { continue };
+        let scopes = state_scopes(facts, graphs_of.get(agent.decl.name.name.as_str()));
+        let owner = Owner::Node {
+            kind: "agent",
+            name: &agent.decl.name.name,
+        };
+        check_template(facts, agent.file, prompt, &owner, &scopes, diagnostics);
+    }
+    for interrupt in &program.interrupts {
+        let decl = &interrupt.decl;
+        let scopes = state_scopes(facts, graphs_of.get(decl.name.name.as_str()));
+        let owner = Owner::Node {
+            kind: "interrupt",
+            name: &decl.name.name,
+        };
+        let mut templates: Vec<&Expr> = decl.message.iter().collect();
+        // The string values of `value`, at any depth.
+        let mut stack: Vec<&Expr> = decl.value.iter().collect();
+        while let Some(expr) = stack.pop() {
+            match &expr.kind {
+                ExprKind::Str(_) | ExprKind::Text(_) => templates.push(expr),
+                ExprKind::List(items) => stack.extend(items.iter().rev()),
+                ExprKind::Map(entries) => stack.extend(entries.iter().rev().map(|e| &e.value)),
+                _ => {}
+            }
+        }
+        for expr in templates {
+            check_template(facts, interrupt.file, expr, &owner, &scopes, diagnostics);
+        }
+    }
+}
+
+/// The names a template may use, and where they come from.
+struct Scope<'a> {
+    /// The allowed names.
+    names: Vec<&'a str>,
+    /// The graph, for state scopes: its name, file and name span.
+    graph: Option<(&'a str, FileId, Span)>,
+}
+
+/// Whose template it is.
+enum Owner<'a> {
+    /// A tool: placeholders name its parameters.
+    Tool(&'a str),
+    /// An agent or interrupt: placeholders name state fields.
+    Node { kind: &'static str, name: &'a str },
+}
+
+/// One scope per graph that uses the node; no scope when no graph does.
+fn state_scopes<'a>(facts: &Facts<'a>, graphs: Option<&Vec<usize>>) -> Vec<Scope<'a>> {
+    graphs
+        .into_iter()
+        .flatten()
+        .filter_map(|&g| facts.program.graphs.get(g))
+        .map(|graph| Scope {
+            names: graph.decl.state.iter().map(|p| p.name.name.as_str()).collect(),
+            graph: Some((graph.decl.name.name.as_str(), graph.file, graph.decl.name.span)),
+        })
+        .collect()
+}
+
+/// The parameter names of a tool: its parameter list, or the top-level `properties` of its
+/// inline `parameters` schema.
+fn tool_params(tool: &ToolDecl) -> Vec<&str> {
+    if let Some(params) = &tool.params {
+        return params.iter().map(|p: &Param| p.name.name.as_str()).collect();
+    }
+    let Some(ExprKind::Map(entries)) = tool.parameters_schema.as_ref().map(|e| &e.kind) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| e.key == "properties")
+        .flat_map(|e| match &e.value.kind {
+            ExprKind::Map(props) => props.iter().map(|p| p.key.as_str()).collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec<Diagnostic>) {
+    let decl = &tool.decl;
+    let scopes = [Scope {
+        names: tool_params(decl),
+        graph: None,
+    }];
+    let owner = Owner::Tool(&decl.name.name);
+    let mut templates: Vec<&Expr> = Vec::new();
+    if let Some(approval) = &decl.approval {
+        templates.extend(&approval.message);
+        for evidence in &approval.evidence {
+            match (&evidence.kind, evidence.as_ident()) {
+                (ExprKind::Str(_) | ExprKind::Text(_), _) => templates.push(evidence),
+                (_, Some(name)) => {
+                    if let Some(scope) = scopes.first() {
+                        if !scope.names.contains(&name.name.as_str()) {
+                            diagnostics.push(
+                                Diagnostic::new(
+                                    Code::TENX0501,
+                                    format!(
+                                        "evidence `{}` names no parameter of tool `{}`",
+                                        name.name, decl.name.name
+                                    ),
+                                    tool.file,
+                                    name.span,
+                                )
+                                .label("not a parameter")
+                                .help(unknown_help(&name.name, &scope.names, &owner, None, true)),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    templates.extend(&decl.idempotency_key);
+    for expr in templates {
+        check_template(facts, tool.file, expr, &owner, &scopes, diagnostics);
+    }
+}
+
+/// Checks one template string: malformed placeholders, then each placeholder against every
+/// scope (an empty list of scopes: a node that no graph uses, so no name is known).
+fn check_template(
+    facts: &Facts<'_>,
+    file: FileId,
+    expr: &Expr,
+    owner: &Owner<'_>,
+    scopes: &[Scope<'_>],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    if expr.as_str().is_none() {
+        return;
+    }
+    let raw = facts.sources.get(file).map_or("", |s| s.slice(expr.span));
+    let Some((offset, body)) = template::literal_body(raw) else {
+        return;
+    };
+    let base = expr.span.start as usize + offset;
+    for placeholder in template::placeholders(body) {
+        let span = Span::new(base + placeholder.start, base + placeholder.end);
+        let name = match placeholder.kind {
+            PlaceholderKind::Name(path) => path,
+            other => {
+                diagnostics.push(malformed(other, file, span));
+                continue;
+            }
+        };
+        let Some(root) = placeholder.root() else { continue };
+        if scopes.is_empty() {
+            if let Owner::Node { kind, name: node } = owner {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0501,
+                        format!("`{{{name}}}` names no state field: {kind} `{node}` is not a node of any graph"),
+                        file,
+                        span,
+                    )
+                    .label("no state to read this from")
+                    .help(format!(
+                        "add `{node}` to the `nodes` of a graph whose `state` declares `{root}`, or remove the placeholder"
+                    )),
+                );
+            }
+            continue;
+        }
+        for scope in scopes {
+            if scope.names.contains(&root) {
+                continue;
+            }
+            let (message, label) = match (owner, scope.graph) {
+                (Owner::Tool(tool), _) => (
+                    format!("`{{{name}}}` names no parameter of tool `{tool}`"),
+                    "not a parameter".to_string(),
+                ),
+                (Owner::Node { .. }, Some((graph, _, _))) => (
+                    format!("`{{{name}}}` names no state field of graph `{graph}`"),
+                    format!("not a state field of `{graph}`"),
+                ),
+                (Owner::Node { .. }, None) => continue,
+            };
+            let mut d = Diagnostic::new(Code::TENX0501, message, file, span)
+                .label(label)
+                .help(unknown_help(root, &scope.names, owner, scope.graph, false));
+            if let (Owner::Node { kind, name: node }, Some((_, graph_file, graph_span))) = (owner, scope.graph) {
+                d = d.secondary(graph_file, graph_span, format!("this graph uses {kind} `{node}` as a node"));
+            }
+            diagnostics.push(d);
+        }
+    }
+}
+
+/// "did you mean" among the allowed names, else the list of them.
+fn unknown_help(
+    word: &str,
+    names: &[&str],
+    owner: &Owner<'_>,
+    graph: Option<(&str, FileId, Span)>,
+    evidence: bool,
+) -> String {
+    if let Some(close) = crate::suggest::did_you_mean(word, names.iter()) {
+        return format!("did you mean `{close}`?");
+    }
+    let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let literal = if evidence {
+        format!("; write `\"{word}\"` to show it as literal text")
+    } else {
+        String::new()
+    };
+    match (owner, graph) {
+        (Owner::Tool(tool), _) if names.is_empty() => format!("tool `{tool}` has no parameters{literal}"),
+        (Owner::Tool(tool), _) => format!("the parameters of `{tool}` are {list}{literal}"),
+        (Owner::Node { .. }, Some((graph, _, _))) if names.is_empty() => {
+            format!("graph `{graph}` declares no state; add `state {{ {word}: string }}` to it")
+        }
+        (Owner::Node { .. }, Some((graph, _, _))) => format!("the state fields of `{graph}` are {list}"),
+        (Owner::Node { .. }, None) => format!("the allowed names are {list}"),
+    }
+}
+
+/// `TENX0502` for a malformed placeholder.
+fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span) -> Diagnostic {
+    const LITERAL: &str = "for a literal brace, write `\\{` or `\\}`";
+    let (message, label, help) = match kind {
+        PlaceholderKind::Unclosed => (
+            "unclosed `{` in a template".to_string(),
+            "this `{` is never closed".to_string(),
+            format!("close the placeholder on the same line, like `{{name}}`; {LITERAL}"),
+        ),
+        PlaceholderKind::Empty => (
+            "empty placeholder `{}` in a template".to_string(),
+            "names nothing".to_string(),
+            format!("write a name between the braces, like `{{name}}`; {LITERAL}"),
+        ),
+        PlaceholderKind::NotAName(content) => {
+            let trimmed = content.trim();
+            let help = if template::is_path(trimmed) {
+                format!("remove the spaces: `{{{trimmed}}}`")
+            } else {
+                format!("a placeholder holds one name, like `{{name}}` or `{{order.id}}`; {LITERAL}")
+            };
+            (
+                "malformed placeholder in a template".to_string(),
+                "not a name".to_string(),
+                help,
+            )
+        }
+        PlaceholderKind::Name(_) => (String::new(), String::new(), String::new()),
+    };
+    Diagnostic::new(Code::TENX0502, message, file, span).label(label).help(help)
 }

@@ -2,8 +2,8 @@
 //! [`SourceSet`] by a normalised relative name; stdlib imports select declarations from the
 //! embedded stdlib modules, which are added to the set as `<stdlib>/name.tenx`.
 
-use crate::ast::{ImportTarget, Item, Module};
-use crate::syntax::parse_file;
+use crate::ast::{Ident, ImportTarget, Item, Module};
+use crate::syntax::{parse, parse_file};
 use std::collections::BTreeSet;
 use tenx_diagnostics::{Code, Diagnostic, FileId, SourceSet, Span};
 
@@ -12,6 +12,8 @@ pub(crate) struct LoadedModule {
     pub module: Module,
     pub selected: Option<BTreeSet<String>>,
     pub stdlib: bool,
+    /// The names of items that could not be parsed.
+    pub broken: Vec<Ident>,
 }
 
 /// The display name of a file imported as `path` from the file named `importer`:
@@ -58,9 +60,10 @@ pub(crate) fn load_modules(
 
     while let Some(file) = queue.pop() {
         let Some(source) = sources.get(file) else { continue };
-        let (module, diags) = parse_file(file, &source.text);
+        let parsed = parse(file, &source.text);
+        let (module, broken) = (parsed.module, parsed.broken);
         let importer = source.name.clone();
-        diagnostics.extend(diags);
+        diagnostics.extend(parsed.diagnostics);
         for item in &module.items {
             let Item::Import(import) = item else { continue };
             match &import.target {
@@ -137,6 +140,7 @@ pub(crate) fn load_modules(
             module,
             selected: None,
             stdlib: false,
+            broken,
         });
     }
 
@@ -179,6 +183,7 @@ pub(crate) fn load_modules(
             module: parsed,
             selected,
             stdlib: true,
+            broken: Vec::new(),
         });
     }
     loaded

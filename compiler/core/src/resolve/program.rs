@@ -3,7 +3,7 @@
 
 use super::imports::LoadedModule;
 use crate::ast::{self, Ident, Item};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 /// The kinds of declaration.
@@ -100,6 +100,9 @@ pub struct Program {
     pub graphs: Vec<Located<ast::GraphDecl>>,
     /// The namespace: name → declaration.
     pub symbols: BTreeMap<String, Symbol>,
+    /// Names declared by items that could not be parsed (their syntax error is reported). A
+    /// use of such a name is not reported as unknown: see [`Program::is_broken`].
+    pub broken: BTreeSet<String>,
 }
 
 impl Program {
@@ -112,6 +115,7 @@ impl Program {
         for loaded in modules {
             let file = loaded.module.file;
             let stdlib = loaded.stdlib;
+            program.broken.extend(loaded.broken.into_iter().map(|i| i.name));
             for item in loaded.module.items {
                 let Some(name) = ast::item_name(&item).cloned() else {
                     continue;
@@ -176,6 +180,12 @@ impl Program {
                 self.symbols.insert(name.name.clone(), symbol);
             }
         }
+    }
+
+    /// Whether `name` is declared by an item that could not be parsed and nothing else: a
+    /// later stage should not report it as unknown, the syntax error already explains it.
+    pub fn is_broken(&self, name: &str) -> bool {
+        !self.symbols.contains_key(name) && self.broken.contains(name)
     }
 
     /// The symbol named `name`.
@@ -279,6 +289,7 @@ impl Program {
                 );
                 None
             }
+            None if self.broken.contains(&ident.name) => None,
             None => {
                 let candidates: Vec<&str> = expected.iter().flat_map(|k| self.names_of(*k)).collect();
                 let help = crate::suggest::did_you_mean(&ident.name, candidates.iter())

@@ -126,6 +126,7 @@ pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnos
         Some(_) => {
             program.expect(name, file, &[DeclKind::Schema], diagnostics);
         }
+        None if program.is_broken(&name.name) => {}
         None => {
             let candidates: Vec<&str> = BUILTIN_TYPES
                 .iter()

@@ -15,6 +15,20 @@ pub(crate) struct BlockData {
     pub open: Span,
     /// Entries and nested blocks, in order.
     pub fields: Vec<Field>,
+    /// The keys of lines that could not be read (already reported): such a field is not
+    /// reported missing as well.
+    pub broken_keys: Vec<String>,
+}
+
+impl BlockData {
+    /// An empty block opened at `open`.
+    pub fn new(open: Span) -> Self {
+        BlockData {
+            open,
+            fields: Vec::new(),
+            broken_keys: Vec::new(),
+        }
+    }
 }
 
 /// `key = value` or `key { … }`.
@@ -22,6 +36,8 @@ pub(crate) struct BlockData {
 pub(crate) struct Field {
     pub key: Ident,
     pub body: FieldBody,
+    /// The whole entry.
+    pub span: Span,
 }
 
 #[derive(Debug, Clone)]
@@ -34,16 +50,18 @@ impl Lower<'_> {
     /// A `block` pair.
     pub fn block(&mut self, pair: Pair<'_, Rule>) -> BlockData {
         let start = self.span(&pair).start as usize;
-        let open = Span::new(start, start + 1);
-        let mut fields = Vec::new();
+        let mut block = BlockData::new(Span::new(start, start + 1));
         for part in pair.into_inner() {
-            self.block_part(part, open, &mut fields);
+            self.block_part(part, &mut block, false);
         }
-        BlockData { open, fields }
+        block
     }
 
-    /// One part of a block: an entry, a nested block, a bad line or a missing `}`.
-    pub fn block_part(&mut self, part: Pair<'_, Rule>, open: Span, fields: &mut Vec<Field>) {
+    /// One part of a block: an entry, a nested block, a bad line or a missing `}`. `in_graph`
+    /// says whether edges and routes are allowed (for error messages).
+    pub fn block_part(&mut self, part: Pair<'_, Rule>, block: &mut BlockData, in_graph: bool) {
+        let fields = &mut block.fields;
+        let whole = self.span(&part);
         match part.as_rule() {
             Rule::entry => {
                 let mut inner = part.into_inner();
@@ -71,95 +89,51 @@ impl Lower<'_> {
                     fields.push(Field {
                         key,
                         body: FieldBody::Value(value),
+                        span: whole,
                     });
                 }
             }
             Rule::nested_block => {
                 let mut inner = part.into_inner();
                 let key = inner.next().and_then(|k| k.into_inner().next()).map(|k| self.ident(&k));
-                let block = inner.next().map(|b| self.block(b));
-                if let (Some(key), Some(block)) = (key, block) {
+                let body = inner.next().map(|b| self.block(b));
+                if let (Some(key), Some(body)) = (key, body) {
                     fields.push(Field {
                         key,
-                        body: FieldBody::Block(block),
+                        body: FieldBody::Block(body),
+                        span: whole,
                     });
                 }
             }
-            Rule::bad_line => self.bad_line(&part),
-            Rule::missing_close => self.missing_close(open),
-            _ => {}
-        }
-    }
-
-    /// Reports a block whose `}` is missing (unless the chunk was cut for another reported
-    /// reason).
-    pub fn missing_close(&mut self, open: Span) {
-        if self.truncated {
-            return;
-        }
-        let d = self
-            .diag(Code::TENX0002, "this block is never closed", open)
-            .label("opened here")
-            .help("add `}` where the block ends");
-        self.report(d);
-    }
-
-    /// Reports a line that is not a valid entry, saying why as precisely as possible.
-    pub fn bad_line(&mut self, pair: &Pair<'_, Rule>) {
-        let span = self.span(pair);
-        let text = pair.as_str();
-        if let Some(quote) = unterminated_quote(text) {
-            let at = span.start as usize + quote;
-            let d = self
-                .diag(Code::TENX0003, "unterminated string", Span::new(at, at + 1))
-                .label("this string has no closing `\"`")
-                .help("close the string on the same line, or use a `\"\"\"` text block for several lines");
-            self.report(d);
-            return;
-        }
-        match TenxParser::parse(Rule::entry_only, text) {
-            Err(error) => {
-                let mut d = errors::syntax_error(&error, text, span.start as usize, self.file);
-                if text.contains("=>") {
-                    d = d.help("edges and route arms use `->`");
+            Rule::bad_line => {
+                // A bad line that starts on the line of the entry before it (`tools = tagged(x`
+                // reads as the entry `tools = tagged` and the bad line `(x`): the whole line is
+                // bad, and the entry is dropped.
+                // (pest counts the whitespace after an entry as part of it: trim it.)
+                let previous = fields
+                    .last()
+                    .filter(|f| {
+                        let entry = self.text_between(f.span.start as usize, f.span.end as usize);
+                        let end = f.span.start as usize + entry.trim_end().len();
+                        !self.text_between(end, whole.start as usize).contains('\n')
+                    })
+                    .map(|f| f.span);
+                let start = match previous {
+                    Some(span) => {
+                        fields.pop();
+                        span.start as usize
+                    }
+                    None => whole.start as usize,
+                };
+                let text = self.text_between(start, whole.end as usize);
+                if let Some(key) = self.bad_text(start, text, in_graph) {
+                    block.broken_keys.push(key);
                 }
-                self.report(d);
             }
-            Ok(mut pairs) => {
-                let what = pairs
-                    .next()
-                    .and_then(|p| p.into_inner().next())
-                    .map_or("this", |p| match p.as_rule() {
-                        Rule::edge => "an edge",
-                        Rule::route => "a route",
-                        Rule::state_block => "a `state` block",
-                        _ => "this",
-                    });
-                let d = self
-                    .diag(Code::TENX0001, format!("{what} is not allowed here"), span)
-                    .label("only allowed inside a `graph` block");
-                self.report(d);
-            }
-        }
-    }
-}
-
-/// Byte offset of a `"` that opens a string never closed on its line.
-fn unterminated_quote(text: &str) -> Option<usize> {
-    let mut chars = text.char_indices();
-    let mut open: Option<usize> = None;
-    while let Some((i, c)) = chars.next() {
-        match (c, open) {
-            ('\\', Some(_)) => {
-                chars.next();
-            }
-            ('"', None) => open = Some(i),
-            ('"', Some(_)) => open = None,
-            ('\n', Some(at)) => return Some(at),
+            Rule::missing_close => self.missing_close(block.open),
             _ => {}
         }
     }
-    open
 }
 
 /// Takes a construct's fields one by one and reports what is left over.
@@ -169,6 +143,7 @@ pub(crate) struct Fields {
     /// What the block belongs to, for messages: "tool `refund`".
     owner: String,
     open: Span,
+    broken_keys: Vec<String>,
 }
 
 impl Fields {
@@ -179,6 +154,7 @@ impl Fields {
             asked: Vec::new(),
             owner,
             open: block.open,
+            broken_keys: block.broken_keys,
         }
     }
 
@@ -326,7 +302,7 @@ impl Fields {
 
     /// Reports a field this construct needs but lacks.
     pub fn require<T>(&self, lower: &mut Lower<'_>, value: &Option<T>, name: &str, example: &str) {
-        if value.is_none() && !lower.truncated {
+        if value.is_none() && !lower.truncated && !self.broken_keys.iter().any(|k| k == name) {
             let d = lower
                 .diag(Code::TENX0106, format!("{} has no `{name}`", self.owner), self.open)
                 .label(format!("`{name}` is required here"))

@@ -127,12 +127,22 @@ pub fn join_or(names: &[&str]) -> String {
 
 /// A `TENX0001` diagnostic for a pest error in text that starts at byte `base` of `file`.
 pub fn syntax_error(error: &Error<Rule>, text: &str, base: usize, file: FileId) -> Diagnostic {
+    syntax_error_skipping(error, text, base, file, &[])
+}
+
+/// [`syntax_error`], leaving the rules in `skip` out of "expected …" (rules that cannot be right
+/// where the error is, such as an edge outside a graph).
+pub fn syntax_error_skipping(error: &Error<Rule>, text: &str, base: usize, file: FileId, skip: &[Rule]) -> Diagnostic {
     let offset = match error.location {
         InputLocation::Pos(p) => p,
         InputLocation::Span((s, _)) => s,
     };
     let mut expected: Vec<&str> = match &error.variant {
-        ErrorVariant::ParsingError { positives, .. } => positives.iter().filter_map(|r| describe(*r)).collect(),
+        ErrorVariant::ParsingError { positives, .. } => positives
+            .iter()
+            .filter(|r| !skip.contains(r))
+            .filter_map(|r| describe(*r))
+            .collect(),
         ErrorVariant::CustomError { .. } => Vec::new(),
     };
     expected.sort_unstable();

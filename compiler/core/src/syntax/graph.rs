@@ -16,10 +16,7 @@ impl Lower<'_> {
         let mut routes = Vec::new();
         let mut state = Vec::new();
         let mut state_span: Option<Span> = None;
-        let mut block = BlockData {
-            open: span,
-            fields: Vec::new(),
-        };
+        let mut block = BlockData::new(span);
         if let Some(body) = child(&pair, Rule::graph_block) {
             let start = self.span(&body).start as usize;
             block.open = Span::new(start, start + 1);
@@ -50,16 +47,15 @@ impl Lower<'_> {
                         for field in part.into_inner() {
                             match field.as_rule() {
                                 Rule::param => state.extend(self.param(field)),
-                                Rule::bad_line => self.bad_line(&field),
+                                Rule::bad_line => {
+                                    self.bad_line(&field, true);
+                                }
                                 Rule::missing_close => self.missing_close(open),
                                 _ => {}
                             }
                         }
                     }
-                    _ => {
-                        let open = block.open;
-                        self.block_part(part, open, &mut block.fields);
-                    }
+                    _ => self.block_part(part, &mut block, true),
                 }
             }
         }
@@ -138,7 +134,9 @@ impl Lower<'_> {
                 }
                 Rule::route_by => by = child(&part, Rule::ident).map(|i| self.ident(&i)),
                 Rule::label_arm | Rule::when_arm | Rule::else_arm => arms.extend(self.arm(part)),
-                Rule::bad_line => self.bad_line(&part),
+                Rule::bad_line => {
+                    self.bad_line(&part, true);
+                }
                 Rule::missing_close => self.missing_close(Span::new(whole.start as usize, header_end as usize)),
                 _ => {}
             }

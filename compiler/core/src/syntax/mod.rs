@@ -24,10 +24,30 @@ use tenx_grammar::pest::Parser;
 use tenx_grammar::pest::iterators::Pair;
 use tenx_grammar::{Rule, TenxParser};
 
+/// One parsed file: the module, its diagnostics, and the names of the declarations that could
+/// not be parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    /// Every item that could be read.
+    pub module: Module,
+    /// Every problem found.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The names of items whose text is broken beyond reading (`tool t(x: ) { … }`): their error
+    /// is reported once, and later stages do not report every use of the name as unknown.
+    pub broken: Vec<Ident>,
+}
+
 /// Parses one file. Never fails: problems are diagnostics, and every item that could be read is
 /// in the module.
 pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
+    let parsed = parse(file, text);
+    (parsed.module, parsed.diagnostics)
+}
+
+/// Parses one file, also returning the names of the items that could not be parsed.
+pub fn parse(file: FileId, text: &str) -> Parsed {
     let mut diagnostics = Vec::new();
+    let mut broken = Vec::new();
     let mut module = Module {
         file,
         items: Vec::new(),
@@ -65,19 +85,22 @@ pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
                 .label("too deep here")
                 .help("flatten the value, or name parts of it with `schema` declarations"),
             );
+            broken.extend(broken_name(chunk_text, chunk.start));
             continue;
         }
         let mut lower = Lower {
             file,
             base: chunk.start,
+            text: chunk_text,
             diagnostics: &mut diagnostics,
+            broken: &mut broken,
             truncated: chunk.truncated,
         };
         match TenxParser::parse(Rule::item_chunk, chunk_text) {
             Ok(pairs) => {
                 for pair in pairs.flat_map(Pair::into_inner) {
                     match pair.as_rule() {
-                        Rule::stray_text => lower.stray_text(&pair, chunk_text),
+                        Rule::stray_text => lower.stray_text(&pair),
                         Rule::EOI => {}
                         _ => {
                             if let Some(item) = lower.item(pair) {
@@ -92,19 +115,27 @@ pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
                 .push(errors::syntax_error(&error, chunk_text, chunk.start, file)),
         }
     }
-    (module, diagnostics)
+    Parsed {
+        module,
+        diagnostics,
+        broken,
+    }
 }
 
 /// Lowering context for one chunk: pair spans are relative to `base`.
 pub(crate) struct Lower<'d> {
     pub file: FileId,
     pub base: usize,
+    /// The chunk's text.
+    pub text: &'d str,
     pub diagnostics: &'d mut Vec<Diagnostic>,
+    /// Names of items that could not be parsed.
+    pub broken: &'d mut Vec<Ident>,
     /// The chunk was cut at an unterminated `"""` or `/*` (already reported).
     pub truncated: bool,
 }
 
-impl Lower<'_> {
+impl<'d> Lower<'d> {
     /// The span of a pair, in file offsets.
     pub fn span(&self, pair: &Pair<'_, Rule>) -> Span {
         let s = pair.as_span();
@@ -145,10 +176,19 @@ impl Lower<'_> {
         })
     }
 
+    /// The chunk text between two file offsets.
+    pub fn text_between(&self, start: usize, end: usize) -> &'d str {
+        self.text
+            .get(start.saturating_sub(self.base)..end.saturating_sub(self.base))
+            .unwrap_or("")
+    }
+
     /// Text that is not part of any item: explain why by parsing it as an item on its own.
-    fn stray_text(&mut self, pair: &Pair<'_, Rule>, chunk_text: &str) {
+    fn stray_text(&mut self, pair: &Pair<'_, Rule>) {
         let span = self.span(pair);
         let text = pair.as_str();
+        let broken = broken_name(text, span.start as usize);
+        self.broken.extend(broken);
         if text.starts_with('}') {
             let d = self
                 .diag(
@@ -178,7 +218,6 @@ impl Lower<'_> {
             }
             Ok(_) => {
                 // Cannot happen: the chunk would have parsed as an item. Report it plainly.
-                let _ = chunk_text;
                 let d = self
                     .diag(Code::TENX0001, "unexpected text", span)
                     .label("not part of any declaration");
@@ -186,6 +225,51 @@ impl Lower<'_> {
             }
         }
     }
+}
+
+/// The name declared by the broken item text at file offset `at`: `t` in `tool t(x: ) { … }`,
+/// also when the keyword is misspelt (`modle m {`).
+fn broken_name(text: &str, at: usize) -> Option<Ident> {
+    let (word, rest) = next_word(text, 0)?;
+    let keyword = text.get(word.clone())?;
+    if !chunks_keywords().contains(&keyword) && crate::suggest::did_you_mean(keyword, chunks_keywords()).is_none() {
+        return None;
+    }
+    if matches!(keyword, "import" | "test") {
+        return None;
+    }
+    let (name, _) = next_word(text, rest)?;
+    let first = text.get(name.start..)?.chars().next()?;
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return None;
+    }
+    Some(Ident {
+        name: text.get(name.clone())?.to_string(),
+        span: Span::new(at + name.start, at + name.end),
+    })
+}
+
+/// The byte range of the next word of `text` after `from`, skipping whitespace and comments
+/// (and nothing else), and the offset after it.
+fn next_word(text: &str, from: usize) -> Option<(std::ops::Range<usize>, usize)> {
+    let mut i = from;
+    loop {
+        let rest = text.get(i..)?;
+        let trimmed = rest.trim_start();
+        i += rest.len() - trimmed.len();
+        if trimmed.starts_with("//") {
+            i += trimmed.find('\n').unwrap_or(trimmed.len());
+        } else if let Some(body) = trimmed.strip_prefix("/*") {
+            i += 2 + body.find("*/")? + 2;
+        } else {
+            break;
+        }
+    }
+    let rest = text.get(i..)?;
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (len > 0).then_some((i..i + len, i + len))
 }
 
 fn error_at_start(error: &tenx_grammar::pest::error::Error<Rule>) -> bool {

@@ -48,8 +48,5 @@ pub(super) fn decl_name(lower: &Lower<'_>, pair: &Pair<'_, Rule>) -> Ident {
 
 /// A block with no fields, for an item whose block is missing.
 pub(super) fn empty_block(span: tenx_diagnostics::Span) -> super::blocks::BlockData {
-    super::blocks::BlockData {
-        open: span,
-        fields: Vec::new(),
-    }
+    super::blocks::BlockData::new(span)
 }

@@ -1,0 +1,270 @@
+//! Each structural rule: `seal` refuses an artifact that breaks it, naming the problem.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code (helpers included): a panic is a failed test"
+)]
+
+mod common;
+
+use common::{edge, node, sample};
+use serde_json::json;
+use tenx_artifact::{Arm, Artifact, EdgeKind, Handoff, NodeKind, Route, SealError, seal};
+
+type Break = fn(&mut Artifact);
+
+fn refused(what: &str, edit: Break, expected: &str) {
+    let mut artifact = sample();
+    edit(&mut artifact);
+    match seal(artifact) {
+        Err(SealError::Inconsistent(message)) => {
+            assert!(
+                message.contains(expected),
+                "{what}: expected `{expected}` in `{message}`"
+            );
+        }
+        other => panic!("{what}: expected Inconsistent, got {other:?}"),
+    }
+}
+
+fn graph(artifact: &mut Artifact) -> &mut tenx_artifact::Graph {
+    artifact.graphs.get_mut("support_desk").unwrap()
+}
+
+#[test]
+fn references_must_resolve() {
+    let cases: [(&str, Break, &str); 8] = [
+        (
+            "entry",
+            |a| graph(a).entry = "nowhere".into(),
+            "entry `nowhere` is not a node",
+        ),
+        (
+            "node ref",
+            |a| graph(a).nodes.get_mut("close").unwrap().reference = "shred".into(),
+            "node `close` runs unknown tool `shred`",
+        ),
+        (
+            "node kind",
+            |a| graph(a).nodes.get_mut("review").unwrap().kind = NodeKind::Agent,
+            "node `review` runs unknown agent `manager_review`",
+        ),
+        (
+            "edge target",
+            |a| graph(a).edges.retain(|e| e.from != "close"),
+            "node `close` has no way on",
+        ),
+        (
+            "edge end",
+            |a| graph(a).edges.push(edge("close", "nowhere", EdgeKind::Plain)),
+            "leads to unknown node `nowhere`",
+        ),
+        (
+            "agent model",
+            |a| a.agents.get_mut("triage").unwrap().model = "gpt".into(),
+            "unknown model `gpt`",
+        ),
+        (
+            "input validator",
+            |a| graph(a).input_validators[0].validator = "nope".into(),
+            "input validator `nope` does not exist",
+        ),
+        (
+            "approving interrupt",
+            |a| a.tools.get_mut("close_account").unwrap().approved_by = vec!["boss".into()],
+            "unknown interrupt `boss`",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        refused(what, edit, expected);
+    }
+}
+
+#[test]
+fn every_node_has_exactly_one_way_on() {
+    let cases: [(&str, Break, &str); 6] = [
+        (
+            "route and edge",
+            |a| graph(a).edges.push(edge("review", "END", EdgeKind::Plain)),
+            "node `review` has both a route and a plain edge",
+        ),
+        (
+            "two routes",
+            |a| {
+                let route = graph(a).routes[0].clone();
+                graph(a).routes.push(route);
+            },
+            "routes must be sorted by `from`, one per node",
+        ),
+        (
+            "else not last",
+            |a| graph(a).routes[0].arms.reverse(),
+            "the `else` arm must be the last arm",
+        ),
+        (
+            "no arms",
+            |a| graph(a).routes[0].arms.clear(),
+            "route from `review` has no arms",
+        ),
+        (
+            "label twice",
+            |a| {
+                let arm = Arm::Label {
+                    label: "approve".into(),
+                    target: "END".into(),
+                };
+                graph(a).routes[0].arms.insert(0, arm);
+            },
+            "matches label `approve` twice",
+        ),
+        (
+            "END as node",
+            |a| {
+                graph(a).nodes.insert("END".into(), node(NodeKind::Tool, "now"));
+            },
+            "`END` is reserved",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        refused(what, edit, expected);
+    }
+}
+
+#[test]
+fn handoffs_match_edges_between_agent_nodes() {
+    let cases: [(&str, Break, &str); 3] = [
+        (
+            "missing edge",
+            |a| graph(a).edges.retain(|e| e.kind != EdgeKind::Handoff),
+            "node `triage` must have exactly one handoff edge to a node of agent `billing`, found 0",
+        ),
+        (
+            "undeclared edge",
+            |a| graph(a).edges.push(edge("billing", "triage", EdgeKind::Handoff)),
+            "handoff edge from `billing` to `triage` does not match a declared handoff",
+        ),
+        (
+            "unknown target",
+            |a| {
+                a.agents.get_mut("billing").unwrap().handoffs = vec![Handoff {
+                    tool_name: "transfer_to_ghost".into(),
+                    target: "ghost".into(),
+                }];
+            },
+            "agent `billing` hands off to unknown agent `ghost`",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        refused(what, edit, expected);
+    }
+}
+
+#[test]
+fn tool_policy_holds() {
+    let cases: [(&str, Break, &str); 6] = [
+        (
+            "prohibited visible",
+            |a| {
+                a.agents
+                    .get_mut("triage")
+                    .unwrap()
+                    .allowed_tools
+                    .push("wipe_database".into())
+            },
+            "allows tool `wipe_database`, whose risk is `prohibited`",
+        ),
+        (
+            "high without approval",
+            |a| a.tools.get_mut("close_account").unwrap().approved_by.clear(),
+            "tool `close_account` has risk `high` but neither an approval nor an approving interrupt",
+        ),
+        (
+            "one-sided approval",
+            |a| a.interrupts.get_mut("manager_review").unwrap().approves.clear(),
+            "the interrupt does not list the tool in `approves`",
+        ),
+        (
+            "name claimed twice",
+            |a| {
+                a.agents.get_mut("triage").unwrap().handoffs[0].tool_name = "lookup_order".into();
+            },
+            "tool name `lookup_order` is claimed by both tool `lookup_order` and the handoff",
+        ),
+        (
+            "bad function name",
+            |a| a.tools.get_mut("now").unwrap().name = "what time is it".into(),
+            "model-facing name `what time is it`",
+        ),
+        (
+            "secret in api_key_env",
+            |a| a.models.get_mut("support").unwrap().api_key_env = Some("sk-live-123".into()),
+            "`api_key_env` must name an environment variable",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        refused(what, edit, expected);
+    }
+}
+
+#[test]
+fn schemas_and_limits_have_their_kinds() {
+    let cases: [(&str, Break, &str); 3] = [
+        (
+            "state schema",
+            |a| graph(a).state_schema = json!("object"),
+            "`state_schema` must be a schema",
+        ),
+        (
+            "parameters",
+            |a| a.tools.get_mut("now").unwrap().parameters = json!(true),
+            "`parameters` must be",
+        ),
+        (
+            "recursion limit",
+            |a| graph(a).recursion_limit = 0,
+            "`recursion_limit` must be at least 1",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        refused(what, edit, expected);
+    }
+}
+
+#[test]
+fn the_first_problem_is_reported_with_a_count_of_the_rest() {
+    let mut artifact = sample();
+    graph(&mut artifact).entry = "nowhere".into();
+    graph(&mut artifact).recursion_limit = 0;
+    let Err(SealError::Inconsistent(message)) = seal(artifact) else {
+        panic!("expected Inconsistent");
+    };
+    assert!(message.ends_with("(and 1 more problem)"), "{message}");
+}
+
+#[test]
+fn an_empty_program_and_a_wrong_format_seal_as_expected() {
+    assert!(seal(Artifact::new("tenxc 0.1.0")).is_ok());
+    let mut artifact = Artifact::new("tenxc 0.1.0");
+    artifact.format = "tenx-graph/2".into();
+    assert_eq!(
+        seal(artifact).unwrap_err(),
+        SealError::WrongFormat {
+            found: "tenx-graph/2".into()
+        }
+    );
+    // Routes may be given in any order; seal sorts them.
+    let mut artifact = sample();
+    graph(&mut artifact).routes.push(Route {
+        from: "close".into(),
+        by: None,
+        arms: vec![Arm::Else { target: "END".into() }],
+    });
+    graph(&mut artifact).edges.retain(|e| e.from != "close");
+    graph(&mut artifact).routes.reverse();
+    let sealed = seal(artifact).unwrap();
+    let routes = &sealed.artifact().graphs["support_desk"].routes;
+    assert_eq!(routes[0].from, "close");
+}

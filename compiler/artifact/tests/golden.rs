@@ -1,0 +1,95 @@
+//! A sealed file written by an independent implementation (Python's `json.dumps` with sorted
+//! keys and `hashlib.sha256`) loads, and the same program built here seals to the same bytes.
+//! If this test fails, the byte format changed: that needs a new format version.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a panic is a failed test"
+)]
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use tenx_artifact::{
+    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, SourceLocation, TrustPolicy, load, seal,
+};
+
+const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
+const HELLO_ID: &str = "sha256:dcb48751c6b4925a1d30830fa105a3546d6aa5602ba52998812ca177e78a9506";
+
+fn hello() -> Artifact {
+    let mut artifact = Artifact::new("tenxc 0.1.0");
+    artifact.models.insert(
+        "demo".into(),
+        Model {
+            provider: Provider::Scripted,
+            name: None,
+            base_url: None,
+            api_key_env: None,
+            params: json!({}),
+            turns: Some(json!([{"say": "hello"}])),
+        },
+    );
+    artifact.agents.insert(
+        "greeter".into(),
+        Agent {
+            model: "demo".into(),
+            prompt: "Say hello.".into(),
+            allowed_tools: Vec::new(),
+            handoffs: Vec::new(),
+            output_schema: None,
+        },
+    );
+    let nodes = BTreeMap::from([(
+        "greeter".to_owned(),
+        Node {
+            kind: NodeKind::Agent,
+            reference: "greeter".into(),
+        },
+    )]);
+    artifact.graphs.insert(
+        "hello".into(),
+        Graph {
+            entry: "greeter".into(),
+            nodes,
+            edges: vec![Edge {
+                from: "greeter".into(),
+                to: "END".into(),
+                kind: EdgeKind::Plain,
+            }],
+            routes: Vec::new(),
+            recursion_limit: 25,
+            input_validators: Vec::new(),
+            state_schema: json!({"type": "object"}),
+        },
+    );
+    artifact.source_map.insert(
+        "graph.hello".into(),
+        SourceLocation {
+            file: "hello.tenx".into(),
+            line: 1,
+            column: 1,
+        },
+    );
+    artifact
+}
+
+#[test]
+fn the_golden_file_loads() {
+    let loaded = load(HELLO, &TrustPolicy::signature_optional()).unwrap();
+    assert_eq!(loaded.id.as_str(), HELLO_ID);
+    assert_eq!(loaded.artifact, hello());
+}
+
+#[test]
+fn the_same_program_seals_to_the_golden_bytes() {
+    let sealed = seal(hello()).unwrap();
+    assert_eq!(sealed.id().as_str(), HELLO_ID);
+    assert_eq!(
+        String::from_utf8(sealed.to_bytes()).unwrap(),
+        String::from_utf8(HELLO.to_vec()).unwrap()
+    );
+}

@@ -1,0 +1,331 @@
+//! Conditional routes: a fallback on every route, labels that their `by` field can hold and
+//! that have arms, conditions over declared state fields with matching types.
+
+use super::{GraphCheck, is_else};
+use crate::ast::{ArmKind, CompareOp, Condition, Expr, ExprKind, Param, Route, TypeExpr};
+use serde_json::Value;
+use tenx_diagnostics::{Code, Diagnostic, Span};
+
+/// The type of a state field, as far as routes care.
+#[derive(Debug, Clone, PartialEq)]
+enum FieldType {
+    String,
+    Number,
+    Bool,
+    Enum(Vec<Value>),
+    List,
+    Object,
+    Any,
+}
+
+impl FieldType {
+    fn describe(&self) -> &'static str {
+        match self {
+            FieldType::String => "a string",
+            FieldType::Number => "a number",
+            FieldType::Bool => "a boolean",
+            FieldType::Enum(_) => "an enum",
+            FieldType::List => "a list",
+            FieldType::Object => "an object",
+            FieldType::Any => "any value",
+        }
+    }
+}
+
+pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
+    let routes = c.g().routes.clone();
+    for route in &routes {
+        check_route(c, route);
+    }
+}
+
+fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
+    let file = c.file;
+    if route.from.name == super::END {
+        let d = Diagnostic::new(Code::TENX0314, "a route cannot leave `END`", file, route.from.span)
+            .label("nothing runs after `END`")
+            .help("start the route at the node whose result decides where to go");
+        c.report(d);
+    } else {
+        c.check_node_ref(&route.from, &format!("the route from `{}`", route.from.name));
+    }
+    for arm in &route.arms {
+        if arm.target.name != super::END {
+            c.check_node_ref(&arm.target, &format!("an arm of the route from `{}`", route.from.name));
+        }
+    }
+    let elses: Vec<Span> = route.arms.iter().filter(|a| is_else(&a.kind)).map(|a| a.span).collect();
+    match elses.as_slice() {
+        [] => {
+            let d = Diagnostic::new(Code::TENX0307, format!("the route from `{}` has no `else` arm", route.from.name), file, route.span)
+                .label("no fallback")
+                .help("add `else -> <node>` as the last arm; it runs when no other arm matches")
+                .note("without a fallback, a value no arm expects would leave the run with nowhere to go");
+            c.report(d);
+        }
+        [_] => {}
+        [first, rest @ ..] => {
+            for extra in rest {
+                let d = Diagnostic::new(Code::TENX0107, format!("the route from `{}` has two `else` arms", route.from.name), file, *extra)
+                    .label("second `else`")
+                    .secondary(file, *first, "first `else`")
+                    .help("keep one `else` arm, last");
+                c.report(d);
+            }
+        }
+    }
+
+    let labels = labels_of(c, route);
+    let mut handled: Vec<(String, Span)> = Vec::new();
+    for arm in &route.arms {
+        match &arm.kind {
+            ArmKind::Label(label, span) => {
+                if let Some((_, first)) = handled.iter().find(|(l, _)| l == label) {
+                    let d = Diagnostic::new(Code::TENX0107, format!("the label `{label}` has two arms"), file, *span)
+                        .label("handled again here")
+                        .secondary(file, *first, "first handled here")
+                        .help("only the first matching arm runs; remove one");
+                    c.report(d);
+                    continue;
+                }
+                handled.push((label.clone(), *span));
+                match (&route.by, &labels) {
+                    (None, _) => {
+                        let d = Diagnostic::new(Code::TENX0308, format!("nothing produces the label `{label}`"), file, *span)
+                            .label("this route has no `by` field")
+                            .help(format!("add `by FIELD` after `route {}`, naming an enum state field", route.from.name));
+                        c.report(d);
+                    }
+                    (Some(by), Some(values)) if !values.iter().any(|v| v.as_str() == Some(label)) => {
+                        let names: Vec<String> = values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
+                        let help = crate::did_you_mean(label, names.iter())
+                            .map(|s| format!("did you mean `{s}`?"))
+                            .unwrap_or_else(|| format!("`{}` holds {}", by.name, quoted(&names)));
+                        let d = Diagnostic::new(Code::TENX0308, format!("`{}` never holds the label `{label}`", by.name), file, *span)
+                            .label("never produced")
+                            .maybe_help(Some(help));
+                        c.report(d);
+                    }
+                    _ => {}
+                }
+            }
+            ArmKind::When(condition) => check_condition(c, condition),
+            ArmKind::Else => {}
+        }
+    }
+    if let (Some(by), Some(values)) = (&route.by, &labels) {
+        let has_label_arms = !handled.is_empty();
+        let missing: Vec<String> = values
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|v| !handled.iter().any(|(l, _)| l == v))
+            .map(str::to_string)
+            .collect();
+        if has_label_arms && !missing.is_empty() {
+            let d = Diagnostic::new(
+                Code::TENX0309,
+                format!("the route from `{}` has no arm for {} of `{}`", route.from.name, quoted(&missing), by.name),
+                file,
+                by.span,
+            )
+            .label("these labels go to the `else` arm")
+            .help(format!("add an arm for each label, e.g. `\"{}\" -> <node>`", missing.first().map_or("", String::as_str)));
+            c.report(d);
+        }
+    }
+}
+
+fn quoted(names: &[String]) -> String {
+    let v: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+    crate::syntax::errors::join_or(&refs)
+}
+
+/// The labels the route's `by` field can hold; `None` when there is no usable `by` field
+/// (already reported).
+fn labels_of(c: &mut GraphCheck<'_, '_>, route: &Route) -> Option<Vec<Value>> {
+    let by = route.by.clone()?;
+    let Some(param) = c.state_field(&by.name).cloned() else {
+        unknown_field(c, &by.name, by.span);
+        return None;
+    };
+    match field_type(c, &param) {
+        FieldType::Enum(values) => Some(values),
+        other => {
+            let d = Diagnostic::new(
+                Code::TENX0315,
+                format!("the route is decided by `{}`, which is {}, not an enum", by.name, other.describe()),
+                c.file,
+                by.span,
+            )
+            .label("labels need an enum field")
+            .secondary(c.file, param.ty.span(), "declared here")
+            .help(format!("declare it as `{}: enum(\"a\", \"b\")`, or use `when` arms", by.name));
+            c.report(d);
+            None
+        }
+    }
+}
+
+fn unknown_field(c: &mut GraphCheck<'_, '_>, name: &str, span: Span) {
+    let fields: Vec<&str> = c.g().state.iter().map(|p| p.name.name.as_str()).collect();
+    let help = crate::did_you_mean(name, fields.iter()).map(|s| format!("did you mean `{s}`?")).unwrap_or_else(|| {
+        if fields.is_empty() {
+            format!("declare it: `state {{ {name}: string }}`")
+        } else {
+            format!("graph `{}` has the state fields {}", c.g().name.name, quoted(&fields.iter().map(|f| (*f).to_string()).collect::<Vec<_>>()))
+        }
+    });
+    let d = Diagnostic::new(Code::TENX0313, format!("graph `{}` has no state field `{name}`", c.g().name.name), c.file, span)
+        .label("unknown state field")
+        .help(help);
+    c.report(d);
+}
+
+fn field_type(c: &GraphCheck<'_, '_>, param: &Param) -> FieldType {
+    type_of(c, &param.ty, 0)
+}
+
+fn type_of(c: &GraphCheck<'_, '_>, ty: &TypeExpr, depth: usize) -> FieldType {
+    match ty {
+        TypeExpr::Schema(map) => map.to_json().map_or(FieldType::Any, |v| json_type(&v)),
+        TypeExpr::Named { name, args, .. } => match name.name.as_str() {
+            "string" => FieldType::String,
+            "int" | "number" => FieldType::Number,
+            "bool" => FieldType::Bool,
+            "enum" => FieldType::Enum(args.iter().filter_map(|a| a.value.to_json()).collect()),
+            "list" => FieldType::List,
+            "object" => FieldType::Object,
+            other => match c.facts.program.schema(other) {
+                Some(schema) if depth < 32 => type_of(c, &schema.decl.ty, depth + 1),
+                _ => FieldType::Any,
+            },
+        },
+    }
+}
+
+fn json_type(schema: &Value) -> FieldType {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return FieldType::Enum(values.clone());
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => FieldType::String,
+        Some("integer" | "number") => FieldType::Number,
+        Some("boolean") => FieldType::Bool,
+        Some("array") => FieldType::List,
+        Some("object") => FieldType::Object,
+        _ => FieldType::Any,
+    }
+}
+
+fn check_condition(c: &mut GraphCheck<'_, '_>, condition: &Condition) {
+    // Iterative walk: conditions can be deeply nested.
+    let mut stack = vec![condition];
+    while let Some(cond) = stack.pop() {
+        match cond {
+            Condition::Or(parts) | Condition::And(parts) => stack.extend(parts.iter()),
+            Condition::Not(inner) => stack.push(inner),
+            Condition::Compare { field, op, span } => {
+                let Some(first) = field.first() else { continue };
+                let Some(param) = c.state_field(&first.name).cloned() else {
+                    unknown_field(c, &first.name, first.span);
+                    continue;
+                };
+                let ty = if field.len() > 1 { FieldType::Any } else { field_type(c, &param) };
+                match op {
+                    None => {
+                        if !matches!(ty, FieldType::Bool | FieldType::Any) {
+                            let d = Diagnostic::new(
+                                Code::TENX0315,
+                                format!("`{}` is {}, not a boolean", first.name, ty.describe()),
+                                c.file,
+                                *span,
+                            )
+                            .label("used as a condition on its own")
+                            .secondary(c.file, param.ty.span(), "declared here")
+                            .help(format!("compare it, e.g. `{} == …`", first.name));
+                            c.report(d);
+                        }
+                    }
+                    Some((op, op_span, value)) => check_comparison(c, &first.name, &ty, *op, *op_span, value, &param),
+                }
+            }
+        }
+    }
+}
+
+fn check_comparison(c: &mut GraphCheck<'_, '_>, field: &str, ty: &FieldType, op: CompareOp, op_span: Span, value: &Expr, param: &Param) {
+    let mismatch = |c: &mut GraphCheck<'_, '_>, message: String, span: Span, help: Option<String>| {
+        let d = Diagnostic::new(Code::TENX0315, message, c.file, span)
+            .label("does not match the field's type")
+            .secondary(c.file, param.ty.span(), format!("`{field}` is declared here as {}", ty.describe()))
+            .maybe_help(help);
+        c.report(d);
+    };
+    match op {
+        CompareOp::In => {
+            let ExprKind::List(items) = &value.kind else {
+                mismatch(c, format!("`in` needs a list, found {}", value.describe()), value.span, Some(format!("write `{field} in [\"a\", \"b\"]`")));
+                return;
+            };
+            for item in items {
+                if let Some((message, help)) = equality_problem(field, ty, item) {
+                    mismatch(c, message, item.span, help);
+                }
+            }
+        }
+        CompareOp::Eq | CompareOp::Ne => {
+            if let Some((message, help)) = equality_problem(field, ty, value) {
+                mismatch(c, message, value.span, help);
+            }
+        }
+        CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge => {
+            let numeric_field = matches!(ty, FieldType::Number | FieldType::Any);
+            let numeric_value = matches!(value.kind, ExprKind::Number(_));
+            if !numeric_field {
+                mismatch(c, format!("`{}` orders numbers, but `{field}` is {}", op.as_str(), ty.describe()), op_span, None);
+            } else if !numeric_value {
+                mismatch(c, format!("`{field}` is compared with {}, not a number", value.describe()), value.span, None);
+            }
+        }
+    }
+}
+
+/// Why `field == value` can never hold, if it cannot.
+fn equality_problem(field: &str, ty: &FieldType, value: &Expr) -> Option<(String, Option<String>)> {
+    let json = value.to_json();
+    if matches!(json, Some(Value::Null)) {
+        return None;
+    }
+    let fits = match (ty, &value.kind) {
+        (FieldType::Any, _) => true,
+        (FieldType::String, ExprKind::Str(_)) => true,
+        (FieldType::Number, ExprKind::Number(_)) => true,
+        (FieldType::Bool, ExprKind::Bool(_)) => true,
+        (FieldType::Enum(values), _) => {
+            let json = json?;
+            if values.contains(&json) {
+                true
+            } else {
+                let names: Vec<String> = values.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect();
+                let help = json
+                    .as_str()
+                    .and_then(|s| crate::did_you_mean(s, names.iter()))
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| format!("`{field}` holds {}", quoted(&names)));
+                return Some((format!("`{field}` never equals {}", render(value)), Some(help)));
+            }
+        }
+        _ => false,
+    };
+    if fits {
+        None
+    } else {
+        Some((format!("`{field}` is {}, but is compared with {}", ty.describe(), value.describe()), None))
+    }
+}
+
+fn render(value: &Expr) -> String {
+    value.to_json().map_or_else(|| value.describe().to_string(), |v| format!("`{v}`"))
+}
+

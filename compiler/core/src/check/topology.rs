@@ -1,0 +1,262 @@
+//! The shape of each graph as indexes: its nodes (agents, tool nodes, interrupt steps), its
+//! successor lists from edges and route arms, and `END`. Built once and shared by the graph
+//! structure checks and the approval dominance check. Names that do not resolve to nodes are
+//! left out here; the graph checks report them.
+
+use crate::ast::{GraphDecl, Ident};
+use crate::resolve::{DeclKind, Program};
+use std::collections::BTreeMap;
+use tenx_diagnostics::{FileId, Span};
+
+/// The name of the terminal node.
+pub const END: &str = "END";
+
+/// One node of a graph.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The node's name (the declaration's name).
+    pub name: String,
+    /// Agent, tool or interrupt.
+    pub kind: DeclKind,
+    /// Index of the declaration in the program's vector of that kind.
+    pub decl: usize,
+    /// Where `nodes` lists it.
+    pub span: Span,
+}
+
+/// Where a transition comes from in the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `a -> b`, with the edge's span.
+    Edge(Span),
+    /// An arm of `route a { … }`, with the arm's span.
+    Route(Span),
+}
+
+impl Via {
+    /// The span of the edge or arm.
+    pub fn span(self) -> Span {
+        match self {
+            Via::Edge(s) | Via::Route(s) => s,
+        }
+    }
+}
+
+/// A transition target: a node index or `END`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// A node, by index into [`Topology::nodes`].
+    Node(usize),
+    /// The end of the run.
+    End,
+}
+
+/// A graph as indexes.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    /// The file that declares the graph.
+    pub file: FileId,
+    /// The nodes, in `nodes` order (first listing wins).
+    pub nodes: Vec<Node>,
+    /// Name → node index.
+    pub index: BTreeMap<String, usize>,
+    /// For each node, its transitions, in source order.
+    pub successors: Vec<Vec<(Target, Via)>>,
+    /// The entry node, when it is a node.
+    pub entry: Option<usize>,
+}
+
+impl Topology {
+    /// Builds the topology of one graph.
+    pub fn build(program: &Program, file: FileId, graph: &GraphDecl) -> Topology {
+        let mut nodes = Vec::new();
+        let mut index = BTreeMap::new();
+        for ident in &graph.nodes {
+            let Some(symbol) = program.lookup(&ident.name) else { continue };
+            if !matches!(symbol.kind, DeclKind::Agent | DeclKind::Tool | DeclKind::Interrupt) {
+                continue;
+            }
+            if index.contains_key(&ident.name) {
+                continue;
+            }
+            index.insert(ident.name.clone(), nodes.len());
+            nodes.push(Node { name: ident.name.clone(), kind: symbol.kind, decl: symbol.index, span: ident.span });
+        }
+        let mut successors = vec![Vec::new(); nodes.len()];
+        let target = |i: &Ident| -> Option<Target> {
+            if i.name == END { Some(Target::End) } else { index.get(&i.name).map(|&n| Target::Node(n)) }
+        };
+        for edge in &graph.edges {
+            if let (Some(&from), Some(to)) = (index.get(&edge.from.name), target(&edge.to)) {
+                if let Some(list) = successors.get_mut(from) {
+                    list.push((to, Via::Edge(edge.span)));
+                }
+            }
+        }
+        for route in &graph.routes {
+            let Some(&from) = index.get(&route.from.name) else { continue };
+            for arm in &route.arms {
+                if let Some(to) = target(&arm.target) {
+                    if let Some(list) = successors.get_mut(from) {
+                        list.push((to, Via::Route(arm.span)));
+                    }
+                }
+            }
+        }
+        let entry = graph.entry.as_ref().and_then(|e| index.get(&e.name).copied());
+        Topology { file, nodes, index, successors, entry }
+    }
+
+    /// The node indexes reachable from `starts`, never entering a node for which `blocked`
+    /// holds. Returns, for each node, the predecessor on a shortest path (`Some(None)` for a
+    /// start, `None` when unreachable). Iterative breadth-first search.
+    pub fn reach(&self, starts: &[usize], blocked: impl Fn(usize) -> bool) -> Vec<Option<Option<usize>>> {
+        let mut parent: Vec<Option<Option<usize>>> = vec![None; self.nodes.len()];
+        let mut queue = std::collections::VecDeque::new();
+        for &s in starts {
+            if let Some(slot) = parent.get_mut(s) {
+                if slot.is_none() && !blocked(s) {
+                    *slot = Some(None);
+                    queue.push_back(s);
+                }
+            }
+        }
+        while let Some(n) = queue.pop_front() {
+            for (target, _) in self.successors.get(n).into_iter().flatten() {
+                let Target::Node(m) = *target else { continue };
+                if blocked(m) {
+                    continue;
+                }
+                if let Some(slot) = parent.get_mut(m) {
+                    if slot.is_none() {
+                        *slot = Some(Some(n));
+                        queue.push_back(m);
+                    }
+                }
+            }
+        }
+        parent
+    }
+
+    /// The nodes that can reach `END`, by reverse breadth-first search.
+    pub fn reaches_end(&self) -> Vec<bool> {
+        let mut predecessors = vec![Vec::new(); self.nodes.len()];
+        let mut can = vec![false; self.nodes.len()];
+        let mut queue = std::collections::VecDeque::new();
+        for (n, list) in self.successors.iter().enumerate() {
+            for (target, _) in list {
+                match target {
+                    Target::Node(m) => {
+                        if let Some(p) = predecessors.get_mut(*m) {
+                            p.push(n);
+                        }
+                    }
+                    Target::End => {
+                        if let Some(slot) = can.get_mut(n) {
+                            if !*slot {
+                                *slot = true;
+                                queue.push_back(n);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        while let Some(n) = queue.pop_front() {
+            for &p in predecessors.get(n).into_iter().flatten() {
+                if let Some(slot) = can.get_mut(p) {
+                    if !*slot {
+                        *slot = true;
+                        queue.push_back(p);
+                    }
+                }
+            }
+        }
+        can
+    }
+
+    /// Strongly connected components with more than one node or a self-loop (the cycles), by
+    /// an iterative Tarjan's algorithm. Each component's nodes are sorted.
+    pub fn cycles(&self) -> Vec<Vec<usize>> {
+        let n = self.nodes.len();
+        let mut index = vec![usize::MAX; n];
+        let mut low = vec![0usize; n];
+        let mut on_stack = vec![false; n];
+        let mut stack = Vec::new();
+        let mut out = Vec::new();
+        let mut counter = 0usize;
+        let succ = |v: usize| -> Vec<usize> {
+            self.successors
+                .get(v)
+                .into_iter()
+                .flatten()
+                .filter_map(|(t, _)| match t {
+                    Target::Node(m) => Some(*m),
+                    Target::End => None,
+                })
+                .collect()
+        };
+        for root in 0..n {
+            if index.get(root).is_some_and(|&i| i != usize::MAX) {
+                continue;
+            }
+            // (node, its successors, position in them)
+            let mut work: Vec<(usize, Vec<usize>, usize)> = vec![(root, succ(root), 0)];
+            set(&mut index, root, counter);
+            set(&mut low, root, counter);
+            counter += 1;
+            stack.push(root);
+            set(&mut on_stack, root, true);
+            while let Some((v, children, pos)) = work.last_mut() {
+                let v = *v;
+                if let Some(&w) = children.get(*pos) {
+                    *pos += 1;
+                    if get(&index, w) == usize::MAX {
+                        set(&mut index, w, counter);
+                        set(&mut low, w, counter);
+                        counter += 1;
+                        stack.push(w);
+                        set(&mut on_stack, w, true);
+                        work.push((w, succ(w), 0));
+                    } else if get(&on_stack, w) {
+                        let l = get(&low, v).min(get(&index, w));
+                        set(&mut low, v, l);
+                    }
+                    continue;
+                }
+                work.pop();
+                if let Some((parent, _, _)) = work.last() {
+                    let l = get(&low, *parent).min(get(&low, v));
+                    set(&mut low, *parent, l);
+                }
+                if get(&low, v) == get(&index, v) {
+                    let mut component = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        set(&mut on_stack, w, false);
+                        component.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    let self_loop = component.len() == 1 && succ(v).contains(&v);
+                    if component.len() > 1 || self_loop {
+                        component.sort_unstable();
+                        out.push(component);
+                    }
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn get<T: Copy + Default>(v: &[T], i: usize) -> T {
+    v.get(i).copied().unwrap_or_default()
+}
+
+fn set<T>(v: &mut [T], i: usize, value: T) {
+    if let Some(slot) = v.get_mut(i) {
+        *slot = value;
+    }
+}

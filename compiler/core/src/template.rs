@@ -119,7 +119,10 @@ fn placeholder_at(text: &str, start: usize) -> (Placeholder<'_>, usize) {
 
 /// The offset after the escape `\x` that starts at `at`.
 fn after_escape(text: &str, at: usize) -> usize {
-    let next = text.get(at + 1..).and_then(|r| r.chars().next()).map_or(0, char::len_utf8);
+    let next = text
+        .get(at + 1..)
+        .and_then(|r| r.chars().next())
+        .map_or(0, char::len_utf8);
     at + 1 + next
 }
 
@@ -161,7 +164,10 @@ mod tests {
     #[test]
     fn skips_escapes_and_environment_references() {
         assert!(kinds(r"literal \{braces\} and ${ORDERS_URL}/x").is_empty());
-        assert_eq!(kinds(r"\${amount}"), vec![(PlaceholderKind::Name("amount"), "{amount}")]);
+        assert_eq!(
+            kinds(r"\${amount}"),
+            vec![(PlaceholderKind::Name("amount"), "{amount}")]
+        );
         assert_eq!(kinds(r"\\{a}"), vec![(PlaceholderKind::Name("a"), "{a}")]);
         assert!(kinds("price in $ and } alone").is_empty());
     }

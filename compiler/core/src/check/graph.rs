@@ -205,6 +205,19 @@ impl GraphCheck<'_, '_> {
                 routes.push(route.span);
             }
             let ways: Vec<Span> = plain.iter().chain(&routes).copied().collect();
+            let hands_off = self.g().edges.iter().any(|e| e.from.name == node.name && handoff_targets.contains(&e.to.name));
+            if ways.is_empty() && hands_off {
+                let d = Diagnostic::new(
+                    Code::TENX0316,
+                    format!("agent `{}` has no edge for when it does not hand off", node.name),
+                    file,
+                    node.span,
+                )
+                .label("only handoff edges leave this node")
+                .help(format!("add `{} -> END` (or an edge to the node that runs next)", node.name))
+                .note("a handoff is the model's choice; when it answers without one, the run needs somewhere to go");
+                self.report(d);
+            }
             if ways.len() > 1 {
                 let mut d = Diagnostic::new(
                     Code::TENX0312,

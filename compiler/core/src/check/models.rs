@@ -102,7 +102,10 @@ fn check_turns(file: FileId, decl: &ModelDecl, provider: Option<&str>, diagnosti
     diagnostics.push(
         Diagnostic::new(
             Code::TENX0108,
-            format!("model `{}` has `turns`, but only `scripted` models play turns", decl.name.name),
+            format!(
+                "model `{}` has `turns`, but only `scripted` models play turns",
+                decl.name.name
+            ),
             file,
             turns.span,
         )

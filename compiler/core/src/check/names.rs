@@ -40,11 +40,9 @@ fn source(tool: &ToolDecl) -> &'static str {
 /// `lookup`)".
 fn describe(tool: &ToolDecl) -> String {
     match &tool.exposed_name {
-        Some((exposed, _)) if *exposed != tool.name.name => format!(
-            "`{}` ({}, exposed as `{exposed}`)",
-            tool.name.name,
-            source(tool)
-        ),
+        Some((exposed, _)) if *exposed != tool.name.name => {
+            format!("`{}` ({}, exposed as `{exposed}`)", tool.name.name, source(tool))
+        }
         _ => format!("`{}` ({})", tool.name.name, source(tool)),
     }
 }
@@ -84,10 +82,7 @@ fn tool_collisions(
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0201,
-                format!(
-                    "agent `{}` sees two tools named `{name}`",
-                    agent.decl.name.name
-                ),
+                format!("agent `{}` sees two tools named `{name}`", agent.decl.name.name),
                 file,
                 span,
             )
@@ -128,10 +123,7 @@ fn handoff_collisions(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) -> B
                 diagnostics.push(
                     Diagnostic::new(
                         Code::TENX0203,
-                        format!(
-                            "agent `{}` hands off to `{}` twice",
-                            agent.decl.name.name, target.name
-                        ),
+                        format!("agent `{}` hands off to `{}` twice", agent.decl.name.name, target.name),
                         agent.file,
                         target.span,
                     )
@@ -142,10 +134,12 @@ fn handoff_collisions(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) -> B
                 continue;
             }
             seen.push(target);
-            let visible_tool = visible
-                .iter()
-                .copied()
-                .find(|&t| program.tools.get(t).is_some_and(|tool| tool.decl.model_name() == generated));
+            let visible_tool = visible.iter().copied().find(|&t| {
+                program
+                    .tools
+                    .get(t)
+                    .is_some_and(|tool| tool.decl.model_name() == generated)
+            });
             if let Some(t) = visible_tool {
                 let Some(tool) = program.tools.get(t) else { continue };
                 reported_tools.insert(t);
@@ -213,14 +207,19 @@ fn reserved_name(tool: &Located<ToolDecl>, diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.push(
         Diagnostic::new(
             Code::TENX0202,
-            format!("tool `{}` is {what} `{name}`, a name reserved for handoffs", decl.name.name),
+            format!(
+                "tool `{}` is {what} `{name}`, a name reserved for handoffs",
+                decl.name.name
+            ),
             tool.file,
             span,
         )
         .label(format!("`{HANDOFF_PREFIX}…` is reserved"))
         .help(format!(
             "rename the tool; to let an agent pass the conversation on, write `handoffs = [{}]` in the agent",
-            name.strip_prefix(HANDOFF_PREFIX).filter(|t| !t.is_empty()).unwrap_or("…")
+            name.strip_prefix(HANDOFF_PREFIX)
+                .filter(|t| !t.is_empty())
+                .unwrap_or("…")
         )),
     );
 }
@@ -235,7 +234,9 @@ fn tags_matching_nothing(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         .collect();
     for agent in &program.agents {
         for selector in &agent.decl.tools {
-            let ToolSelector::Tagged { tags, .. } = selector else { continue };
+            let ToolSelector::Tagged { tags, .. } = selector else {
+                continue;
+            };
             for tag in tags {
                 if carried.contains(tag.name.as_str()) || !program.has_tag(&tag.name) {
                     continue;

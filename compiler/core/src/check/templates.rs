@@ -133,7 +133,13 @@ fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec
                                     name.span,
                                 )
                                 .label("not a parameter")
-                                .help(unknown_help(&name.name, &scope.names, &owner, None, true)),
+                                .help(unknown_help(
+                                    &name.name,
+                                    &scope.names,
+                                    &owner,
+                                    None,
+                                    true,
+                                )),
                             );
                         }
                     }
@@ -212,7 +218,11 @@ fn check_template(
                 .label(label)
                 .help(unknown_help(root, &scope.names, owner, scope.graph, false));
             if let (Owner::Node { kind, name: node }, Some((_, graph_file, graph_span))) = (owner, scope.graph) {
-                d = d.secondary(graph_file, graph_span, format!("this graph uses {kind} `{node}` as a node"));
+                d = d.secondary(
+                    graph_file,
+                    graph_span,
+                    format!("this graph uses {kind} `{node}` as a node"),
+                );
             }
             diagnostics.push(d);
         }
@@ -276,5 +286,7 @@ fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span) -> Diagnostic 
         }
         PlaceholderKind::Name(_) => (String::new(), String::new(), String::new()),
     };
-    Diagnostic::new(Code::TENX0502, message, file, span).label(label).help(help)
+    Diagnostic::new(Code::TENX0502, message, file, span)
+        .label(label)
+        .help(help)
 }

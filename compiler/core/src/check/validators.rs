@@ -122,7 +122,10 @@ fn check_regex(facts: &Facts<'_>, file: FileId, pattern: &Expr, diagnostics: &mu
             return None;
         }
         let start = byte_of_column(text, from)?;
-        let end = byte_of_column(text, to).unwrap_or(text.len()).max(start + 1).min(text.len());
+        let end = byte_of_column(text, to)
+            .unwrap_or(text.len())
+            .max(start + 1)
+            .min(text.len());
         let base = pattern.span.start as usize + 1;
         Some(Span::new(base + start, base + end))
     });
@@ -262,7 +265,10 @@ fn check_use(facts: &Facts<'_>, file: FileId, use_: &ValidatorUse, diagnostics: 
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0108,
-                format!("validator `{}` needs the argument `{}`", decl.name.name, param.name.name),
+                format!(
+                    "validator `{}` needs the argument `{}`",
+                    decl.name.name, param.name.name
+                ),
                 file,
                 use_.span,
             )
@@ -337,7 +343,11 @@ fn check_value(
     match name.name.as_str() {
         "int" | "number" => {
             let Some(v) = as_f64(value) else {
-                let expected = if name.name == "int" { "a whole number" } else { "a number" };
+                let expected = if name.name == "int" {
+                    "a whole number"
+                } else {
+                    "a number"
+                };
                 diagnostics.push(wrong(expected));
                 return;
             };
@@ -437,5 +447,9 @@ fn range_text(min: Option<f64>, max: Option<f64>) -> String {
 }
 
 fn quoted(options: &[&str]) -> String {
-    options.iter().map(|o| format!("`\"{o}\"`")).collect::<Vec<_>>().join(", ")
+    options
+        .iter()
+        .map(|o| format!("`\"{o}\"`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -1,12 +1,12 @@
 //! Blocks (`{ key = value  nested { … } }`) and the [`Fields`] reader that each construct uses
 //! to take its fields, reporting unknown, duplicate, missing and mistyped ones.
 
-use super::{Lower, errors};
+use super::Lower;
+use super::bad_lines::Context;
 use crate::ast::{Expr, ExprKind, Ident};
 use tenx_diagnostics::{Code, Span};
-use tenx_grammar::pest::Parser;
 use tenx_grammar::pest::iterators::Pair;
-use tenx_grammar::{Rule, TenxParser};
+use tenx_grammar::Rule;
 
 /// A block's contents, lowered.
 #[derive(Debug, Clone)]
@@ -52,14 +52,14 @@ impl Lower<'_> {
         let start = self.span(&pair).start as usize;
         let mut block = BlockData::new(Span::new(start, start + 1));
         for part in pair.into_inner() {
-            self.block_part(part, &mut block, false);
+            self.block_part(part, &mut block, Context::Block);
         }
         block
     }
 
-    /// One part of a block: an entry, a nested block, a bad line or a missing `}`. `in_graph`
-    /// says whether edges and routes are allowed (for error messages).
-    pub fn block_part(&mut self, part: Pair<'_, Rule>, block: &mut BlockData, in_graph: bool) {
+    /// One part of a block: an entry, a nested block, a bad line or a missing `}`. `context`
+    /// says what a bad line should have been (for error messages).
+    pub fn block_part(&mut self, part: Pair<'_, Rule>, block: &mut BlockData, context: Context) {
         let fields = &mut block.fields;
         let whole = self.span(&part);
         match part.as_rule() {
@@ -126,7 +126,7 @@ impl Lower<'_> {
                     None => whole.start as usize,
                 };
                 let text = self.text_between(start, whole.end as usize);
-                if let Some(key) = self.bad_text(start, text, in_graph) {
+                if let Some(key) = self.bad_text(start, text, context) {
                     block.broken_keys.push(key);
                 }
             }

@@ -1,5 +1,6 @@
 //! Lowering of `graph` declarations: entry, nodes, validators, state, edges and routes.
 
+use super::bad_lines::Context;
 use super::blocks::{BlockData, Fields, expected};
 use super::model::decl_name;
 use super::{Lower, child};
@@ -48,14 +49,14 @@ impl Lower<'_> {
                             match field.as_rule() {
                                 Rule::param => state.extend(self.param(field)),
                                 Rule::bad_line => {
-                                    self.bad_line(&field, true);
+                                    self.bad_line(&field, Context::State);
                                 }
                                 Rule::missing_close => self.missing_close(open),
                                 _ => {}
                             }
                         }
                     }
-                    _ => self.block_part(part, &mut block, true),
+                    _ => self.block_part(part, &mut block, Context::Graph),
                 }
             }
         }
@@ -135,7 +136,7 @@ impl Lower<'_> {
                 Rule::route_by => by = child(&part, Rule::ident).map(|i| self.ident(&i)),
                 Rule::label_arm | Rule::when_arm | Rule::else_arm => arms.extend(self.arm(part)),
                 Rule::bad_line => {
-                    self.bad_line(&part, true);
+                    self.bad_line(&part, Context::Route);
                 }
                 Rule::missing_close => self.missing_close(Span::new(whole.start as usize, header_end as usize)),
                 _ => {}

@@ -6,6 +6,7 @@
 //! likely mistakes (`=>`, `key: value`) each become a diagnostic, and parsing carries on.
 
 mod agent;
+mod bad_lines;
 mod blocks;
 pub mod chunks;
 pub mod errors;

@@ -170,17 +170,16 @@ impl Lower<'_> {
                                 chars.next();
                             }
                         }
-                        None => {
-                            self.bad_escape(base + i, 2, "`\\u` needs a hex code point in braces, like `\\u{1F600}`")
-                        }
+                        None => self.bad_escape(base + i, 2, "`\\u` needs a hex code point in braces, such as `\\u{1F600}`"),
                     }
                 }
                 other => {
-                    self.bad_escape(
-                        base + i,
-                        1 + other.len_utf8(),
-                        "known escapes: \\\" \\\\ \\n \\t \\r \\{ \\} \\$ \\u{…}",
-                    );
+                    let help = if other.is_ascii_alphanumeric() {
+                        format!("write `\\\\{other}` for a backslash followed by `{other}`, as in a regular expression")
+                    } else {
+                        format!("to keep the `{other}`, remove the backslash")
+                    };
+                    self.bad_escape(base + i, 1 + other.len_utf8(), &help);
                     out.push(other);
                 }
             }
@@ -189,10 +188,12 @@ impl Lower<'_> {
     }
 
     fn bad_escape(&mut self, at: usize, len: usize, help: &str) {
+        let written = self.text_between(at, at + len);
         let d = self
-            .diag(Code::TENX0008, "unknown escape sequence", Span::new(at, at + len))
+            .diag(Code::TENX0008, format!("unknown escape sequence `{written}`"), Span::new(at, at + len))
             .label("not a valid escape")
-            .help(help);
+            .help(help)
+            .note(format!("the escapes are {KNOWN_ESCAPES}"));
         self.report(d);
     }
 
@@ -203,6 +204,9 @@ impl Lower<'_> {
         dedent(raw)
     }
 }
+
+/// The escapes a string may hold, for help texts.
+const KNOWN_ESCAPES: &str = "`\\\"` `\\\\` `\\n` `\\t` `\\r` `\\{` `\\}` `\\$` `\\u{…}`";
 
 /// Removes the first newline, a whitespace-only last line, and the common indentation.
 pub fn dedent(raw: &str) -> String {

@@ -1,0 +1,86 @@
+//! `cargo run --release -p tenx-bench`: measures `tenxc check` on generated programs.
+//!
+//! It writes a 100,000-line program and a 50-line program under `target/bench/`, runs the
+//! release `tenxc` (build it first: `cargo build --release -p tenxc`) several times on each,
+//! and prints the median wall time, lines per second and the peak RSS of the `tenxc` processes,
+//! next to two baselines measured in the same run: `tenxc --version` (process start-up) and
+//! reading the file with `cat`. Figures are medians because the machine is shared and noisy.
+
+mod generate;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 11;
+
+fn main() -> ExitCode {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default();
+    let tenxc = root.join("target/release/tenxc");
+    if !tenxc.is_file() {
+        eprintln!("build the release compiler first: cargo build --release -p tenxc");
+        return ExitCode::from(2);
+    }
+    let dir = root.join("target/bench");
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("cannot create {}: {e}", dir.display());
+        return ExitCode::from(2);
+    }
+    let mut ok = true;
+    println!("tenxc check benchmark ({RUNS} runs each, medians)\n");
+    let startup = measure(&tenxc, &["--version"], None);
+    println!("baseline: `tenxc --version`        {:>9.2} ms", ms(startup.wall));
+    for (label, lines) in [("50-line program", 50usize), ("100,000-line program", 100_000)] {
+        let text = generate::program(lines);
+        let path = dir.join(format!("generated_{lines}.tenx"));
+        if let Err(e) = std::fs::write(&path, &text) {
+            eprintln!("cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        let actual_lines = text.lines().count();
+        let cat = measure(Path::new("cat"), &[path.to_string_lossy().as_ref()], None);
+        let check = measure(&tenxc, &["check", path.to_string_lossy().as_ref()], Some(&path));
+        ok &= check.clean;
+        let per_second = actual_lines as f64 / check.wall.as_secs_f64();
+        println!("\n{label}: {actual_lines} lines, {} bytes", text.len());
+        println!("  baseline: cat                   {:>9.2} ms", ms(cat.wall));
+        println!("  tenxc check                     {:>9.2} ms   ({:.1}x start-up, {:.0}x cat)", ms(check.wall), ratio(check.wall, startup.wall), ratio(check.wall, cat.wall));
+        println!("  throughput                      {:>9.0} lines/s", per_second);
+        println!("  peak RSS (max of runs so far)   {:>9.1} MB", check.peak_rss_kb as f64 / 1024.0);
+        if !check.clean {
+            println!("  (the generated program did not check clean: see `tenxc check {}`)", path.display());
+        }
+    }
+    if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+struct Measurement {
+    wall: Duration,
+    peak_rss_kb: i64,
+    clean: bool,
+}
+
+fn measure(program: &Path, args: &[&str], _input: Option<&PathBuf>) -> Measurement {
+    let mut times = Vec::with_capacity(RUNS);
+    let mut clean = true;
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let status = Command::new(program).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        times.push(start.elapsed());
+        clean &= status.is_ok_and(|s| s.success());
+    }
+    times.sort();
+    // Peak RSS over all children waited for so far: each measurement runs after the smaller ones.
+    let peak_rss_kb = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .map(|u| u.max_rss())
+        .unwrap_or(0);
+    Measurement { wall: times.get(RUNS / 2).copied().unwrap_or_default(), peak_rss_kb, clean }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
+}

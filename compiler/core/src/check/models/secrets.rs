@@ -1,0 +1,234 @@
+//! `TENX0803`: string literals that look like secrets (API keys, tokens, private keys) in the
+//! program's own files. The check reads the raw text of each file, so it sees every literal
+//! (descriptions, prompts, URLs, defaults, map values, test blocks) with its exact position, and
+//! never prints the secret: a diagnostic names only the kind of secret.
+
+use super::Facts;
+use regex::{Regex, RegexSet};
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+
+/// The kinds of secret, in the order they are tried: the first kind whose pattern matches a
+/// literal names it. Each pattern's match is checked by the kind's `accept` as well.
+const KINDS: &[(&str, &str, bool)] = &[
+    // (what it looks like, pattern, needs a digit in the match)
+    ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----", false),
+    ("an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", true),
+    ("an OpenAI API key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}", true),
+    ("an AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", false),
+    (
+        "a GitHub token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        false,
+    ),
+    ("a Slack token", r"\bxox[baprs]-[A-Za-z0-9\-]{10,}", true),
+    ("a Google API key", r"\bAIza[0-9A-Za-z_\-]{35}", false),
+    (
+        "a JSON Web Token",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        false,
+    ),
+    ("a bearer token", r"\bBearer\s+[A-Za-z0-9\-._~+/]{20,}=*", true),
+];
+
+/// The compiled patterns: one set to find whether any kind matches, and each pattern to find
+/// where. `None` if a pattern failed to compile (they are constants; a test proves they do).
+struct Patterns {
+    set: RegexSet,
+    each: Vec<Regex>,
+}
+
+static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
+    let set = RegexSet::new(KINDS.iter().map(|(_, p, _)| *p)).ok()?;
+    let each = KINDS
+        .iter()
+        .map(|(_, p, _)| Regex::new(p))
+        .collect::<Result<Vec<_>, _>>()
+        .ok()?;
+    Some(Patterns { set, each })
+});
+
+/// Reports the secret-looking literals of every file of the program that is not a stdlib module.
+/// `skip` holds spans already reported as credentials (`TENX0802`).
+pub(super) fn check(facts: &Facts<'_>, skip: &[(FileId, Span)], diagnostics: &mut Vec<Diagnostic>) {
+    let Some(patterns) = PATTERNS.as_ref() else { return };
+    let program = facts.program;
+    let stdlib_files: BTreeSet<FileId> = program
+        .tools
+        .iter()
+        .filter(|t| t.stdlib)
+        .map(|t| t.file)
+        .chain(program.validators.iter().filter(|v| v.stdlib).map(|v| v.file))
+        .chain(program.schemas.iter().filter(|s| s.stdlib).map(|s| s.file))
+        .collect();
+    for (file, source) in facts.sources.iter() {
+        if stdlib_files.contains(&file) || source.name.starts_with("<stdlib>") {
+            continue;
+        }
+        for (start, body) in string_literals(&source.text) {
+            let span = Span::new(start, start + body.len());
+            if skip
+                .iter()
+                .any(|(f, s)| *f == file && s.start <= span.start && span.end <= s.end)
+            {
+                continue;
+            }
+            if let Some((kind, found)) = find_secret(patterns, body) {
+                diagnostics.push(report(file, Span::new(start + found.start, start + found.end), kind));
+            }
+        }
+    }
+}
+
+/// The first secret in `text`: its kind and byte range.
+fn find_secret(patterns: &Patterns, text: &str) -> Option<(&'static str, std::ops::Range<usize>)> {
+    if !patterns.set.is_match(text) {
+        return None;
+    }
+    for index in patterns.set.matches(text).iter() {
+        let (Some(regex), Some((kind, _, needs_digit))) = (patterns.each.get(index), KINDS.get(index)) else {
+            continue;
+        };
+        let accepted = regex
+            .find_iter(text)
+            .find(|m| !needs_digit || m.as_str().bytes().any(|b| b.is_ascii_digit()));
+        if let Some(m) = accepted {
+            return Some((kind, m.range()));
+        }
+    }
+    None
+}
+
+fn report(file: FileId, span: Span, kind: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::TENX0803,
+        format!("a string literal looks like {kind}"),
+        file,
+        span,
+    )
+    .label(format!("looks like {kind}"))
+    .help("remove it from the program and rotate it if it is real; read secrets from the environment: `api_key = env(\"NAME\")` for a model, `${NAME}` in a URL")
+    .note("the value is not shown here; the built artifact and version control would keep it")
+}
+
+/// The string literals of a `.tenx` text: `(offset of the body, body)` for every `"…"` and
+/// `"""…"""`, skipping comments. An unterminated literal ends at the end of its line (`"…"`) or
+/// of the text (`"""`).
+fn string_literals(text: &str) -> Vec<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        match byte {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = text.get(i..).and_then(|r| r.find('\n')).map_or(text.len(), |n| i + n);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = text
+                    .get(i + 2..)
+                    .and_then(|r| r.find("*/"))
+                    .map_or(text.len(), |n| i + 2 + n + 2);
+            }
+            b'"' if text.get(i..).is_some_and(|r| r.starts_with("\"\"\"")) => {
+                let start = i + 3;
+                let end = text
+                    .get(start..)
+                    .and_then(|r| r.find("\"\"\""))
+                    .map_or(text.len(), |n| start + n);
+                found.push((start, text.get(start..end).unwrap_or("")));
+                i = (end + 3).min(text.len());
+            }
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                loop {
+                    match bytes.get(j) {
+                        None | Some(b'"') | Some(b'\n') => break,
+                        Some(b'\\') => {
+                            // An escape: skip the next character, unless the line ends.
+                            j += 1;
+                            if bytes.get(j) != Some(&b'\n') {
+                                j += text.get(j..).and_then(|r| r.chars().next()).map_or(0, char::len_utf8);
+                            }
+                        }
+                        Some(_) => j += 1,
+                    }
+                }
+                let end = j.min(text.len());
+                found.push((start, text.get(start..end).unwrap_or("")));
+                i = end + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind_of(text: &str) -> Option<&'static str> {
+        find_secret(PATTERNS.as_ref().unwrap(), text).map(|(k, _)| k)
+    }
+
+    #[test]
+    fn patterns_compile() {
+        assert!(PATTERNS.is_some());
+    }
+
+    #[test]
+    fn recognises_secret_shapes() {
+        assert_eq!(kind_of("sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"), Some("an OpenAI API key"));
+        assert_eq!(kind_of("key sk-Ab3dEf6hIj9kLm2nOp5qRs8tUv"), Some("an OpenAI API key"));
+        assert_eq!(
+            kind_of("sk-ant-api03-Ab3dEf6hIj9kLm2nOp5qRs"),
+            Some("an Anthropic API key")
+        );
+        assert_eq!(kind_of("AKIAIOSFODNN7EXAMPLE"), Some("an AWS access key id"));
+        assert_eq!(
+            kind_of("ghp_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb3d"),
+            Some("a GitHub token")
+        );
+        assert_eq!(kind_of("xoxb-1234567890-abcdefghij"), Some("a Slack token"));
+        assert_eq!(
+            kind_of("AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+            Some("a Google API key")
+        );
+        assert_eq!(kind_of("-----BEGIN RSA PRIVATE KEY-----"), Some("a private key"));
+        assert_eq!(
+            kind_of("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlX2hlcmU"),
+            Some("a JSON Web Token")
+        );
+        assert_eq!(
+            kind_of("Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+            Some("a bearer token")
+        );
+    }
+
+    #[test]
+    fn ignores_ordinary_text() {
+        for text in [
+            "Ask the customer for the order number.",
+            "risk-assessment-of-the-whole-thing",
+            "sk-this-is-a-long-descriptive-name",
+            "Bearer ${API_TOKEN}",
+            "Bearer authentication-is-required-here",
+            "${ORDERS_URL}/orders/lookup",
+            "-----BEGIN PUBLIC KEY-----",
+        ] {
+            assert_eq!(kind_of(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn finds_literals_and_skips_comments() {
+        let text = "// \"not this\"\n/* \"nor\n this\" */ a = \"one \\\" two\" b = \"\"\"\nthree\n\"\"\" c = \"\"";
+        let bodies: Vec<&str> = string_literals(text).into_iter().map(|(_, b)| b).collect();
+        assert_eq!(bodies, vec!["one \\\" two", "\nthree\n", ""]);
+        let (start, body) = string_literals("x = \"abc\"")[0];
+        assert_eq!(&"x = \"abc\""[start..start + body.len()], "abc");
+        assert_eq!(string_literals("\"unterminated\nnext").len(), 1);
+    }
+}

@@ -1,0 +1,260 @@
+//! Explains the text the grammar's catch-alls kept: a `bad_line` inside a block, state block or
+//! route, and a block whose `}` is missing. Each bad line costs exactly one diagnostic, as
+//! precise as the text allows: an unterminated string, an unclosed bracket, or the parse error
+//! of the line read as what its context expects (an entry, a state field, a route arm).
+
+use super::{Lower, errors};
+use tenx_diagnostics::{Code, Diagnostic, Span};
+use tenx_grammar::pest::Parser;
+use tenx_grammar::pest::iterators::Pair;
+use tenx_grammar::{Rule, TenxParser};
+
+/// Where a bad line stands: it decides what the line should have been.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Context {
+    /// A block of `key = value` entries.
+    Block,
+    /// A `graph` block: entries, edges, routes and a `state` block.
+    Graph,
+    /// A `state { … }` block: one field per line.
+    State,
+    /// A `route … { … }`: arms.
+    Route,
+}
+
+/// Rules that only make sense inside a `graph` block, left out of "expected …" elsewhere.
+const GRAPH_ONLY: &[Rule] = &[
+    Rule::edge,
+    Rule::arrow,
+    Rule::thin_arrow,
+    Rule::route,
+    Rule::kw_route,
+    Rule::state_block,
+    Rule::kw_state,
+];
+
+const ARMS: &str = "a route arm (`\"label\" -> node`, `when … -> node` or `else -> node`)";
+
+impl Lower<'_> {
+    /// Reports a block whose `}` is missing (unless the chunk was cut for another reported
+    /// reason).
+    pub fn missing_close(&mut self, open: Span) {
+        if self.truncated {
+            return;
+        }
+        let d = self
+            .diag(Code::TENX0002, "this block is never closed", open)
+            .label("opened here")
+            .help("add `}` where the block ends");
+        self.report(d);
+    }
+
+    /// Reports a line that is not valid in its context (a `bad_line` pair).
+    pub fn bad_line(&mut self, pair: &Pair<'_, Rule>, context: Context) -> Option<String> {
+        let start = self.span(pair).start as usize;
+        self.bad_text(start, pair.as_str(), context)
+    }
+
+    /// Reports `text`, a line at file offset `start` that is not valid in `context`, saying why
+    /// as precisely as possible. Returns the line's key (its first word), if it has one.
+    pub fn bad_text(&mut self, start: usize, text: &str, context: Context) -> Option<String> {
+        let key: String = text
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let key = (!key.is_empty()).then_some(key);
+        if let Some(quote) = unterminated_quote(text) {
+            let at = start + quote;
+            let d = self
+                .diag(Code::TENX0003, "unterminated string", Span::new(at, at + 1))
+                .label("this string has no closing `\"`")
+                .help("close the string on the same line, or use a `\"\"\"` text block for several lines");
+            self.report(d);
+            return key;
+        }
+        if let Some((at, open)) = unclosed_bracket(text) {
+            let close = match open {
+                '[' => ']',
+                '(' => ')',
+                _ => '}',
+            };
+            let at = start + at;
+            let d = self
+                .diag(Code::TENX0001, format!("unclosed `{open}`"), Span::new(at, at + 1))
+                .label(format!("this `{open}` is never closed"))
+                .help(format!("add the missing `{close}`"));
+            self.report(d);
+            return key;
+        }
+        let d = match context {
+            Context::Block | Context::Graph => self.bad_entry(start, text, context),
+            Context::State => self.bad_state_field(start, text, key.as_deref()),
+            Context::Route => self.bad_arm(start, text),
+        };
+        let d = if text.contains("=>") {
+            d.help("edges and route arms use `->`")
+        } else {
+            d
+        };
+        self.report(d);
+        key
+    }
+
+    /// A line of a block or graph, read as an entry (or edge, route, state block).
+    fn bad_entry(&self, start: usize, text: &str, context: Context) -> Diagnostic {
+        let in_graph = context == Context::Graph;
+        match TenxParser::parse(Rule::entry_only, text) {
+            Err(error) => {
+                let skip: &[Rule] = if in_graph { &[] } else { GRAPH_ONLY };
+                let mut d = errors::syntax_error_skipping(&error, text, start, self.file, skip);
+                if d.message.starts_with("unexpected") {
+                    let what = if in_graph {
+                        "an entry (`key = value`), an edge (`a -> b`) or a route"
+                    } else {
+                        "an entry (`key = value`)"
+                    };
+                    d.message = d.message.replacen("unexpected", &format!("expected {what}, found"), 1);
+                }
+                d
+            }
+            Ok(mut pairs) => {
+                let what = pairs
+                    .next()
+                    .and_then(|p| p.into_inner().next())
+                    .map_or("this", |p| match p.as_rule() {
+                        Rule::edge => "an edge",
+                        Rule::route => "a route",
+                        Rule::state_block => "a `state` block",
+                        _ => "this",
+                    });
+                self.diag(
+                    Code::TENX0001,
+                    format!("{what} is not allowed here"),
+                    Span::new(start, start + text.len()),
+                )
+                .label("only allowed inside a `graph` block")
+            }
+        }
+    }
+
+    /// A line of a `state` block, read as a field (`name: type`).
+    fn bad_state_field(&self, start: usize, text: &str, key: Option<&str>) -> Diagnostic {
+        if let Some(key) = key {
+            let after = text.get(key.len()..).unwrap_or("");
+            let gap = after.len() - after.trim_start().len();
+            if !after.trim_start().starts_with([':', '?']) {
+                let at = start + key.len() + gap;
+                let found = after.trim_start().chars().next().map_or(1, char::len_utf8);
+                return self
+                    .diag(Code::TENX0001, format!("expected `:` after the state field `{key}`"), Span::new(at, at + found))
+                    .label("expected `:` here")
+                    .help(format!("write `{key}: TYPE`, such as `{key}: string`"));
+            }
+        }
+        self.explain(Rule::param, start, text, "a state field (`name: type`)")
+    }
+
+    /// A line of a route, read as the arm its first word announces.
+    fn bad_arm(&self, start: usize, text: &str) -> Diagnostic {
+        let rule = if text.starts_with('"') {
+            Rule::label_arm
+        } else if TenxParser::parse(Rule::kw_when, text).is_ok() {
+            Rule::when_arm
+        } else if TenxParser::parse(Rule::kw_else, text).is_ok() {
+            Rule::else_arm
+        } else {
+            let word = text.split(|c: char| c.is_whitespace()).next().unwrap_or("");
+            let width = word.len().max(1).min(text.len());
+            return self
+                .diag(
+                    Code::TENX0001,
+                    format!("expected {ARMS}, found `{word}`"),
+                    Span::new(start, start + width),
+                )
+                .label("not a route arm");
+        };
+        self.explain(rule, start, text, ARMS)
+    }
+
+    /// The error of `text` parsed as `rule`; when a prefix parses, the text after it is the
+    /// problem.
+    fn explain(&self, rule: Rule, start: usize, text: &str, what: &str) -> Diagnostic {
+        match TenxParser::parse(rule, text) {
+            Err(error) => errors::syntax_error(&error, text, start, self.file),
+            Ok(pairs) => {
+                let end = pairs.last().map_or(0, |p| p.as_span().end());
+                let rest = text.get(end..).unwrap_or("");
+                let at = end + (rest.len() - rest.trim_start().len());
+                let token: String = text.get(at..).unwrap_or("").chars().take_while(|c| !c.is_whitespace()).collect();
+                self.diag(
+                    Code::TENX0001,
+                    format!("unexpected `{token}` after {what}"),
+                    Span::new(start + at, start + at + token.len().max(1)),
+                )
+                .label("unexpected here")
+                .help("write one per line")
+            }
+        }
+    }
+}
+
+/// The offset and character of the innermost bracket that `text` opens and never closes
+/// (strings skipped). A closing bracket of the wrong kind ends the scan.
+fn unclosed_bracket(text: &str) -> Option<(usize, char)> {
+    let mut stack: Vec<(usize, char)> = Vec::new();
+    let mut chars = text.char_indices();
+    let mut in_string = false;
+    while let Some((i, c)) = chars.next() {
+        match (c, in_string) {
+            ('\\', true) => {
+                chars.next();
+            }
+            ('"', _) => in_string = !in_string,
+            (_, true) => {}
+            ('[' | '(' | '{', false) => stack.push((i, c)),
+            (']' | ')' | '}', false) => match stack.pop() {
+                Some((_, open)) if matches!((open, c), ('[', ']') | ('(', ')') | ('{', '}')) => {}
+                _ => return None,
+            },
+            _ => {}
+        }
+    }
+    stack.pop()
+}
+
+/// Byte offset of a `"` that opens a string never closed on its line.
+fn unterminated_quote(text: &str) -> Option<usize> {
+    let mut chars = text.char_indices();
+    let mut open: Option<usize> = None;
+    while let Some((i, c)) = chars.next() {
+        match (c, open) {
+            ('\\', Some(_)) => {
+                chars.next();
+            }
+            ('"', None) => open = Some(i),
+            ('"', Some(_)) => open = None,
+            ('\n', Some(at)) => return Some(at),
+            _ => {}
+        }
+    }
+    open
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{unclosed_bracket, unterminated_quote};
+
+    #[test]
+    fn finds_unclosed_brackets() {
+        assert_eq!(unclosed_bracket("x = [1, (2)"), Some((4, '[')));
+        assert_eq!(unclosed_bracket("x = { a: [1] }"), None);
+        assert_eq!(unclosed_bracket("x = \"[\""), None);
+        assert_eq!(unclosed_bracket("x = [1, {"), Some((8, '{')));
+    }
+
+    #[test]
+    fn finds_unterminated_quotes() {
+        assert_eq!(unterminated_quote("x = \"a\\\"b"), Some(4));
+        assert_eq!(unterminated_quote("x = \"a\""), None);
+    }
+}

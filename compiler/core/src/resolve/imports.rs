@@ -162,9 +162,11 @@ pub(crate) fn load_modules(
                 let help = crate::suggest::did_you_mean(decl, declared.iter())
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_else(|| {
+                        let names: Vec<String> = declared.iter().map(|d| format!("`{d}`")).collect();
+                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
                         format!(
                             "`std.{module_name}` declares {}",
-                            declared.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ")
+                            crate::syntax::errors::join_or(&names).replacen(" or ", " and ", 1)
                         )
                     });
                 diagnostics.push(
@@ -187,6 +189,21 @@ pub(crate) fn load_modules(
         });
     }
     loaded
+}
+
+/// The stdlib module that declares `name` as one of `kinds`, for an "add `import std.…`" help
+/// on an unknown name.
+pub(crate) fn stdlib_home(name: &str, kinds: &[super::DeclKind]) -> Option<&'static str> {
+    tenx_stdlib::MODULES
+        .iter()
+        .find(|m| {
+            let (module, _) = parse_file(FileId(0), m.source);
+            module.items.iter().any(|item| {
+                crate::ast::item_name(item).is_some_and(|n| n.name == name)
+                    && super::program::kind_of(item).is_some_and(|k| kinds.contains(&k))
+            })
+        })
+        .map(|m| m.name)
 }
 
 fn stdlib_names() -> String {

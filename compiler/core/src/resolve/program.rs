@@ -163,7 +163,25 @@ impl Program {
         }
     }
 
+    /// Whether a symbol's declaration comes from the standard library.
+    fn from_stdlib(&self, symbol: &Symbol) -> bool {
+        fn at<T>(v: &[Located<T>], i: usize) -> bool {
+            v.get(i).is_some_and(|l| l.stdlib)
+        }
+        match symbol.kind {
+            DeclKind::Tag => at(&self.tags, symbol.index),
+            DeclKind::Schema => at(&self.schemas, symbol.index),
+            DeclKind::Model => at(&self.models, symbol.index),
+            DeclKind::Tool => at(&self.tools, symbol.index),
+            DeclKind::Agent => at(&self.agents, symbol.index),
+            DeclKind::Validator => at(&self.validators, symbol.index),
+            DeclKind::Interrupt => at(&self.interrupts, symbol.index),
+            DeclKind::Graph => at(&self.graphs, symbol.index),
+        }
+    }
+
     fn declare(&mut self, name: &Ident, symbol: Symbol, diagnostics: &mut Vec<Diagnostic>) {
+        let first_from_stdlib = self.symbols.get(&name.name).is_some_and(|first| self.from_stdlib(first));
         match self.symbols.get(&name.name) {
             Some(first) => diagnostics.push(
                 Diagnostic::new(
@@ -174,7 +192,11 @@ impl Program {
                 )
                 .label(format!("{} `{}` declared again here", symbol.kind.as_str(), name.name))
                 .secondary(first.file, first.span, format!("first declared here as {}", first.kind.with_article()))
-                .help("every model, tool, agent, validator, interrupt, schema, tag and graph needs its own name; rename one of them"),
+                .help(if first_from_stdlib {
+                    format!("the standard library's `{}` is imported: rename yours, or import only the declarations you use", name.name)
+                } else {
+                    "all declarations of a program share one namespace: rename one of them".to_string()
+                }),
             ),
             None => {
                 self.symbols.insert(name.name.clone(), symbol);
@@ -291,9 +313,8 @@ impl Program {
             }
             None if self.broken.contains(&ident.name) => None,
             None => {
-                let candidates: Vec<&str> = expected.iter().flat_map(|k| self.names_of(*k)).collect();
-                let help = crate::suggest::did_you_mean(&ident.name, candidates.iter())
-                    .map(|s| format!("did you mean `{s}`?"));
+                let candidates = expected.iter().flat_map(|k| self.names_of(*k));
+                let help = unknown_name_help(&ident.name, expected, candidates);
                 let is_tag = expected == [DeclKind::Tag];
                 let (code, help) = if is_tag {
                     (
@@ -317,6 +338,35 @@ impl Program {
             }
         }
     }
+}
+
+/// The kind of declaration an item is (`None` for imports and tests).
+pub(crate) fn kind_of(item: &Item) -> Option<DeclKind> {
+    Some(match item {
+        Item::Tag(_) => DeclKind::Tag,
+        Item::Schema(_) => DeclKind::Schema,
+        Item::Model(_) => DeclKind::Model,
+        Item::Tool(_) => DeclKind::Tool,
+        Item::Agent(_) => DeclKind::Agent,
+        Item::Validator(_) => DeclKind::Validator,
+        Item::Interrupt(_) => DeclKind::Interrupt,
+        Item::Graph(_) => DeclKind::Graph,
+        Item::Import(_) | Item::Test(_) => return None,
+    })
+}
+
+/// "did you mean `x`?" for a name close to one of `candidates`, else "add `import std.m.name`"
+/// when the standard library declares it.
+pub(crate) fn unknown_name_help<'a>(
+    name: &str,
+    kinds: &[DeclKind],
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    if let Some(module) = super::imports::stdlib_home(name, kinds) {
+        return Some(format!("it is in the standard library: add `import std.{module}.{name}`"));
+    }
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    crate::suggest::did_you_mean(name, candidates.iter()).map(|s| format!("did you mean `{s}`?"))
 }
 
 fn article(word: &str) -> String {

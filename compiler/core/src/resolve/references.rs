@@ -17,7 +17,7 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
         for tag in &t.tags {
             program.expect(tag, file, &[DeclKind::Tag], diagnostics);
         }
-        check_params(program, file, t.params.iter().flatten(), diagnostics);
+        check_params(program, file, "parameter", t.params.iter().flatten(), diagnostics);
         if let Some(result) = &t.result {
             check_type(program, file, result, diagnostics);
         }
@@ -53,6 +53,7 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
         check_params(
             program,
             validator.file,
+            "parameter",
             validator.decl.params.iter().flatten(),
             diagnostics,
         );
@@ -79,13 +80,14 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
         for use_ in &g.validate {
             program.expect(&use_.name, file, &[DeclKind::Validator], diagnostics);
         }
-        check_params(program, file, g.state.iter(), diagnostics);
+        check_params(program, file, "state field", g.state.iter(), diagnostics);
     }
 }
 
 fn check_params<'a>(
     program: &Program,
     file: FileId,
+    what: &str,
     params: impl Iterator<Item = &'a Param>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
@@ -95,7 +97,7 @@ fn check_params<'a>(
             diagnostics.push(
                 Diagnostic::new(
                     Code::TENX0111,
-                    format!("`{}` is declared twice", param.name.name),
+                    format!("the {what} `{}` is declared twice", param.name.name),
                     file,
                     param.name.span,
                 )
@@ -128,13 +130,8 @@ pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnos
         }
         None if program.is_broken(&name.name) => {}
         None => {
-            let candidates: Vec<&str> = BUILTIN_TYPES
-                .iter()
-                .copied()
-                .chain(program.names_of(DeclKind::Schema))
-                .collect();
-            let help = crate::suggest::did_you_mean(&name.name, candidates.iter())
-                .map(|s| format!("did you mean `{s}`?"))
+            let candidates = BUILTIN_TYPES.iter().copied().chain(program.names_of(DeclKind::Schema));
+            let help = super::program::unknown_name_help(&name.name, &[DeclKind::Schema], candidates)
                 .unwrap_or_else(|| "types are `string`, `int`, `number`, `bool`, `enum(…)`, `list<…>`, `object`, `any`, or a `schema` name".to_string());
             diagnostics.push(
                 Diagnostic::new(Code::TENX0110, format!("unknown type `{}`", name.name), file, name.span)

@@ -42,10 +42,25 @@ impl Lower<'_> {
         if self.truncated {
             return;
         }
-        let d = self
-            .diag(Code::TENX0002, "this block is never closed", open)
-            .label("opened here")
-            .help("add `}` where the block ends");
+        let start = open.start as usize;
+        let rest = self.text_between(start, self.base + self.text.len());
+        let d = match stolen_close(rest) {
+            // By indentation, a `{` inside the block took the block's `}`: point at that one.
+            Some((inner, close)) => self
+                .diag(Code::TENX0002, "a `{` is never closed", Span::new(start + inner, start + inner + 1))
+                .label("this `{` is never closed")
+                .secondary(
+                    self.file,
+                    Span::new(start + close, start + close + 1),
+                    "this `}` lines up with the start of the block, so it probably closes the block instead",
+                )
+                .secondary(self.file, open, "the block opened here")
+                .help("add the missing `}`"),
+            None => self
+                .diag(Code::TENX0002, "this block is never closed", open)
+                .label("opened here")
+                .help("add `}` where the block ends"),
+        };
         self.report(d);
     }
 
@@ -222,6 +237,63 @@ fn unclosed_bracket(text: &str) -> Option<(usize, char)> {
     stack.pop()
 }
 
+/// In `text`, which starts with a block's `{` that is never closed: the first `{` that is closed
+/// by a `}` standing first on its line, indented like the line of the block's `{` (and unlike
+/// its own line). Returns (that `{`, that `}`). Strings, text blocks and comments are skipped.
+fn stolen_close(text: &str) -> Option<(usize, usize)> {
+    let indent = |at: usize| {
+        let line_start = text.get(..at).and_then(|s| s.rfind('\n')).map_or(0, |n| n + 1);
+        let line = text.get(line_start..).unwrap_or("");
+        let width = line.len() - line.trim_start_matches([' ', '\t']).len();
+        (width, line_start + width == at)
+    };
+    let (block_indent, _) = indent(0);
+    let bytes = text.as_bytes();
+    let mut stack: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let rest = text.get(i..).unwrap_or("");
+        if rest.starts_with("//") {
+            i += rest.find('\n').unwrap_or(rest.len());
+        } else if rest.starts_with("/*") {
+            i += rest.find("*/").map_or(rest.len(), |n| n + 2);
+        } else if rest.starts_with("\"\"\"") {
+            i += 3 + rest.get(3..).and_then(|r| r.find("\"\"\"")).map_or(rest.len(), |n| n + 3);
+        } else if b == b'"' {
+            i += 1 + unterminated_quote(rest).map_or_else(|| closing_quote(rest), |_| rest.len());
+        } else {
+            match b {
+                b'{' => stack.push(i),
+                b'}' => {
+                    let opener = stack.pop()?;
+                    let (close_indent, first_on_line) = indent(i);
+                    if !stack.is_empty() && first_on_line && close_indent == block_indent && indent(opener).0 != close_indent {
+                        return Some((opener, i));
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    None
+}
+
+/// The offset of the `"` that closes the string starting at the start of `text`.
+fn closing_quote(text: &str) -> usize {
+    let mut chars = text.char_indices().skip(1);
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '"' => return i,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
 /// Byte offset of a `"` that opens a string never closed on its line.
 fn unterminated_quote(text: &str) -> Option<usize> {
     let mut chars = text.char_indices();
@@ -250,6 +322,13 @@ mod tests {
         assert_eq!(unclosed_bracket("x = { a: [1] }"), None);
         assert_eq!(unclosed_bracket("x = \"[\""), None);
         assert_eq!(unclosed_bracket("x = [1, {"), Some((8, '{')));
+    }
+
+    #[test]
+    fn finds_the_brace_that_stole_the_blocks_close() {
+        let text = "{\n  output = { \"a\": { \"b\": 1 }\n}\n";
+        assert_eq!(super::stolen_close(text), Some((13, 34)));
+        assert_eq!(super::stolen_close("{\n  a = 1\n"), None);
     }
 
     #[test]

@@ -44,10 +44,10 @@ impl<'t> Placeholder<'t> {
 /// The body of a string literal as written in the source (`"…"` or `"""…"""`), and the offset of
 /// the body inside the literal. `None` when `raw` is not a literal.
 pub fn literal_body(raw: &str) -> Option<(usize, &str)> {
-    if raw.len() >= 6 {
-        if let Some(body) = raw.strip_prefix("\"\"\"").and_then(|r| r.strip_suffix("\"\"\"")) {
-            return Some((3, body));
-        }
+    if raw.len() >= 6
+        && let Some(body) = raw.strip_prefix("\"\"\"").and_then(|r| r.strip_suffix("\"\"\""))
+    {
+        return Some((3, body));
     }
     raw.strip_prefix('"')
         .and_then(|r| r.strip_suffix('"'))

@@ -46,16 +46,16 @@ impl GraphCheck<'_, '_> {
     }
 
     fn duplicate_nodes(&mut self) {
-        let mut seen: Vec<&Ident> = Vec::new();
+        let mut seen: std::collections::BTreeMap<String, Span> = Default::default();
         let nodes = self.g().nodes.clone();
         for node in &nodes {
-            if let Some(first) = seen.iter().find(|n| n.name == node.name) {
+            if let Some(first) = seen.get(&node.name) {
                 let d = Diagnostic::new(Code::TENX0107, format!("`{}` is listed twice in `nodes`", node.name), self.file, node.span)
                     .label("listed again here")
-                    .secondary(self.file, first.span, "first listed here");
+                    .secondary(self.file, *first, "first listed here");
                 self.report(d);
             } else {
-                seen.push(node);
+                seen.insert(node.name.clone(), node.span);
             }
             if node.name == END {
                 let d = Diagnostic::new(Code::TENX0108, "`END` cannot be listed as a node", self.file, node.span)
@@ -188,24 +188,28 @@ impl GraphCheck<'_, '_> {
     /// Each node continues one way: one plain edge, or one route, plus its handoff edges.
     fn successors(&mut self) {
         let file = self.file;
-        for node in self.topology.nodes.clone() {
+        // Edges and routes by source node, built once (graphs can have 10,000 nodes).
+        let mut edges_from: std::collections::BTreeMap<&str, Vec<&crate::ast::Edge>> = Default::default();
+        let mut routes_from: std::collections::BTreeMap<&str, Vec<Span>> = Default::default();
+        let graph = &self.graph.decl;
+        for edge in &graph.edges {
+            edges_from.entry(edge.from.name.as_str()).or_default().push(edge);
+        }
+        for route in &graph.routes {
+            routes_from.entry(route.from.name.as_str()).or_default().push(route.span);
+        }
+        let mut found = Vec::new();
+        for node in &self.topology.nodes {
             let handoff_targets: BTreeSet<String> = if node.kind == DeclKind::Agent {
                 self.facts.program.agents.get(node.decl).map(|a| a.decl.handoffs.iter().map(|h| h.name.clone()).collect()).unwrap_or_default()
             } else {
                 BTreeSet::new()
             };
-            let mut plain: Vec<Span> = Vec::new();
-            let mut routes: Vec<Span> = Vec::new();
-            for edge in self.g().edges.iter().filter(|e| e.from.name == node.name) {
-                if !handoff_targets.contains(&edge.to.name) {
-                    plain.push(edge.span);
-                }
-            }
-            for route in self.g().routes.iter().filter(|r| r.from.name == node.name) {
-                routes.push(route.span);
-            }
-            let ways: Vec<Span> = plain.iter().chain(&routes).copied().collect();
-            let hands_off = self.g().edges.iter().any(|e| e.from.name == node.name && handoff_targets.contains(&e.to.name));
+            let out_edges = edges_from.get(node.name.as_str()).map_or(&[][..], Vec::as_slice);
+            let plain = out_edges.iter().filter(|e| !handoff_targets.contains(&e.to.name)).map(|e| e.span);
+            let routes = routes_from.get(node.name.as_str()).into_iter().flatten().copied();
+            let ways: Vec<Span> = plain.chain(routes).collect();
+            let hands_off = out_edges.iter().any(|e| handoff_targets.contains(&e.to.name));
             if ways.is_empty() && hands_off {
                 let d = Diagnostic::new(
                     Code::TENX0316,
@@ -216,7 +220,7 @@ impl GraphCheck<'_, '_> {
                 .label("only handoff edges leave this node")
                 .help(format!("add `{} -> END` (or an edge to the node that runs next)", node.name))
                 .note("a handoff is the model's choice; when it answers without one, the run needs somewhere to go");
-                self.report(d);
+                found.push(d);
             }
             if ways.len() > 1 {
                 let mut d = Diagnostic::new(
@@ -233,9 +237,10 @@ impl GraphCheck<'_, '_> {
                 if node.kind == DeclKind::Agent {
                     d = d.note("edges to an agent's `handoffs` targets are handoff choices and do not count");
                 }
-                self.report(d);
+                found.push(d);
             }
         }
+        self.diagnostics.extend(found);
     }
 
     fn reachability(&mut self) {

@@ -18,40 +18,40 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     for model in &facts.program.models {
         let (file, decl) = (model.file, &model.decl);
         let provider = decl.provider.as_ref().map(|p| p.name.as_str());
-        if let Some(ident) = &decl.provider {
-            if !PROVIDERS.contains(&ident.name.as_str()) {
-                let help = crate::suggest::did_you_mean(&ident.name, PROVIDERS.iter())
-                    .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| {
-                        "the providers are `openai` (and any OpenAI-compatible server, with `base_url`), `anthropic` and `scripted`".to_string()
-                    });
-                diagnostics.push(
-                    Diagnostic::new(
-                        Code::TENX0801,
-                        format!("unknown provider `{}`", ident.name),
-                        file,
-                        ident.span,
-                    )
-                    .label("not a provider tenx knows")
-                    .help(help),
-                );
-            }
+        if let Some(ident) = &decl.provider
+            && !PROVIDERS.contains(&ident.name.as_str())
+        {
+            let help = crate::suggest::did_you_mean(&ident.name, PROVIDERS.iter())
+                .map(|s| format!("did you mean `{s}`?"))
+                .unwrap_or_else(|| {
+                    "the providers are `openai` (and any OpenAI-compatible server, with `base_url`), `anthropic` and `scripted`".to_string()
+                });
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0801,
+                    format!("unknown provider `{}`", ident.name),
+                    file,
+                    ident.span,
+                )
+                .label("not a provider tenx knows")
+                .help(help),
+            );
         }
-        if let Some(key) = &decl.api_key {
-            if let Some(problem) = credential_problem(key) {
-                credentials.push((file, key.span));
-                diagnostics.push(
-                    Diagnostic::new(
-                        Code::TENX0802,
-                        format!("the `api_key` of model `{}` {problem}", decl.name.name),
-                        file,
-                        key.span,
-                    )
-                    .label("credentials must come from the environment")
-                    .help(format!("write `api_key = env(\"{}\")` and set the variable where the runtime runs", env_name_for(provider)))
-                    .note("a key written in the program ends up in version control and in the built artifact; if this one is real, rotate it"),
-                );
-            }
+        if let Some(key) = &decl.api_key
+            && let Some(problem) = credential_problem(key)
+        {
+            credentials.push((file, key.span));
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0802,
+                    format!("the `api_key` of model `{}` {problem}", decl.name.name),
+                    file,
+                    key.span,
+                )
+                .label("credentials must come from the environment")
+                .help(format!("write `api_key = env(\"{}\")` and set the variable where the runtime runs", env_name_for(provider)))
+                .note("a key written in the program ends up in version control and in the built artifact; if this one is real, rotate it"),
+            );
         }
         check_turns(file, decl, provider, diagnostics);
     }

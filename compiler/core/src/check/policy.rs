@@ -20,25 +20,30 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     let program = facts.program;
+    let approvers = approving_interrupts(facts);
     for (t, tool) in program.tools.iter().enumerate() {
-        let approvers = approving_interrupts(facts, &tool.decl.name.name);
-        risk_rules(facts, t, tool, &approvers, diagnostics);
+        let none = Vec::new();
+        risk_rules(facts, t, tool, approvers.get(t).unwrap_or(&none), diagnostics);
     }
     for (g, topology) in facts.topologies.iter().enumerate() {
-        dominance(facts, g, topology, diagnostics);
+        dominance(facts, g, topology, &approvers, diagnostics);
     }
 }
 
-/// Interrupts (by index) whose `approves` names the tool.
-fn approving_interrupts(facts: &Facts<'_>, tool: &str) -> Vec<usize> {
-    facts
-        .program
-        .interrupts
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.decl.approves.iter().any(|a| a.name == tool))
-        .map(|(i, _)| i)
-        .collect()
+/// For each tool (by index), the interrupts (by index) whose `approves` names it.
+fn approving_interrupts(facts: &Facts<'_>) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); facts.program.tools.len()];
+    for (i, interrupt) in facts.program.interrupts.iter().enumerate() {
+        for tool in &interrupt.decl.approves {
+            let Some(symbol) = facts.program.lookup(&tool.name).filter(|s| s.kind == DeclKind::Tool) else { continue };
+            if let Some(list) = out.get_mut(symbol.index) {
+                if !list.contains(&i) {
+                    list.push(i);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Where an agent's `tools` makes a tool visible: the name, or the `tagged(…)` that matches it.
@@ -129,20 +134,32 @@ fn step_names(topology: &Topology, parents: &[Option<Option<usize>>], end: usize
     path
 }
 
-fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, diagnostics: &mut Vec<Diagnostic>) {
+fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, approvers: &[Vec<usize>], diagnostics: &mut Vec<Diagnostic>) {
     let program = facts.program;
     let Some(graph) = program.graphs.get(g) else { return };
     let Some(entry) = topology.entry else { return };
     let graph_name = &graph.decl.name.name;
-    for (t, tool) in program.tools.iter().enumerate() {
+    // The tools this graph can execute: its tool nodes and the tools its agents can call.
+    let mut candidates: Vec<usize> = Vec::new();
+    for node in &topology.nodes {
+        match node.kind {
+            DeclKind::Tool => candidates.push(node.decl),
+            DeclKind::Agent => candidates.extend(facts.visible_tools.get(node.decl).into_iter().flatten().copied()),
+            _ => {}
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    let mut anywhere_cache = None;
+    for t in candidates {
+        let Some(tool) = program.tools.get(t) else { continue };
         let decl = &tool.decl;
         if decl.approval.is_some() {
             continue; // its own approval step precedes every execution
         }
-        let approvers = approving_interrupts(facts, &decl.name.name);
-        if approvers.is_empty() {
+        let Some(approvers) = approvers.get(t).filter(|a| !a.is_empty()) else {
             continue; // not gated (a `high` tool without any approval is TENX0601)
-        }
+        };
         let is_approver = |n: usize| {
             topology.nodes.get(n).is_some_and(|node| node.kind == DeclKind::Interrupt && approvers.contains(&node.decl))
         };
@@ -155,14 +172,14 @@ fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, diagnostics: &mut
             None => d,
         };
         let around = topology.reach(&[entry], &is_approver);
-        let anywhere = topology.reach(&[entry], |_| false);
+        let anywhere: &Vec<Option<Option<usize>>> = anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
 
         // Agents that call the tool directly.
         for (n, node) in topology.nodes.iter().enumerate() {
             if node.kind != DeclKind::Agent || !facts.visible_tools.get(node.decl).is_some_and(|v| v.contains(&t)) {
                 continue;
             }
-            let parents = if around.get(n).is_some_and(Option::is_some) { &around } else { &anywhere };
+            let parents = if around.get(n).is_some_and(Option::is_some) { &around } else { anywhere };
             if parents.get(n).is_none_or(Option::is_none) {
                 continue; // unreachable agent: reported by the graph checks
             }

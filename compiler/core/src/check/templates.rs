@@ -120,28 +120,28 @@ fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec
             match (&evidence.kind, evidence.as_ident()) {
                 (ExprKind::Str(_) | ExprKind::Text(_), _) => templates.push(evidence),
                 (_, Some(name)) => {
-                    if let Some(scope) = scopes.first() {
-                        if !scope.names.contains(&name.name.as_str()) {
-                            diagnostics.push(
-                                Diagnostic::new(
-                                    Code::TENX0501,
-                                    format!(
-                                        "evidence `{}` names no parameter of tool `{}`",
-                                        name.name, decl.name.name
-                                    ),
-                                    tool.file,
-                                    name.span,
-                                )
-                                .label("not a parameter")
-                                .help(unknown_help(
-                                    &name.name,
-                                    &scope.names,
-                                    &owner,
-                                    None,
-                                    true,
-                                )),
-                            );
-                        }
+                    if let Some(scope) = scopes.first()
+                        && !scope.names.contains(&name.name.as_str())
+                    {
+                        diagnostics.push(
+                            Diagnostic::new(
+                                Code::TENX0501,
+                                format!(
+                                    "evidence `{}` names no parameter of tool `{}`",
+                                    name.name, decl.name.name
+                                ),
+                                tool.file,
+                                name.span,
+                            )
+                            .label("not a parameter")
+                            .help(unknown_help(
+                                &name.name,
+                                &scope.names,
+                                &owner,
+                                None,
+                                true,
+                            )),
+                        );
                     }
                 }
                 _ => {}

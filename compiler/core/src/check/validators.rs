@@ -24,19 +24,19 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     }
     for graph in &program.graphs {
         let (file, decl) = (graph.file, &graph.decl);
-        if let Some((limit, span)) = decl.recursion_limit {
-            if !(1..=MAX_RECURSION_LIMIT).contains(&limit) {
-                diagnostics.push(
-                    Diagnostic::new(
-                        Code::TENX0702,
-                        format!("`recursion_limit` of graph `{}` is out of range", decl.name.name),
-                        file,
-                        span,
-                    )
-                    .label(format!("must be between 1 and {MAX_RECURSION_LIMIT}"))
-                    .help("the limit counts node steps per run; leave it out for the default of 25"),
-                );
-            }
+        if let Some((limit, span)) = decl.recursion_limit
+            && !(1..=MAX_RECURSION_LIMIT).contains(&limit)
+        {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0702,
+                    format!("`recursion_limit` of graph `{}` is out of range", decl.name.name),
+                    file,
+                    span,
+                )
+                .label(format!("must be between 1 and {MAX_RECURSION_LIMIT}"))
+                .help("the limit counts node steps per run; leave it out for the default of 25"),
+            );
         }
         for use_ in &decl.validate {
             check_use(facts, file, use_, diagnostics);

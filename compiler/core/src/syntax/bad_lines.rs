@@ -52,7 +52,7 @@ impl Lower<'_> {
                 .secondary(
                     self.file,
                     Span::new(start + close, start + close + 1),
-                    "this `}` lines up with the start of the block, so it probably closes the block instead",
+                    "by its indentation, this `}` closes the block",
                 )
                 .secondary(self.file, open, "the block opened here")
                 .help("add the missing `}`"),
@@ -62,6 +62,21 @@ impl Lower<'_> {
                 .help("add `}` where the block ends"),
         };
         self.report(d);
+    }
+
+    /// Reports the first string of `text` (at file offset `start`) that is not closed on its
+    /// line, if there is one.
+    pub fn unterminated_string(&mut self, start: usize, text: &str) -> bool {
+        let Some(quote) = unterminated_quote(text) else {
+            return false;
+        };
+        let at = start + quote;
+        let d = self
+            .diag(Code::TENX0003, "unterminated string", Span::new(at, at + 1))
+            .label("this string has no closing `\"`")
+            .help("close the string on the same line, or use a `\"\"\"` text block for several lines");
+        self.report(d);
+        true
     }
 
     /// Reports a line that is not valid in its context (a `bad_line` pair).
@@ -78,13 +93,7 @@ impl Lower<'_> {
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
         let key = (!key.is_empty()).then_some(key);
-        if let Some(quote) = unterminated_quote(text) {
-            let at = start + quote;
-            let d = self
-                .diag(Code::TENX0003, "unterminated string", Span::new(at, at + 1))
-                .label("this string has no closing `\"`")
-                .help("close the string on the same line, or use a `\"\"\"` text block for several lines");
-            self.report(d);
+        if self.unterminated_string(start, text) {
             return key;
         }
         if let Some((at, open)) = unclosed_bracket(text) {
@@ -122,13 +131,13 @@ impl Lower<'_> {
             Err(error) => {
                 let skip: &[Rule] = if in_graph { &[] } else { GRAPH_ONLY };
                 let mut d = errors::syntax_error_skipping(&error, text, start, self.file, skip);
-                if d.message.starts_with("unexpected") {
+                if d.message.starts_with("unexpected") || errors::at_start(&error) {
                     let what = if in_graph {
                         "an entry (`key = value`), an edge (`a -> b`) or a route"
                     } else {
                         "an entry (`key = value`)"
                     };
-                    d.message = d.message.replacen("unexpected", &format!("expected {what}, found"), 1);
+                    d.message = format!("expected {what}, found {}", errors::found_at(text, 0));
                 }
                 d
             }
@@ -294,11 +303,28 @@ fn closing_quote(text: &str) -> usize {
     text.len()
 }
 
-/// Byte offset of a `"` that opens a string never closed on its line.
+/// Byte offset of a `"` that opens a string never closed on its line (text blocks and comments
+/// skipped).
 fn unterminated_quote(text: &str) -> Option<usize> {
     let mut chars = text.char_indices();
     let mut open: Option<usize> = None;
     while let Some((i, c)) = chars.next() {
+        let rest = text.get(i..).unwrap_or("");
+        let skip = match open {
+            None if rest.starts_with("\"\"\"") => {
+                3 + rest.get(3..).and_then(|r| r.find("\"\"\"")).map_or(rest.len(), |n| n + 3)
+            }
+            None if rest.starts_with("//") => rest.find('\n').unwrap_or(rest.len()),
+            None if rest.starts_with("/*") => rest.find("*/").map_or(rest.len(), |n| n + 2),
+            _ => 0,
+        };
+        if skip > 0 {
+            let end = i + skip;
+            while chars.clone().next().is_some_and(|(j, _)| j < end) {
+                chars.next();
+            }
+            continue;
+        }
         match (c, open) {
             ('\\', Some(_)) => {
                 chars.next();
@@ -327,7 +353,7 @@ mod tests {
     #[test]
     fn finds_the_brace_that_stole_the_blocks_close() {
         let text = "{\n  output = { \"a\": { \"b\": 1 }\n}\n";
-        assert_eq!(super::stolen_close(text), Some((13, 34)));
+        assert_eq!(super::stolen_close(text), Some((13, 31)));
         assert_eq!(super::stolen_close("{\n  a = 1\n"), None);
     }
 
@@ -335,5 +361,6 @@ mod tests {
     fn finds_unterminated_quotes() {
         assert_eq!(unterminated_quote("x = \"a\\\"b"), Some(4));
         assert_eq!(unterminated_quote("x = \"a\""), None);
+        assert_eq!(unterminated_quote("x = \"\"\"\n a \"\n\"\"\" // \"\n"), None);
     }
 }

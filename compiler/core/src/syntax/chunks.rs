@@ -209,7 +209,7 @@ mod tests {
     fn unterminated_text_block_truncates_at_its_line() {
         let text = "agent a {\n  prompt = \"\"\"\n never closed\n";
         let (chunks, problems) = split(text);
-        assert_eq!(problems, vec![ScanProblem::UnterminatedText(19)]);
+        assert_eq!(problems, vec![ScanProblem::UnterminatedText(21)]);
         assert_eq!(chunks[0].end, 10);
         assert!(chunks[0].truncated);
     }

@@ -92,7 +92,7 @@ pub fn describe(rule: Rule) -> Option<&'static str> {
 }
 
 /// The token found at `offset`, for "found …": a word, a symbol, or "end of input".
-fn found_at(text: &str, offset: usize) -> String {
+pub fn found_at(text: &str, offset: usize) -> String {
     let rest = text.get(offset..).unwrap_or("");
     let Some(first) = rest.chars().next() else {
         return "end of input".to_string();
@@ -114,6 +114,11 @@ fn found_at(text: &str, offset: usize) -> String {
         }
     };
     format!("`{token}`")
+}
+
+/// Whether a pest error is at the very start of its input (nothing could be read).
+pub fn at_start(error: &Error<Rule>) -> bool {
+    matches!(error.location, InputLocation::Pos(0))
 }
 
 /// Joins names as "a, b or c".

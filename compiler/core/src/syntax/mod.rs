@@ -202,11 +202,20 @@ impl<'d> Lower<'d> {
             self.report(d);
             return;
         }
+        if self.unterminated_string(span.start as usize, text) {
+            return;
+        }
         let local = span.start as usize - self.base;
         match TenxParser::parse(Rule::item_strict, text) {
             Err(error) => {
                 let mut d = errors::syntax_error(&error, text, span.start as usize, self.file);
-                if local == 0 || error_at_start(&error) {
+                if errors::at_start(&error) {
+                    d.message = format!(
+                        "expected a declaration (`model`, `tool`, `agent`, `graph`, …), found {}",
+                        errors::found_at(text, 0)
+                    );
+                }
+                if local == 0 || errors::at_start(&error) {
                     let word: String = text
                         .chars()
                         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -271,10 +280,6 @@ fn next_word(text: &str, from: usize) -> Option<(std::ops::Range<usize>, usize)>
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(rest.len());
     (len > 0).then_some((i..i + len, i + len))
-}
-
-fn error_at_start(error: &tenx_grammar::pest::error::Error<Rule>) -> bool {
-    matches!(error.location, tenx_grammar::pest::error::InputLocation::Pos(0))
 }
 
 fn chunks_keywords() -> &'static [&'static str] {

@@ -1,0 +1,100 @@
+//! The lower stage: turns a checked program into the [`tenx_artifact::Artifact`] the runtime
+//! executes verbatim.
+//!
+//! It runs only on a program that checked without errors, so it never reports anything: a
+//! declaration that is missing or malformed here was already reported by an earlier stage, and is
+//! skipped. What goes into the artifact is what some graph can run: the graphs, their nodes, the
+//! agents they run (and their handoff targets), the tools those agents see, the models of those
+//! agents, the validators the graphs use, and the interrupts that are nodes or approve a tool in
+//! the artifact (see [`Reachable`]). Everything is keyed by declared name in `BTreeMap`s, so the
+//! result depends only on the program, never on the order files were read in, file ids, paths,
+//! time or machine. Pure: no IO.
+
+mod agent;
+mod graph;
+mod interrupt;
+mod model;
+mod reachable;
+mod source_map;
+mod tool;
+mod validator;
+
+use crate::ast::{Expr, ExprKind, SchemaRef};
+use crate::check::Facts;
+use crate::resolve::Program;
+use serde_json::Value;
+use tenx_artifact::Artifact;
+use tenx_diagnostics::{FileId, SourceSet, Span};
+
+pub use reachable::Reachable;
+use source_map::SourceMapper;
+
+/// The compiler name written into every artifact: `tenxc` and the workspace version.
+pub const COMPILER: &str = concat!("tenxc ", env!("CARGO_PKG_VERSION"));
+
+/// Lowers a program that checked without errors into an (unsealed) artifact.
+pub fn lower(facts: &Facts<'_>) -> Artifact {
+    let reachable = Reachable::compute(facts);
+    let lowerer = Lowerer {
+        facts,
+        program: facts.program,
+        reachable: &reachable,
+        sources: SourceMapper::new(facts.sources, facts.program.root),
+    };
+    let mut artifact = Artifact::new(COMPILER);
+    lowerer.graphs(&mut artifact);
+    lowerer.agents(&mut artifact);
+    lowerer.tools(&mut artifact);
+    lowerer.models(&mut artifact);
+    lowerer.validators(&mut artifact);
+    lowerer.interrupts(&mut artifact);
+    artifact
+}
+
+/// Shared state of one lowering.
+struct Lowerer<'a, 'p> {
+    facts: &'a Facts<'p>,
+    program: &'p Program,
+    reachable: &'a Reachable,
+    sources: SourceMapper<'a>,
+}
+
+impl Lowerer<'_, '_> {
+    /// Records where `key` (`tool.issue_refund`, …) was declared.
+    fn locate(&self, artifact: &mut Artifact, key: String, file: FileId, span: Span) {
+        if let Some(location) = self.sources.location(file, span) {
+            artifact.source_map.insert(key, location);
+        }
+    }
+
+    /// The JSON Schema a schema reference stands for: a declared schema's type, or the inline map.
+    fn schema_ref(&self, schema: &SchemaRef) -> Option<Value> {
+        match schema {
+            SchemaRef::Named(name) => {
+                let declared = self.program.schema(&name.name)?;
+                Some(crate::schema::lower_type(self.program, &declared.decl.ty))
+            }
+            SchemaRef::Inline(expr) => expr.to_json(),
+        }
+    }
+}
+
+/// The text of a string or text block, as the syntax stage decoded it (`\{`, `\}` and `\$` stay
+/// escaped: templates keep them for the runtime).
+fn text(expr: &Expr) -> Option<String> {
+    expr.as_str().map(str::to_string)
+}
+
+/// A list item that is a name or a string, as text (`evidence = [order_id, "rule-3"]`).
+fn name_or_text(expr: &Expr) -> Option<String> {
+    match &expr.kind {
+        ExprKind::Str(s) | ExprKind::Text(s) => Some(s.clone()),
+        ExprKind::Path(path) => Some(path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".")),
+        _ => None,
+    }
+}
+
+/// The file names of `sources` relative to the root file's folder; see [`SourceMapper`].
+pub fn relative_name(sources: &SourceSet, root: FileId, file: FileId) -> Option<String> {
+    SourceMapper::new(sources, root).file_name(file)
+}

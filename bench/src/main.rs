@@ -1,10 +1,14 @@
-//! `cargo run --release -p tenx-bench`: measures `tenxc check` on generated programs.
+//! `cargo run --release -p tenx-bench`: measures `tenxc check` and `tenxc build` on generated
+//! programs, and loading their artifacts.
 //!
 //! It writes a 100,000-line program and a 50-line program under `target/bench/`, runs the
 //! release `tenxc` (build it first: `cargo build --release -p tenxc`) several times on each,
 //! and prints the median wall time, lines per second and the peak RSS of the `tenxc` processes,
 //! next to two baselines measured in the same run: `tenxc --version` (process start-up) and
-//! reading the file with `cat`. Figures are medians because the machine is shared and noisy.
+//! reading the file with `cat`. Then it times `tenxc build` of each program (target for the large
+//! one: under 1 s) and reading plus verifying the built artifact in-process with
+//! `tenx_artifact::load` (target: under 50 ms). Figures are medians because the machine is shared
+//! and noisy.
 
 mod generate;
 
@@ -13,6 +17,10 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 11;
+/// `tenxc build` of the 100,000-line program must take less than this.
+const BUILD_TARGET: Duration = Duration::from_secs(1);
+/// Loading and verifying its artifact must take less than this.
+const LOAD_TARGET: Duration = Duration::from_millis(50);
 
 fn main() -> ExitCode {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default();
@@ -50,6 +58,21 @@ fn main() -> ExitCode {
         if !check.clean {
             println!("  (the generated program did not check clean: see `tenxc check {}`)", path.display());
         }
+        let artifact = dir.join(format!("generated_{lines}.tenxg"));
+        let build = measure(&tenxc, &["build", path.to_string_lossy().as_ref(), "-o", artifact.to_string_lossy().as_ref()], Some(&path));
+        ok &= build.clean;
+        println!("  tenxc build                     {:>9.2} ms{}", ms(build.wall), target(lines, build.wall, BUILD_TARGET));
+        match measure_load(&artifact) {
+            Ok((wall, bytes)) => {
+                println!("  artifact                        {:>9.1} KB", bytes as f64 / 1024.0);
+                println!("  load + verify (in-process)      {:>9.2} ms{}", ms(wall), target(lines, wall, LOAD_TARGET));
+                ok &= lines < 100_000 || (build.wall < BUILD_TARGET && wall < LOAD_TARGET);
+            }
+            Err(e) => {
+                println!("  load + verify                   failed: {e}");
+                ok = false;
+            }
+        }
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
@@ -75,6 +98,33 @@ fn measure(program: &Path, args: &[&str], _input: Option<&PathBuf>) -> Measureme
         .map(|u| u.max_rss())
         .unwrap_or(0);
     Measurement { wall: times.get(RUNS / 2).copied().unwrap_or_default(), peak_rss_kb, clean }
+}
+
+/// Reads and verifies the artifact at `path` in-process, `RUNS` times: the median time of
+/// `std::fs::read` plus `tenx_artifact::load`, and the file's size.
+fn measure_load(path: &Path) -> Result<(Duration, usize), String> {
+    let mut times = Vec::with_capacity(RUNS);
+    let mut size = 0;
+    let policy = tenx_artifact::TrustPolicy::signature_optional();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let loaded = tenx_artifact::load(&bytes, &policy).map_err(|e| e.to_string())?;
+        times.push(start.elapsed());
+        size = bytes.len();
+        drop(loaded);
+    }
+    times.sort();
+    Ok((times.get(RUNS / 2).copied().unwrap_or_default(), size))
+}
+
+/// `   (target < 1000 ms: met)` for the large program, nothing for the small one.
+fn target(lines: usize, wall: Duration, target: Duration) -> String {
+    if lines < 100_000 {
+        return String::new();
+    }
+    let verdict = if wall < target { "met" } else { "MISSED" };
+    format!("   (target < {:.0} ms: {verdict})", ms(target))
 }
 
 fn ms(d: Duration) -> f64 {

@@ -53,15 +53,18 @@ pub fn check_text(name: &str, text: &str) -> Outcome {
     }
 }
 
-/// Checks the file at `path` (absolute or relative to the repository root).
+/// Checks the file at `path` (absolute or relative to the repository root). A file that is not
+/// valid UTF-8 gives its `TENX0006` diagnostic, as `tenxc check` does.
 pub fn check_file(path: &Path) -> Outcome {
     let base = repo_root();
-    let name = path
-        .strip_prefix(&base)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .replace('\\', "/");
-    let text = std::fs::read_to_string(base.join(&name)).unwrap_or_default();
+    let name = path.strip_prefix(&base).unwrap_or(path).to_string_lossy().replace('\\', "/");
+    let bytes = std::fs::read(base.join(&name)).unwrap_or_default();
+    let mut sources = SourceSet::new();
+    let (root, invalid) = tenx_compiler::add_source_bytes(&mut sources, &name, bytes);
+    if let Some(diagnostic) = invalid {
+        return Outcome { sources, diagnostics: vec![diagnostic] };
+    }
+    let text = sources.get(root).map(|f| f.text.clone()).unwrap_or_default();
     check_text(&name, &text)
 }
 

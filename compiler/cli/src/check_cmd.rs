@@ -1,4 +1,7 @@
 //! `tenxc check PATH...`: checks each file as a program root and prints every diagnostic.
+//!
+//! The diagnostic flags ([`ReportArgs`]) and the printing ([`print_diagnostics`]) are shared with
+//! `tenxc build`, so both commands report exactly alike.
 
 use crate::{ColorChoice, Format, config, files};
 use clap::Args;
@@ -6,6 +9,7 @@ use miette::Result;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tenx_compiler::LintLevels;
 use tenx_diagnostics::render::{self, HumanOptions};
 use tenx_diagnostics::{Diagnostic, SourceSet, sort_and_dedup};
 
@@ -14,6 +18,13 @@ pub struct CheckArgs {
     /// Files or directories to check (a directory means every `.tenx` file below it).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// How diagnostics are printed and which lint levels apply; shared by `check` and `build`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
@@ -36,24 +47,42 @@ pub struct CheckArgs {
     pub max_diagnostics: usize,
 }
 
+impl ReportArgs {
+    /// The lint levels: the project file, then `--deny` and `--allow`.
+    pub fn lint_levels(&self) -> Result<LintLevels> {
+        config::lint_levels(self.config.as_deref(), &self.deny, &self.allow)
+    }
+}
+
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
-    let lints = config::lint_levels(args.config.as_deref(), &args.deny, &args.allow)?;
+    let lints = args.report.lint_levels()?;
     let roots = files::roots(&files::collect(&args.paths)?);
     let mut sources = SourceSet::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     for path in &roots {
-        let name = files::display_name(path);
-        let mut file_diagnostics = Vec::new();
-        let Some(root) = files::read_into(&mut sources, &name, path, &mut file_diagnostics)? else {
-            diagnostics.extend(file_diagnostics);
+        let Some(root) = files::read_program(&mut sources, path, &mut diagnostics)? else {
             continue;
         };
-        files::load_imports(&mut sources, root, &mut file_diagnostics);
-        diagnostics.extend(file_diagnostics);
         let checked = tenx_compiler::check(&mut sources, root, &lints);
         diagnostics.extend(checked.diagnostics);
     }
-    sort_and_dedup(&mut diagnostics);
+    let errors = print_diagnostics(&args.report, &mut diagnostics, &sources, roots.len());
+    Ok(if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Sorts and prints `diagnostics` in the chosen format, with the summary line for `files`
+/// checked files; returns the number of errors.
+pub fn print_diagnostics(
+    args: &ReportArgs,
+    diagnostics: &mut Vec<Diagnostic>,
+    sources: &SourceSet,
+    files: usize,
+) -> usize {
+    sort_and_dedup(diagnostics);
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
 
@@ -71,8 +100,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                 args.max_diagnostics.min(diagnostics.len())
             };
             let mut text = render::render_human(
-                diagnostics.get(..shown).unwrap_or(&diagnostics),
-                &sources,
+                diagnostics.get(..shown).unwrap_or(diagnostics),
+                sources,
                 HumanOptions { color },
             );
             if shown < diagnostics.len() {
@@ -81,31 +110,27 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                     diagnostics.len() - shown
                 ));
             }
-            text.push_str(&summary(roots.len(), errors, warnings));
+            text.push_str(&summary(files, errors, warnings));
             let mut stderr = std::io::stderr().lock();
             stderr.write_all(text.as_bytes())
         }
-        Format::Json => writeln!(stdout, "{}", render::render_json(&diagnostics, &sources)),
+        Format::Json => writeln!(stdout, "{}", render::render_json(diagnostics, sources)),
         Format::Sarif => writeln!(
             stdout,
             "{}",
-            render::render_sarif(&diagnostics, &sources, env!("CARGO_PKG_VERSION"))
+            render::render_sarif(diagnostics, sources, env!("CARGO_PKG_VERSION"))
         ),
         Format::Github => {
-            let text = render::render_github(&diagnostics, &sources);
+            let text = render::render_github(diagnostics, sources);
             stdout.write_all(text.as_bytes()).and_then(|()| {
                 let mut stderr = std::io::stderr().lock();
-                stderr.write_all(summary(roots.len(), errors, warnings).as_bytes())
+                stderr.write_all(summary(files, errors, warnings).as_bytes())
             })
         }
     };
     // A closed pipe (e.g. `| head`) is not a failure of the check.
     drop(written);
-    Ok(if errors > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    errors
 }
 
 fn summary(files: usize, errors: usize, warnings: usize) -> String {

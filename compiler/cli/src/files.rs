@@ -93,6 +93,18 @@ pub fn read_into(
     }
 }
 
+/// Reads the root file at `path` (named by [`display_name`]) and every file it imports into the
+/// set, as `tenxc check` does. `Ok(None)` when the root is not valid UTF-8 (reported in
+/// `diagnostics`); an IO error reading the root is an `Err`.
+pub fn read_program(sources: &mut SourceSet, path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Result<Option<FileId>> {
+    let name = display_name(path);
+    let Some(root) = read_into(sources, &name, path, diagnostics)? else {
+        return Ok(None);
+    };
+    load_imports(sources, root, diagnostics);
+    Ok(Some(root))
+}
+
 /// Loads every file a root imports (transitively) into the set. A missing or unreadable file
 /// is left out (the compiler reports the import); invalid UTF-8 is reported here.
 pub fn load_imports(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) {

@@ -1,12 +1,17 @@
-//! `tenxc`, the tenx compiler: `check` proves a `.tenx` program safe, `explain` prints the
-//! catalog page of a diagnostic code.
+//! `tenxc`, the tenx compiler: `check` proves a `.tenx` program safe, `build` seals it into an
+//! artifact, `inspect` verifies and summarises an artifact, `graph` draws a program, `keygen`
+//! makes a signing key pair, and `explain` prints the catalog page of a diagnostic code.
 //!
 //! Exit codes: 0 clean, 1 the program has errors, 2 usage or IO error.
 
+mod build_cmd;
 mod check_cmd;
 mod config;
 mod explain_cmd;
 mod files;
+mod graph_cmd;
+mod inspect_cmd;
+mod keygen_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -15,7 +20,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "tenxc", version, about, long_about = None, propagate_version = true)]
 #[command(
-    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc explain TENX0604"
+    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc build app.tenx -o app.tenxg\n  tenxc inspect app.tenxg\n  tenxc graph app.tenx --format mermaid\n  tenxc explain TENX0604"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -29,6 +34,20 @@ enum Command {
     /// Each file is checked as the root of a program, with the files it imports. A directory
     /// means every `.tenx` file below it. Exit status: 0 clean, 1 errors, 2 usage or IO error.
     Check(check_cmd::CheckArgs),
+    /// Compile a program into a sealed artifact (`.tenxg`), optionally signed.
+    ///
+    /// Diagnostics are printed as by `check`; with any error nothing is written. Exit status: 0
+    /// built, 1 errors, 2 usage or IO error.
+    Build(build_cmd::BuildArgs),
+    /// Verify a sealed artifact as a host would, and summarise what it runs.
+    ///
+    /// Exit status: 0 verified, 2 refused (altered, unsigned, untrusted, too new, malformed) or
+    /// unreadable.
+    Inspect(inspect_cmd::InspectArgs),
+    /// Draw the graphs of a program (`.tenx`) or an artifact (`.tenxg`) as Mermaid or DOT.
+    Graph(graph_cmd::GraphArgs),
+    /// Make an Ed25519 key pair for `build --sign` and `inspect --trust`.
+    Keygen(keygen_cmd::KeygenArgs),
     /// Print the catalog page of a diagnostic code (`TENX0302` or `unknown-node`).
     Explain {
         /// The code, e.g. `TENX0604`, or its name, e.g. `approval-bypass`. Without a code, lists
@@ -65,6 +84,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check_cmd::run(&args),
+        Command::Build(args) => build_cmd::run(&args),
+        Command::Inspect(args) => inspect_cmd::run(&args),
+        Command::Graph(args) => graph_cmd::run(&args),
+        Command::Keygen(args) => keygen_cmd::run(&args),
         Command::Explain { code } => explain_cmd::run(code.as_deref()),
     };
     match result {

@@ -6,17 +6,22 @@
 //!
 //! Stages, one folder each: [`syntax`] (pest → AST), [`resolve`] (imports, namespace,
 //! references), [`check`] (graph structure, schemas, templates, policy, validators, models,
-//! unused declarations). [`lints`] applies lint levels at the end.
+//! unused declarations), [`lower`] (checked program → `tenx_artifact::Artifact`, see
+//! [`compile`]). [`lints`] applies lint levels at the end.
 
 pub mod ast;
 pub mod check;
 pub mod lints;
+pub mod lower;
 pub mod resolve;
+pub mod source;
+pub mod schema;
 mod suggest;
 pub mod syntax;
 pub mod template;
 
 pub use lints::LintLevels;
+pub use source::add_source_bytes;
 pub use resolve::{Program, import_file_name};
 pub use suggest::did_you_mean;
 
@@ -48,6 +53,30 @@ pub fn check(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Check
     let mut diagnostics = lints.apply(diagnostics);
     sort_and_dedup(&mut diagnostics);
     Checked { program, diagnostics }
+}
+
+/// What [`compile`] produced: the artifact (when the program has no errors) and every
+/// diagnostic, as [`check`] reports them.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The lowered, not yet sealed artifact; `None` when any diagnostic is an error.
+    pub artifact: Option<tenx_artifact::Artifact>,
+    /// Every problem found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Checks the program rooted at `root` like [`check`] and, when it has no errors, lowers it to
+/// an artifact ([`lower::lower`]). Seal it with `tenx_artifact::seal` (or `sign`).
+pub fn compile(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Compiled {
+    let checked = check(sources, root, lints);
+    let artifact = (!checked.has_errors()).then(|| {
+        let facts = check::Facts::new(&checked.program, sources);
+        lower::lower(&facts)
+    });
+    Compiled {
+        artifact,
+        diagnostics: checked.diagnostics,
+    }
 }
 
 /// The files a source imports with `import "…"`, as display names relative to `name` (see

@@ -7,14 +7,25 @@ use super::Facts;
 use super::topology::{END, Target, Topology};
 use crate::ast::{ArmKind, GraphDecl, Ident, Param};
 use crate::resolve::{DeclKind, Located};
-use std::collections::BTreeSet;
-use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+use std::collections::{BTreeMap, BTreeSet};
+use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
 mod routes;
 
+/// How many nodes and transitions of a cycle a diagnostic names; a bigger cycle is summarised.
+const SHOWN: usize = 8;
+
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     for (graph, topology) in facts.program.graphs.iter().zip(&facts.topologies) {
-        GraphCheck { facts, graph, topology, file: graph.file, diagnostics: &mut *diagnostics }.run();
+        GraphCheck {
+            facts,
+            graph,
+            topology,
+            file: graph.file,
+            diagnostics: &mut *diagnostics,
+            unknown: BTreeMap::new(),
+        }
+        .run();
     }
 }
 
@@ -24,6 +35,9 @@ struct GraphCheck<'a, 'd> {
     topology: &'a Topology,
     file: FileId,
     diagnostics: &'d mut Vec<Diagnostic>,
+    /// Names already reported as not being nodes of this graph (`TENX0302`), with the index
+    /// of that diagnostic: later uses become secondary labels of the same diagnostic.
+    unknown: BTreeMap<String, usize>,
 }
 
 impl GraphCheck<'_, '_> {
@@ -50,9 +64,15 @@ impl GraphCheck<'_, '_> {
         let nodes = self.g().nodes.clone();
         for node in &nodes {
             if let Some(first) = seen.get(&node.name) {
-                let d = Diagnostic::new(Code::TENX0107, format!("`{}` is listed twice in `nodes`", node.name), self.file, node.span)
-                    .label("listed again here")
-                    .secondary(self.file, *first, "first listed here");
+                let d = Diagnostic::new(
+                    Code::TENX0107,
+                    format!("`{}` is listed twice in `nodes`", node.name),
+                    self.file,
+                    node.span,
+                )
+                .label("listed again here")
+                .secondary(self.file, *first, "first listed here")
+                .help("list each node once");
                 self.report(d);
             } else {
                 seen.insert(node.name.clone(), node.span);
@@ -70,8 +90,13 @@ impl GraphCheck<'_, '_> {
         let name = self.g().name.clone();
         match self.g().entry.clone() {
             None => {
-                let mut d = Diagnostic::new(Code::TENX0301, format!("graph `{}` has no entry node", name.name), self.file, name.span)
-                    .label("no `entry` in this graph");
+                let mut d = Diagnostic::new(
+                    Code::TENX0301,
+                    format!("graph `{}` has no entry node", name.name),
+                    self.file,
+                    name.span,
+                )
+                .label("no `entry` in this graph");
                 d = match self.topology.nodes.first() {
                     Some(first) => d.help(format!("add `entry = {}`", first.name)),
                     None => d.help("add `nodes = [...]` and `entry = <node>`"),
@@ -90,16 +115,29 @@ impl GraphCheck<'_, '_> {
         }
     }
 
-    /// Reports a reference to something that is not a node of this graph. Returns whether it is
-    /// a node (or `END` when `end_ok`).
+    /// Reports a reference to something that is not a node of this graph, once per name: a
+    /// later use of the same name is added to the first report. A name listed in `nodes` that
+    /// is not a node was already reported by resolve (unknown name or wrong kind). Returns
+    /// whether it is a node.
     fn check_node_ref(&mut self, ident: &Ident, context: &str) -> bool {
         if self.topology.index.contains_key(&ident.name) {
             return true;
         }
+        if self.g().nodes.iter().any(|n| n.name == ident.name) {
+            return false;
+        }
+        if let Some(d) = self.unknown.get(&ident.name).and_then(|&i| self.diagnostics.get_mut(i)) {
+            d.secondary.push(Label::new(self.file, ident.span, "also used here"));
+            return false;
+        }
+        self.unknown.insert(ident.name.clone(), self.diagnostics.len());
         let graph = self.g().name.name.clone();
         let mut d = Diagnostic::new(
             Code::TENX0302,
-            format!("{context} names `{}`, which is not a node of graph `{graph}`", ident.name),
+            format!(
+                "{context} names `{}`, which is not a node of graph `{graph}`",
+                ident.name
+            ),
             self.file,
             ident.span,
         )
@@ -107,8 +145,12 @@ impl GraphCheck<'_, '_> {
         let declared = self.facts.program.lookup(&ident.name).copied();
         d = match declared {
             Some(s) if matches!(s.kind, DeclKind::Agent | DeclKind::Tool | DeclKind::Interrupt) => d
-                .secondary(s.file, s.span, format!("{} `{}` is declared here", s.kind.as_str(), ident.name))
-                .help(format!("add `{}` to the graph's `nodes`", ident.name)),
+                .secondary(
+                    s.file,
+                    s.span,
+                    format!("{} `{}` is declared here", s.kind.as_str(), ident.name),
+                )
+                .help(format!("add `{}` to the `nodes` of graph `{graph}`", ident.name)),
             _ => {
                 let mut names: Vec<&str> = self.topology.nodes.iter().map(|n| n.name.as_str()).collect();
                 names.push(END);
@@ -123,12 +165,23 @@ impl GraphCheck<'_, '_> {
         let edges = self.g().edges.clone();
         for edge in &edges {
             if edge.from.name == END {
-                let d = Diagnostic::new(Code::TENX0314, format!("the edge `END -> {}` leaves `END`", edge.to.name), self.file, edge.from.span)
-                    .label("nothing runs after `END`")
-                    .help("remove the edge, or start it at the node that should run next");
+                let d = Diagnostic::new(
+                    Code::TENX0314,
+                    format!("the edge `END -> {}` leaves `END`", edge.to.name),
+                    self.file,
+                    edge.from.span,
+                )
+                .label("nothing runs after `END`")
+                .help(format!(
+                    "remove the edge; if the run should end after `{0}`, write `{0} -> END`",
+                    edge.to.name
+                ));
                 self.report(d);
             } else {
-                self.check_node_ref(&edge.from, &format!("the edge `{} -> {}`", edge.from.name, edge.to.name));
+                self.check_node_ref(
+                    &edge.from,
+                    &format!("the edge `{} -> {}`", edge.from.name, edge.to.name),
+                );
             }
             if edge.to.name != END {
                 self.check_node_ref(&edge.to, &format!("the edge `{} -> {}`", edge.from.name, edge.to.name));
@@ -142,24 +195,47 @@ impl GraphCheck<'_, '_> {
             if node.kind != DeclKind::Agent {
                 continue;
             }
-            let Some(agent) = self.facts.program.agents.get(node.decl) else { continue };
+            let Some(agent) = self.facts.program.agents.get(node.decl) else {
+                continue;
+            };
             for target in &agent.decl.handoffs {
-                let target_node = self.topology.index.get(&target.name).and_then(|&i| self.topology.nodes.get(i));
+                let target_node = self
+                    .topology
+                    .index
+                    .get(&target.name)
+                    .and_then(|&i| self.topology.nodes.get(i));
                 let Some(target_node) = target_node.filter(|t| t.kind == DeclKind::Agent) else {
-                    let what = match self.facts.program.lookup(&target.name) {
-                        Some(s) if s.kind != DeclKind::Agent => format!("{} `{}`", s.kind.as_str(), target.name),
-                        Some(_) => format!("agent `{}`, which is not a node of graph `{}`", target.name, self.g().name.name),
-                        None => continue, // an unknown name: reported by resolve
-                    };
+                    // An unknown name or one of the wrong kind is reported by resolve (TENX0101,
+                    // TENX0102); here only agents that are not nodes of this graph.
+                    if self
+                        .facts
+                        .program
+                        .lookup(&target.name)
+                        .is_none_or(|s| s.kind != DeclKind::Agent)
+                    {
+                        continue;
+                    }
+                    let graph = &self.g().name.name;
                     let d = Diagnostic::new(
                         Code::TENX0310,
-                        format!("agent `{}` hands off to {what}", agent.decl.name.name),
+                        format!(
+                            "agent `{}` hands off to agent `{}`, which is not a node of graph `{graph}`",
+                            node.name, target.name
+                        ),
                         agent.file,
                         target.span,
                     )
                     .label("not an agent node of this graph")
-                    .secondary(self.file, node.span, format!("`{}` is a node of graph `{}` here", node.name, self.g().name.name))
-                    .help(format!("a handoff must name an agent listed in the `nodes` of graph `{}`", self.g().name.name));
+                    .secondary(
+                        self.file,
+                        node.span,
+                        format!("`{}` is a node of graph `{graph}` here", node.name),
+                    )
+                    .help(format!(
+                        "add `{1}` to the `nodes` of graph `{graph}` with an edge `{0} -> {1}`, or remove the handoff",
+                        node.name, target.name
+                    ))
+                    .note("a handoff moves the run along an edge of its own graph, never into another graph");
                     self.report(d);
                     continue;
                 };
@@ -171,13 +247,30 @@ impl GraphCheck<'_, '_> {
                 if !has_edge {
                     let d = Diagnostic::new(
                         Code::TENX0311,
-                        format!("agent `{}` hands off to `{}`, but no edge leads there", node.name, target.name),
+                        format!(
+                            "agent `{}` hands off to `{}`, but no edge leads there",
+                            node.name, target.name
+                        ),
                         agent.file,
                         target.span,
                     )
                     .label("handoff without an edge")
-                    .secondary(self.file, self.g().name.span, format!("graph `{}` has no edge `{} -> {}`", self.g().name.name, node.name, target.name))
-                    .help(format!("add `{} -> {}` to graph `{}`", node.name, target.name, self.g().name.name))
+                    .secondary(
+                        self.file,
+                        self.g().name.span,
+                        format!(
+                            "graph `{}` has no edge `{} -> {}`",
+                            self.g().name.name,
+                            node.name,
+                            target.name
+                        ),
+                    )
+                    .help(format!(
+                        "add `{} -> {}` to graph `{}`",
+                        node.name,
+                        target.name,
+                        self.g().name.name
+                    ))
                     .note("a handoff is a choice among declared edges; the model cannot move the run anywhere else");
                     self.report(d);
                 }
@@ -196,17 +289,28 @@ impl GraphCheck<'_, '_> {
             edges_from.entry(edge.from.name.as_str()).or_default().push(edge);
         }
         for route in &graph.routes {
-            routes_from.entry(route.from.name.as_str()).or_default().push(route.span);
+            routes_from
+                .entry(route.from.name.as_str())
+                .or_default()
+                .push(route.span);
         }
         let mut found = Vec::new();
         for node in &self.topology.nodes {
             let handoff_targets: BTreeSet<String> = if node.kind == DeclKind::Agent {
-                self.facts.program.agents.get(node.decl).map(|a| a.decl.handoffs.iter().map(|h| h.name.clone()).collect()).unwrap_or_default()
+                self.facts
+                    .program
+                    .agents
+                    .get(node.decl)
+                    .map(|a| a.decl.handoffs.iter().map(|h| h.name.clone()).collect())
+                    .unwrap_or_default()
             } else {
                 BTreeSet::new()
             };
             let out_edges = edges_from.get(node.name.as_str()).map_or(&[][..], Vec::as_slice);
-            let plain = out_edges.iter().filter(|e| !handoff_targets.contains(&e.to.name)).map(|e| e.span);
+            let plain = out_edges
+                .iter()
+                .filter(|e| !handoff_targets.contains(&e.to.name))
+                .map(|e| e.span);
             let routes = routes_from.get(node.name.as_str()).into_iter().flatten().copied();
             let ways: Vec<Span> = plain.chain(routes).collect();
             let hands_off = out_edges.iter().any(|e| handoff_targets.contains(&e.to.name));
@@ -218,14 +322,21 @@ impl GraphCheck<'_, '_> {
                     node.span,
                 )
                 .label("only handoff edges leave this node")
-                .help(format!("add `{} -> END` (or an edge to the node that runs next)", node.name))
+                .help(format!(
+                    "add `{} -> END` (or an edge to the node that runs next)",
+                    node.name
+                ))
                 .note("a handoff is the model's choice; when it answers without one, the run needs somewhere to go");
                 found.push(d);
             }
             if ways.len() > 1 {
                 let mut d = Diagnostic::new(
                     Code::TENX0312,
-                    format!("node `{}` has {} ways to continue and nothing to choose between them", node.name, ways.len()),
+                    format!(
+                        "node `{}` has {} ways to continue and nothing to choose between them",
+                        node.name,
+                        ways.len()
+                    ),
                     file,
                     ways.get(1).copied().unwrap_or(node.span),
                 )
@@ -234,7 +345,7 @@ impl GraphCheck<'_, '_> {
                     d = d.secondary(file, *first, "first way to continue");
                 }
                 d = d.help("keep one edge, or decide with one `route` (arms are tried in order, `else` last)");
-                if node.kind == DeclKind::Agent {
+                if !handoff_targets.is_empty() {
                     d = d.note("edges to an agent's `handoffs` targets are handoff choices and do not count");
                 }
                 found.push(d);
@@ -243,39 +354,75 @@ impl GraphCheck<'_, '_> {
         self.diagnostics.extend(found);
     }
 
+    /// Reachability, dead ends and traps. Where an edge or arm names something that is not a
+    /// node (`TENX0302`), the graph's shape is unknown: its source counts as reaching `END`, and
+    /// no node is called unreachable. A handoff target counts as reached through its handoff
+    /// even when the edge is missing (`TENX0311`). Only the causes are reported: a dead end
+    /// (a node with no edge or route at all) and a cycle that no transition leaves; the nodes
+    /// that merely lead into them are fixed with them.
     fn reachability(&mut self) {
         let t = self.topology;
         let Some(entry) = t.entry else { return };
-        let reached = t.reach(&[entry], |_| false);
-        let can_end = t.reaches_end();
         let graph = self.g().name.name.clone();
+        let open = self.open_nodes();
+        let reached = self.reached_with_handoffs(entry);
+        let can_end = t.reaches_end(&open);
+        let is = |v: &[bool], n: usize| v.get(n).copied().unwrap_or(false);
+        let shape_known = !(0..t.nodes.len()).any(|n| is(&open, n) && is(&reached, n));
         for (n, node) in t.nodes.iter().enumerate() {
-            if reached.get(n).is_some_and(Option::is_none) {
-                let d = Diagnostic::new(Code::TENX0303, format!("node `{}` cannot be reached from the entry", node.name), self.file, node.span)
-                    .label("unreachable")
-                    .help(format!("add an edge or route arm that leads to `{}`, or remove it from graph `{graph}`", node.name));
+            if shape_known && !is(&reached, n) {
+                let d = Diagnostic::new(
+                    Code::TENX0303,
+                    format!("node `{}` cannot be reached from the entry", node.name),
+                    self.file,
+                    node.span,
+                )
+                .label("unreachable")
+                .help(format!(
+                    "add an edge or route arm that leads to `{}`, or remove it from graph `{graph}`",
+                    node.name
+                ));
                 self.report(d);
             }
         }
         let cycles = t.cycles();
-        let mut in_trap = vec![false; t.nodes.len()];
-        for cycle in &cycles {
-            let trapped = cycle.iter().all(|&n| !can_end.get(n).copied().unwrap_or(false));
-            let reachable = cycle.iter().any(|&n| reached.get(n).is_some_and(Option::is_some));
-            if !trapped || !reachable {
-                continue;
-            }
+        let mut component = vec![usize::MAX; t.nodes.len()];
+        for (c, cycle) in cycles.iter().enumerate() {
             for &n in cycle {
-                if let Some(slot) = in_trap.get_mut(n) {
-                    *slot = true;
+                if let Some(slot) = component.get_mut(n) {
+                    *slot = c;
                 }
             }
-            let names: Vec<String> = cycle.iter().filter_map(|&n| t.nodes.get(n)).map(|n| format!("`{}`", n.name)).collect();
+        }
+        for (c, cycle) in cycles.iter().enumerate() {
+            let outside = |target: &Target| match target {
+                Target::End => true,
+                Target::Node(m) => component.get(*m) != Some(&c),
+            };
+            let leaves = cycle.iter().any(|&n| {
+                is(&open, n)
+                    || t.successors
+                        .get(n)
+                        .into_iter()
+                        .flatten()
+                        .any(|(target, _)| outside(target))
+            });
+            if leaves || !cycle.iter().any(|&n| is(&reached, n)) {
+                continue;
+            }
+            let mut names: Vec<String> = cycle
+                .iter()
+                .take(SHOWN)
+                .filter_map(|&n| t.nodes.get(n))
+                .map(|n| format!("`{}`", n.name))
+                .collect();
+            if cycle.len() > SHOWN {
+                names.push(format!("{} more nodes", cycle.len() - SHOWN));
+            }
             // The transitions inside the cycle, in source order: the first is the primary label.
-            let mut inside: Vec<tenx_diagnostics::Span> = cycle
+            let mut inside: Vec<Span> = cycle
                 .iter()
                 .flat_map(|&n| t.successors.get(n).into_iter().flatten())
-                .filter(|(target, _)| matches!(target, Target::Node(m) if cycle.contains(m)))
                 .map(|(_, via)| via.span())
                 .collect();
             inside.sort();
@@ -284,30 +431,113 @@ impl GraphCheck<'_, '_> {
             let (code, message) = match self.g().recursion_limit {
                 Some((limit, _)) => (
                     Code::TENX0306,
-                    format!("the cycle through {} ends only when the recursion limit of {limit} stops the run", names.join(", ")),
+                    format!(
+                        "the cycle through {} ends only when the recursion limit of {limit} stops the run",
+                        names.join(", ")
+                    ),
                 ),
-                None => (Code::TENX0305, format!("the cycle through {} has no way out", names.join(", "))),
+                None => (
+                    Code::TENX0305,
+                    format!("the cycle through {} has no way out", names.join(", ")),
+                ),
             };
-            let mut d = Diagnostic::new(code, message, self.file, primary).label("this cycle has no edge to `END`");
-            for span in inside.iter().skip(1) {
+            let mut d =
+                Diagnostic::new(code, message, self.file, primary).label("no edge or route arm leaves this cycle");
+            for span in inside.iter().skip(1).take(SHOWN) {
                 d = d.secondary(self.file, *span, "part of the cycle");
             }
-            d = d.help("add an edge or route arm from one of these nodes to `END` or to a node that reaches it");
+            d = d.help("add a route arm from one of these nodes to `END`, or to a node that reaches it");
             if let Some((_, span)) = self.g().recursion_limit {
-                d = d.secondary(self.file, span, "the run is stopped here, as an error");
+                d = d.secondary(self.file, span, "a run caught in the cycle stops here, with an error");
             }
             self.report(d);
         }
+        let declared_ways: BTreeSet<&str> = self
+            .g()
+            .edges
+            .iter()
+            .map(|e| e.from.name.as_str())
+            .chain(self.g().routes.iter().map(|r| r.from.name.as_str()))
+            .collect();
+        let mut found = Vec::new();
         for (n, node) in t.nodes.iter().enumerate() {
-            let reachable = reached.get(n).is_some_and(Option::is_some);
-            let ends = can_end.get(n).copied().unwrap_or(false);
-            if reachable && !ends && !in_trap.get(n).copied().unwrap_or(false) {
-                let d = Diagnostic::new(Code::TENX0304, format!("node `{}` has no path to `END`", node.name), self.file, node.span)
-                    .label("a run that gets here never finishes")
-                    .help(format!("add `{} -> END`, or an edge to a node that reaches `END`", node.name));
-                self.report(d);
+            if is(&reached, n) && !is(&can_end, n) && !declared_ways.contains(node.name.as_str()) {
+                let d = Diagnostic::new(
+                    Code::TENX0304,
+                    format!("node `{}` has no path to `END`", node.name),
+                    self.file,
+                    node.span,
+                )
+                .label("no edge or route leaves this node")
+                .help(format!(
+                    "add `{} -> END`, or an edge to the node that should run next",
+                    node.name
+                ));
+                found.push(d);
             }
         }
+        self.diagnostics.extend(found);
+    }
+
+    /// For each node, whether an edge or route arm leaving it names something that is not a
+    /// node of the graph (reported as `TENX0302`).
+    fn open_nodes(&self) -> Vec<bool> {
+        let t = self.topology;
+        let mut open = vec![false; t.nodes.len()];
+        let known = |name: &str| name == END || t.index.contains_key(name);
+        let targets = self.g().edges.iter().map(|e| (&e.from.name, &e.to.name)).chain(
+            self.g()
+                .routes
+                .iter()
+                .flat_map(|r| r.arms.iter().map(move |a| (&r.from.name, &a.target.name))),
+        );
+        for (from, to) in targets {
+            if !known(to)
+                && let Some(slot) = t.index.get(from).and_then(|&n| open.get_mut(n))
+            {
+                *slot = true;
+            }
+        }
+        open
+    }
+
+    /// The nodes reachable from `entry` along transitions and handoffs (iterative).
+    fn reached_with_handoffs(&self, entry: usize) -> Vec<bool> {
+        let t = self.topology;
+        let mut reached = vec![false; t.nodes.len()];
+        let mut stack = vec![entry];
+        if let Some(slot) = reached.get_mut(entry) {
+            *slot = true;
+        }
+        while let Some(n) = stack.pop() {
+            let steps = t
+                .successors
+                .get(n)
+                .into_iter()
+                .flatten()
+                .filter_map(|(target, _)| match target {
+                    Target::Node(m) => Some(*m),
+                    Target::End => None,
+                });
+            let handoffs = t
+                .nodes
+                .get(n)
+                .filter(|node| node.kind == DeclKind::Agent)
+                .and_then(|node| self.facts.program.agents.get(node.decl))
+                .into_iter()
+                .flat_map(|agent| agent.decl.handoffs.iter())
+                .filter_map(|h| t.index.get(&h.name).copied())
+                .filter(|&m| t.nodes.get(m).is_some_and(|node| node.kind == DeclKind::Agent));
+            for m in steps.chain(handoffs).collect::<Vec<_>>() {
+                if let Some(slot) = reached.get_mut(m)
+                    && !*slot
+                {
+                    *slot = true;
+                    stack.push(m);
+                }
+            }
+        }
+        reached
     }
 
     /// The state field named `name`.

@@ -41,17 +41,28 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             && let Some(problem) = credential_problem(key)
         {
             credentials.push((file, key.span));
-            diagnostics.push(
-                Diagnostic::new(
-                    Code::TENX0802,
-                    format!("the `api_key` of model `{}` {problem}", decl.name.name),
-                    file,
-                    key.span,
-                )
-                .label("credentials must come from the environment")
-                .help(format!("write `api_key = env(\"{}\")` and set the variable where the runtime runs", env_name_for(provider)))
-                .note("a key written in the program ends up in version control and in the built artifact; if this one is real, rotate it"),
-            );
+            // A bare name shaped like a variable (`api_key = OPENAI_API_KEY`) was meant as one.
+            let variable = key
+                .as_ident()
+                .map(|i| i.name.as_str())
+                .filter(|n| is_env_name(n))
+                .unwrap_or(env_name_for(provider));
+            let mut d = Diagnostic::new(
+                Code::TENX0802,
+                format!("the `api_key` of model `{}` {problem}", decl.name.name),
+                file,
+                key.span,
+            )
+            .label("credentials must come from the environment")
+            .help(format!(
+                "write `api_key = env(\"{variable}\")` and set the variable where the runtime runs"
+            ));
+            if key.as_str().is_some() {
+                d = d.note(
+                    "a key written in the program ends up in version control and in the built artifact; if this one is real, rotate it",
+                );
+            }
+            diagnostics.push(d);
         }
         check_turns(file, decl, provider, diagnostics);
     }
@@ -109,7 +120,7 @@ fn check_turns(file: FileId, decl: &ModelDecl, provider: Option<&str>, diagnosti
             file,
             turns.span,
         )
-        .label(format!("a `{provider}` model answers for itself"))
+        .label(format!("an `{provider}` model answers for itself"))
         .help("remove `turns`, or set `provider = scripted` to replay these answers"),
     );
 }

@@ -13,9 +13,23 @@ const HANDOFF_PREFIX: &str = "transfer_to_";
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     let program = facts.program;
+    // Each tool's model-facing name as a small number, so that the per-agent check is linear.
+    let mut ids: BTreeMap<&str, usize> = BTreeMap::new();
+    let name_ids: Vec<usize> = program
+        .tools
+        .iter()
+        .map(|t| {
+            let next = ids.len();
+            *ids.entry(t.decl.model_name()).or_insert(next)
+        })
+        .collect();
+    let mut holders = NameHolders {
+        name_ids,
+        first: vec![None; ids.len()],
+    };
     for (a, agent) in program.agents.iter().enumerate() {
         let visible = facts.visible_tools.get(a).map_or(&[][..], Vec::as_slice);
-        tool_collisions(facts, agent, visible, diagnostics);
+        tool_collisions(facts, a, agent, visible, &mut holders, diagnostics);
     }
     let handoff_tools = handoff_collisions(facts, diagnostics);
     for (t, tool) in program.tools.iter().enumerate() {
@@ -58,21 +72,36 @@ fn selection_span(agent: &AgentDecl, tool: &ToolDecl) -> Option<Span> {
     })
 }
 
+/// For `TENX0201`: each tool's name id, and for each name id the first tool holding it among the
+/// tools of the agent being checked (tagged with the agent's index, so the table is never
+/// cleared).
+struct NameHolders {
+    name_ids: Vec<usize>,
+    first: Vec<Option<(usize, usize)>>,
+}
+
 /// `TENX0201`: two different tools visible to one agent with the same model-facing name.
 fn tool_collisions(
     facts: &Facts<'_>,
+    a: usize,
     agent: &Located<AgentDecl>,
     visible: &[usize],
+    holders: &mut NameHolders,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let program = facts.program;
-    let mut first_by_name: BTreeMap<&str, usize> = BTreeMap::new();
     for &t in visible {
         let Some(tool) = program.tools.get(t) else { continue };
         let name = tool.decl.model_name();
-        let Some(&f) = first_by_name.get(name) else {
-            first_by_name.insert(name, t);
+        let Some(slot) = holders.name_ids.get(t).and_then(|&id| holders.first.get_mut(id)) else {
             continue;
+        };
+        let f = match *slot {
+            Some((agent_index, f)) if agent_index == a => f,
+            _ => {
+                *slot = Some((a, t));
+                continue;
+            }
         };
         let Some(first) = program.tools.get(f) else { continue };
         let (file, span) = match selection_span(&agent.decl, &tool.decl) {
@@ -199,28 +228,32 @@ fn handoff_collisions(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) -> B
 /// `TENX0202`: a tool whose declared or exposed name starts with `transfer_to_`.
 fn reserved_name(tool: &Located<ToolDecl>, diagnostics: &mut Vec<Diagnostic>) {
     let decl = &tool.decl;
-    let (name, span, what): (&str, Span, &str) = match &decl.exposed_name {
-        Some((exposed, span)) if exposed.starts_with(HANDOFF_PREFIX) => (exposed, *span, "exposed"),
-        _ if decl.name.name.starts_with(HANDOFF_PREFIX) => (&decl.name.name, decl.name.span, "named"),
-        _ => return,
-    };
-    diagnostics.push(
-        Diagnostic::new(
-            Code::TENX0202,
+    let (message, name, span) = match &decl.exposed_name {
+        Some((exposed, span)) if exposed.starts_with(HANDOFF_PREFIX) => (
             format!(
-                "tool `{}` is {what} `{name}`, a name reserved for handoffs",
+                "tool `{}` is exposed as `{exposed}`, a name reserved for handoffs",
                 decl.name.name
             ),
-            tool.file,
-            span,
-        )
-        .label(format!("`{HANDOFF_PREFIX}…` is reserved"))
-        .help(format!(
-            "rename the tool; to let an agent pass the conversation on, write `handoffs = [{}]` in the agent",
-            name.strip_prefix(HANDOFF_PREFIX)
-                .filter(|t| !t.is_empty())
-                .unwrap_or("…")
-        )),
+            exposed.as_str(),
+            *span,
+        ),
+        _ if decl.name.name.starts_with(HANDOFF_PREFIX) => (
+            format!("the tool name `{}` is reserved for handoffs", decl.name.name),
+            decl.name.name.as_str(),
+            decl.name.span,
+        ),
+        _ => return,
+    };
+    let target = name
+        .strip_prefix(HANDOFF_PREFIX)
+        .filter(|t| !t.is_empty())
+        .unwrap_or("…");
+    diagnostics.push(
+        Diagnostic::new(Code::TENX0202, message, tool.file, span)
+            .label(format!("`{HANDOFF_PREFIX}…` names belong to generated handoff tools"))
+            .help(format!(
+                "rename the tool; to pass the conversation to an agent `{target}`, write `handoffs = [{target}]` in the agent that hands off"
+            )),
     );
 }
 

@@ -35,11 +35,13 @@ fn approving_interrupts(facts: &Facts<'_>) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); facts.program.tools.len()];
     for (i, interrupt) in facts.program.interrupts.iter().enumerate() {
         for tool in &interrupt.decl.approves {
-            let Some(symbol) = facts.program.lookup(&tool.name).filter(|s| s.kind == DeclKind::Tool) else { continue };
-            if let Some(list) = out.get_mut(symbol.index) {
-                if !list.contains(&i) {
-                    list.push(i);
-                }
+            let Some(symbol) = facts.program.lookup(&tool.name).filter(|s| s.kind == DeclKind::Tool) else {
+                continue;
+            };
+            if let Some(list) = out.get_mut(symbol.index)
+                && !list.contains(&i)
+            {
+                list.push(i);
             }
         }
     }
@@ -58,7 +60,13 @@ fn selection_span(facts: &Facts<'_>, agent: usize, tool: &ToolDecl) -> Option<(F
     })
 }
 
-fn risk_rules(facts: &Facts<'_>, t: usize, tool: &Located<ToolDecl>, approvers: &[usize], diagnostics: &mut Vec<Diagnostic>) {
+fn risk_rules(
+    facts: &Facts<'_>,
+    t: usize,
+    tool: &Located<ToolDecl>,
+    approvers: &[usize],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let decl = &tool.decl;
     let risk_span = decl.risk.map_or(decl.name.span, |(_, s)| s);
     let gated = decl.approval.is_some() || !approvers.is_empty();
@@ -67,7 +75,10 @@ fn risk_rules(facts: &Facts<'_>, t: usize, tool: &Located<ToolDecl>, approvers: 
             Diagnostic::new(Code::TENX0601, format!("`high` risk tool `{}` has no approval", decl.name.name), tool.file, decl.name.span)
                 .label("runs without a person approving it")
                 .secondary(tool.file, risk_span, "declared `high` risk here")
-                .help("add `approval { message = \"…\"  response = yes_no }` to the tool, or an `interrupt` node with `approves = [...]` before it")
+                .help(format!(
+                    "add `approval {{ message = \"…\"  response = yes_no }}` to the tool, or an `interrupt` node with `approves = [{}]` before it",
+                    decl.name.name
+                ))
                 .note("approval before execution is the default for payments, deletions, permission changes and external sends"),
         ),
         Risk::Medium if !gated => diagnostics.push(
@@ -85,6 +96,15 @@ fn risk_rules(facts: &Facts<'_>, t: usize, tool: &Located<ToolDecl>, approvers: 
             for &agent in facts.seen_by.get(t).into_iter().flatten() {
                 let Some(agent_decl) = facts.program.agents.get(agent) else { continue };
                 let (file, span) = selection_span(facts, agent, decl).unwrap_or((agent_decl.file, agent_decl.decl.name.span));
+                let by_name = agent_decl.decl.tools.iter().any(|s| matches!(s, ToolSelector::Named(n) if n.name == decl.name.name));
+                let help = if by_name {
+                    format!("remove `{}` from the agent's `tools`; a prohibited action is never offered to a model", decl.name.name)
+                } else {
+                    format!(
+                        "take the tag off `{}`, or select the agent's tools by name; a prohibited action is never offered to a model",
+                        decl.name.name
+                    )
+                };
                 diagnostics.push(
                     Diagnostic::new(
                         Code::TENX0602,
@@ -94,7 +114,7 @@ fn risk_rules(facts: &Facts<'_>, t: usize, tool: &Located<ToolDecl>, approvers: 
                     )
                     .label("this offers the tool to the model")
                     .secondary(tool.file, risk_span, "declared `prohibited` here")
-                    .help("a prohibited action must never be offered: remove it from the agent's tools (or untag it)"),
+                    .help(help),
                 );
             }
             for graph in &facts.program.graphs {
@@ -108,7 +128,10 @@ fn risk_rules(facts: &Facts<'_>, t: usize, tool: &Located<ToolDecl>, approvers: 
                         )
                         .label("this runs the tool")
                         .secondary(tool.file, risk_span, "declared `prohibited` here")
-                        .help("remove it from the graph"),
+                        .help(format!(
+                            "remove `{}` and its edges from the graph; a prohibited action never runs, even after an approval",
+                            decl.name.name
+                        )),
                     );
                 }
             }
@@ -123,7 +146,12 @@ fn step_names(topology: &Topology, parents: &[Option<Option<usize>>], end: usize
     let mut current = Some(end);
     let mut guard = 0;
     while let Some(n) = current {
-        path.push(topology.nodes.get(n).map_or_else(String::new, |node| format!("`{}`", node.name)));
+        path.push(
+            topology
+                .nodes
+                .get(n)
+                .map_or_else(String::new, |node| format!("`{}`", node.name)),
+        );
         current = parents.get(n).copied().flatten().flatten();
         guard += 1;
         if guard > topology.nodes.len() {
@@ -134,7 +162,13 @@ fn step_names(topology: &Topology, parents: &[Option<Option<usize>>], end: usize
     path
 }
 
-fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, approvers: &[Vec<usize>], diagnostics: &mut Vec<Diagnostic>) {
+fn dominance(
+    facts: &Facts<'_>,
+    g: usize,
+    topology: &Topology,
+    approvers: &[Vec<usize>],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let program = facts.program;
     let Some(graph) = program.graphs.get(g) else { return };
     let Some(entry) = topology.entry else { return };
@@ -161,32 +195,57 @@ fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, approvers: &[Vec<
             continue; // not gated (a `high` tool without any approval is TENX0601)
         };
         let is_approver = |n: usize| {
-            topology.nodes.get(n).is_some_and(|node| node.kind == DeclKind::Interrupt && approvers.contains(&node.decl))
+            topology
+                .nodes
+                .get(n)
+                .is_some_and(|node| node.kind == DeclKind::Interrupt && approvers.contains(&node.decl))
         };
         let approver_span = approvers
             .iter()
             .filter_map(|&i| program.interrupts.get(i))
-            .find_map(|i| i.decl.approves.iter().find(|a| a.name == decl.name.name).map(|a| (i.file, a.span)));
+            .find_map(|i| {
+                i.decl
+                    .approves
+                    .iter()
+                    .find(|a| a.name == decl.name.name)
+                    .map(|a| (i.file, a.span))
+            });
+        let approver_names: Vec<String> = approvers
+            .iter()
+            .filter_map(|&i| program.interrupts.get(i))
+            .map(|i| format!("`{}`", i.decl.name.name))
+            .collect();
+        let approver_names = {
+            let refs: Vec<&str> = approver_names.iter().map(String::as_str).collect();
+            crate::syntax::errors::join_or(&refs)
+        };
         let with_approval_note = |d: Diagnostic| match approver_span {
             Some((file, span)) => d.secondary(file, span, "the approval is declared here"),
             None => d,
         };
-        let around = topology.reach(&[entry], &is_approver);
-        let anywhere: &Vec<Option<Option<usize>>> = anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
+        let around = topology.reach(&[entry], is_approver);
+        let anywhere: &Vec<Option<Option<usize>>> =
+            anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
 
         // Agents that call the tool directly.
         for (n, node) in topology.nodes.iter().enumerate() {
             if node.kind != DeclKind::Agent || !facts.visible_tools.get(node.decl).is_some_and(|v| v.contains(&t)) {
                 continue;
             }
-            let parents = if around.get(n).is_some_and(Option::is_some) { &around } else { anywhere };
+            let parents = if around.get(n).is_some_and(Option::is_some) {
+                &around
+            } else {
+                anywhere
+            };
             if parents.get(n).is_none_or(Option::is_none) {
                 continue; // unreachable agent: reported by the graph checks
             }
             let mut path = step_names(topology, parents, n);
             mark_entry(&mut path);
             path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
-            let Some((file, span)) = selection_span(facts, node.decl, decl) else { continue };
+            let Some((file, span)) = selection_span(facts, node.decl, decl) else {
+                continue;
+            };
             let d = Diagnostic::new(
                 Code::TENX0604,
                 format!("agent `{}` can call `{}` without passing its approval", node.name, decl.name.name),
@@ -194,7 +253,7 @@ fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, approvers: &[Vec<
                 span,
             )
             .label("this lets the model call the tool directly")
-            .note(format!("path in graph `{graph_name}`: {}", path.join(" → ")))
+            .note(format!("path in graph `{graph_name}`: {}", shorten(&path)))
             .help(format!(
                 "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
                 decl.name.name
@@ -203,23 +262,40 @@ fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, approvers: &[Vec<
         }
 
         // The tool as a node: every execution must be dominated by an approving interrupt.
-        let Some(tool_node) = topology.index.get(&decl.name.name).copied() else { continue };
+        let Some(tool_node) = topology.index.get(&decl.name.name).copied() else {
+            continue;
+        };
+        // Where `nodes` lists the tool: a place in the graph's own file.
+        let tool_span = topology.nodes.get(tool_node).map_or(graph.decl.name.span, |n| n.span);
         if around.get(tool_node).is_some_and(Option::is_some) {
             let mut path = step_names(topology, &around, tool_node);
             mark_entry(&mut path);
             if let Some(last) = path.last_mut() {
                 *last = format!("{last} runs");
             }
-            let span = last_transition(topology, &around, tool_node).unwrap_or(decl.name.span);
+            // The transition that completes the path, or the `entry` when the run starts at the tool.
+            let (span, label) = match last_transition(topology, &around, tool_node, None) {
+                Some(span) => (span, "this path skips the approval"),
+                None => (
+                    graph.decl.entry.as_ref().map_or(tool_span, |e| e.span),
+                    "the run starts at the tool, before any approval",
+                ),
+            };
             let d = Diagnostic::new(
                 Code::TENX0604,
-                format!("graph `{graph_name}` reaches `{}` without passing its approval", decl.name.name),
+                format!(
+                    "graph `{graph_name}` reaches `{}` without passing its approval",
+                    decl.name.name
+                ),
                 graph.file,
                 span,
             )
-            .label("this path skips the approval")
-            .note(format!("path: {}", path.join(" → ")))
-            .help("route every path to the tool through an interrupt node that `approves` it");
+            .label(label)
+            .note(format!("path: {}", shorten(&path)))
+            .help(format!(
+                "make every path to `{}` pass through {approver_names} first",
+                decl.name.name
+            ));
             diagnostics.push(with_approval_note(d));
             continue;
         }
@@ -234,14 +310,14 @@ fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, approvers: &[Vec<
                 super::topology::Target::End => None,
             })
             .collect();
-        let again = topology.reach(&after, &is_approver);
+        let again = topology.reach(&after, is_approver);
         if again.get(tool_node).is_some_and(Option::is_some) {
             let mut path = step_names(topology, &again, tool_node);
             path.insert(0, format!("`{}` runs", decl.name.name));
             if let Some(last) = path.last_mut() {
                 *last = format!("{last} runs again");
             }
-            let span = last_transition(topology, &again, tool_node).unwrap_or(decl.name.span);
+            let span = last_transition(topology, &again, tool_node, Some(tool_node)).unwrap_or(tool_span);
             let d = Diagnostic::new(
                 Code::TENX0604,
                 format!("graph `{graph_name}` can run `{}` again without a new approval", decl.name.name),
@@ -249,9 +325,41 @@ fn dominance(facts: &Facts<'_>, g: usize, topology: &Topology, approvers: &[Vec<
                 span,
             )
             .label("this path returns to the tool without passing its approval")
-            .note(format!("path: {}", path.join(" → ")))
-            .help("each run of an approval-gated tool needs its own approval: route the loop back through the interrupt");
+            .note(format!("path: {}", shorten(&path)))
+            .help(format!(
+                "each run of an approval-gated tool needs its own approval: route the way back to `{}` through {approver_names}",
+                decl.name.name
+            ));
             diagnostics.push(with_approval_note(d));
+            continue;
+        }
+        // The approval binds what a person saw: nothing may run between it and the tool, or the
+        // state the tool reads could change after the approval.
+        let anywhere: &Vec<Option<Option<usize>>> =
+            anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
+        for (x, transitions) in topology.successors.iter().enumerate() {
+            if x == tool_node || is_approver(x) || anywhere.get(x).is_none_or(Option::is_none) {
+                continue;
+            }
+            for (_, via) in transitions.iter().filter(|(t, _)| *t == super::topology::Target::Node(tool_node)) {
+                let Some(between) = topology.nodes.get(x) else { continue };
+                let d = Diagnostic::new(
+                    Code::TENX0604,
+                    format!(
+                        "`{}` runs between the approval of `{}` and the tool itself",
+                        between.name, decl.name.name
+                    ),
+                    graph.file,
+                    via.span(),
+                )
+                .label("the approval is not immediately before the tool")
+                .note("an approval binds the action a person saw; a node in between could change the state the tool reads")
+                .help(format!(
+                    "lead every edge into `{}` from {approver_names}, placed directly before it",
+                    decl.name.name
+                ));
+                diagnostics.push(with_approval_note(d));
+            }
         }
     }
 }
@@ -263,9 +371,31 @@ fn mark_entry(path: &mut [String]) {
     }
 }
 
-/// The span of the edge or arm by which a breadth-first search first entered `node`.
-fn last_transition(topology: &Topology, parents: &[Option<Option<usize>>], node: usize) -> Option<Span> {
-    let parent = parents.get(node).copied().flatten().flatten()?;
+/// A path for a note: in full when short, else its first and last steps around a count.
+fn shorten(path: &[String]) -> String {
+    const ENDS: usize = 4;
+    if path.len() <= 3 * ENDS {
+        return path.join(" → ");
+    }
+    let head = path.iter().take(ENDS).cloned().collect::<Vec<_>>().join(" → ");
+    let tail = path
+        .iter()
+        .skip(path.len() - ENDS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" → ");
+    format!("{head} → … {} more steps … → {tail}", path.len() - 2 * ENDS)
+}
+
+/// The span of the edge or arm by which a breadth-first search first entered `node`. A start
+/// of the search was entered from `origin` (the tool node, when searching from its successors).
+fn last_transition(
+    topology: &Topology,
+    parents: &[Option<Option<usize>>],
+    node: usize,
+    origin: Option<usize>,
+) -> Option<Span> {
+    let parent = parents.get(node).copied().flatten()?.or(origin)?;
     topology
         .successors
         .get(parent)?

@@ -1,8 +1,85 @@
-//! (being written)
+//! Schemas: every JSON Schema of the program (tool parameters and results, approval and
+//! interrupt responses, agent outputs, `schema` declarations, graph state, validator parameters)
+//! is lowered once and checked (`TENX0401`–`TENX0406`, see [`crate::schema`]). A named schema is
+//! checked at its declaration; where it is used, only what the use adds (a default, the rule
+//! that a response is an object) is checked.
 
 use super::Facts;
-use tenx_diagnostics::Diagnostic;
+use crate::ast::SchemaRef;
+use crate::schema::{self, Lowerer, SchemaSite};
+use tenx_diagnostics::{Diagnostic, FileId};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    let _ = (facts, diagnostics);
+    if std::env::var_os("TENX_NO_SCHEMA").is_some() { return; }
+    let program = facts.program;
+    let mut lowerer = Lowerer::new(program);
+    schema::check_cycles(program, diagnostics);
+    for decl in &program.schemas {
+        if let Some(lowered) = lowerer.lower_type(decl.file, &decl.decl.ty, diagnostics) {
+            schema::check_lowered(&lowered, SchemaSite::Schema, diagnostics);
+        }
+    }
+    for tool in &program.tools {
+        let (file, t) = (tool.file, &tool.decl);
+        let parameters = lowerer.lower_tool_parameters(tool, diagnostics);
+        let site = if t.params.is_some() || t.parameters_schema.is_none() {
+            SchemaSite::Parameters
+        } else {
+            SchemaSite::Schema
+        };
+        schema::check_lowered(&parameters, site, diagnostics);
+        if let Some(result) = &t.result
+            && let Some(lowered) = lowerer.lower_type(file, result, diagnostics)
+        {
+            schema::check_lowered(&lowered, SchemaSite::Schema, diagnostics);
+        }
+        if let Some(response) = t.approval.as_ref().and_then(|a| a.response.as_ref()) {
+            response_schema(&mut lowerer, file, response, "approval response", diagnostics);
+        }
+    }
+    for agent in &program.agents {
+        if let Some(output) = &agent.decl.output
+            && let Some(lowered) = lowerer.lower_schema_ref(agent.file, output, diagnostics)
+        {
+            schema::check_lowered(&lowered, SchemaSite::Schema, diagnostics);
+        }
+    }
+    for interrupt in &program.interrupts {
+        if let Some(response) = &interrupt.decl.response {
+            response_schema(
+                &mut lowerer,
+                interrupt.file,
+                response,
+                "interrupt response",
+                diagnostics,
+            );
+        }
+    }
+    for graph in &program.graphs {
+        if !graph.decl.state.is_empty() {
+            let lowered = lowerer.lower_params(graph.file, &graph.decl.state, diagnostics);
+            schema::check_lowered(&lowered, SchemaSite::Parameters, diagnostics);
+        }
+    }
+    for validator in &program.validators {
+        if let Some(params) = validator.decl.params.as_deref().filter(|p| !p.is_empty()) {
+            let lowered = lowerer.lower_params(validator.file, params, diagnostics);
+            schema::check_lowered(&lowered, SchemaSite::Parameters, diagnostics);
+        }
+    }
+}
+
+fn response_schema(
+    lowerer: &mut Lowerer<'_>,
+    file: FileId,
+    response: &SchemaRef,
+    what: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let Some(lowered) = lowerer.lower_schema_ref(file, response, diagnostics) else {
+        return;
+    };
+    schema::check_lowered(&lowered, SchemaSite::Schema, diagnostics);
+    let program = lowerer.program();
+    schema::check_response_object(program, &lowered, response, what, diagnostics);
 }

@@ -237,7 +237,7 @@ fn unknown_help(
     graph: Option<(&str, FileId, Span)>,
     evidence: bool,
 ) -> String {
-    if let Some(close) = crate::suggest::did_you_mean(word, names.iter()) {
+    if let Some(close) = crate::suggest::did_you_mean(word, names.iter()).or_else(|| by_prefix(word, names)) {
         return format!("did you mean `{close}`?");
     }
     let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
@@ -255,6 +255,17 @@ fn unknown_help(
         (Owner::Node { .. }, Some((graph, _, _))) => format!("the state fields of `{graph}` are {list}"),
         (Owner::Node { .. }, None) => format!("the allowed names are {list}"),
     }
+}
+
+/// The one allowed name that extends `word` or that `word` extends (`amount` for
+/// `amount_cents`), when there is exactly one.
+fn by_prefix<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
+    let mut matching = names
+        .iter()
+        .copied()
+        .filter(|n| n.len() > 1 && word.len() > 1 && (n.starts_with(word) || word.starts_with(n)));
+    let first = matching.next()?;
+    matching.next().is_none().then_some(first)
 }
 
 /// `TENX0502` for a malformed placeholder.

@@ -72,7 +72,9 @@ impl Topology {
         let mut nodes = Vec::new();
         let mut index = BTreeMap::new();
         for ident in &graph.nodes {
-            let Some(symbol) = program.lookup(&ident.name) else { continue };
+            let Some(symbol) = program.lookup(&ident.name) else {
+                continue;
+            };
             if !matches!(symbol.kind, DeclKind::Agent | DeclKind::Tool | DeclKind::Interrupt) {
                 continue;
             }
@@ -80,31 +82,48 @@ impl Topology {
                 continue;
             }
             index.insert(ident.name.clone(), nodes.len());
-            nodes.push(Node { name: ident.name.clone(), kind: symbol.kind, decl: symbol.index, span: ident.span });
+            nodes.push(Node {
+                name: ident.name.clone(),
+                kind: symbol.kind,
+                decl: symbol.index,
+                span: ident.span,
+            });
         }
         let mut successors = vec![Vec::new(); nodes.len()];
         let target = |i: &Ident| -> Option<Target> {
-            if i.name == END { Some(Target::End) } else { index.get(&i.name).map(|&n| Target::Node(n)) }
+            if i.name == END {
+                Some(Target::End)
+            } else {
+                index.get(&i.name).map(|&n| Target::Node(n))
+            }
         };
         for edge in &graph.edges {
-            if let (Some(&from), Some(to)) = (index.get(&edge.from.name), target(&edge.to)) {
-                if let Some(list) = successors.get_mut(from) {
-                    list.push((to, Via::Edge(edge.span)));
-                }
+            if let (Some(&from), Some(to)) = (index.get(&edge.from.name), target(&edge.to))
+                && let Some(list) = successors.get_mut(from)
+            {
+                list.push((to, Via::Edge(edge.span)));
             }
         }
         for route in &graph.routes {
-            let Some(&from) = index.get(&route.from.name) else { continue };
+            let Some(&from) = index.get(&route.from.name) else {
+                continue;
+            };
             for arm in &route.arms {
-                if let Some(to) = target(&arm.target) {
-                    if let Some(list) = successors.get_mut(from) {
-                        list.push((to, Via::Route(arm.span)));
-                    }
+                if let Some(to) = target(&arm.target)
+                    && let Some(list) = successors.get_mut(from)
+                {
+                    list.push((to, Via::Route(arm.span)));
                 }
             }
         }
         let entry = graph.entry.as_ref().and_then(|e| index.get(&e.name).copied());
-        Topology { file, nodes, index, successors, entry }
+        Topology {
+            file,
+            nodes,
+            index,
+            successors,
+            entry,
+        }
     }
 
     /// The node indexes reachable from `starts`, never entering a node for which `blocked`
@@ -114,11 +133,12 @@ impl Topology {
         let mut parent: Vec<Option<Option<usize>>> = vec![None; self.nodes.len()];
         let mut queue = std::collections::VecDeque::new();
         for &s in starts {
-            if let Some(slot) = parent.get_mut(s) {
-                if slot.is_none() && !blocked(s) {
-                    *slot = Some(None);
-                    queue.push_back(s);
-                }
+            if let Some(slot) = parent.get_mut(s)
+                && slot.is_none()
+                && !blocked(s)
+            {
+                *slot = Some(None);
+                queue.push_back(s);
             }
         }
         while let Some(n) = queue.pop_front() {
@@ -127,22 +147,30 @@ impl Topology {
                 if blocked(m) {
                     continue;
                 }
-                if let Some(slot) = parent.get_mut(m) {
-                    if slot.is_none() {
-                        *slot = Some(Some(n));
-                        queue.push_back(m);
-                    }
+                if let Some(slot) = parent.get_mut(m)
+                    && slot.is_none()
+                {
+                    *slot = Some(Some(n));
+                    queue.push_back(m);
                 }
             }
         }
         parent
     }
 
-    /// The nodes that can reach `END`, by reverse breadth-first search.
-    pub fn reaches_end(&self) -> Vec<bool> {
+    /// The nodes that can reach `END`, by reverse breadth-first search. Nodes marked in
+    /// `assume` count as reaching it (the graph checks mark nodes whose transitions name
+    /// something that is not a node, already reported, so nothing is reported twice).
+    pub fn reaches_end(&self, assume: &[bool]) -> Vec<bool> {
         let mut predecessors = vec![Vec::new(); self.nodes.len()];
         let mut can = vec![false; self.nodes.len()];
         let mut queue = std::collections::VecDeque::new();
+        for (n, slot) in can.iter_mut().enumerate() {
+            if assume.get(n).copied().unwrap_or(false) {
+                *slot = true;
+                queue.push_back(n);
+            }
+        }
         for (n, list) in self.successors.iter().enumerate() {
             for (target, _) in list {
                 match target {
@@ -152,11 +180,11 @@ impl Topology {
                         }
                     }
                     Target::End => {
-                        if let Some(slot) = can.get_mut(n) {
-                            if !*slot {
-                                *slot = true;
-                                queue.push_back(n);
-                            }
+                        if let Some(slot) = can.get_mut(n)
+                            && !*slot
+                        {
+                            *slot = true;
+                            queue.push_back(n);
                         }
                     }
                 }
@@ -164,11 +192,11 @@ impl Topology {
         }
         while let Some(n) = queue.pop_front() {
             for &p in predecessors.get(n).into_iter().flatten() {
-                if let Some(slot) = can.get_mut(p) {
-                    if !*slot {
-                        *slot = true;
-                        queue.push_back(p);
-                    }
+                if let Some(slot) = can.get_mut(p)
+                    && !*slot
+                {
+                    *slot = true;
+                    queue.push_back(p);
                 }
             }
         }

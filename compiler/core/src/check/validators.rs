@@ -247,7 +247,12 @@ fn check_use(facts: &Facts<'_>, file: FileId, use_: &ValidatorUse, diagnostics: 
             );
             continue;
         };
-        check_value(facts, file, param, &param.ty, &arg.value, 0, diagnostics);
+        let site = ArgSite {
+            file,
+            param,
+            param_file: validator.file,
+        };
+        check_value(facts, &site, &param.ty, &arg.value, 0, diagnostics);
         if name.name == "blocked_patterns" {
             let items: Vec<&Expr> = match &arg.value.kind {
                 ExprKind::List(items) => items.iter().collect(),
@@ -304,13 +309,22 @@ fn as_f64(expr: &Expr) -> Option<f64> {
     }
 }
 
+/// Where a validator argument is written, and the parameter it gives a value to.
+struct ArgSite<'a> {
+    /// The file of the use.
+    file: FileId,
+    /// The parameter.
+    param: &'a Param,
+    /// The file that declares the parameter.
+    param_file: FileId,
+}
+
 /// Checks `value` against the parameter type `ty`: the basic type (`TENX0108`) and the
 /// `min`/`max`, length and item-count constraints (`TENX0702`). Schema names are followed up to
 /// [`MAX_SCHEMA_DEPTH`] deep; inline schemas and `object`/`any` accept any data.
 fn check_value(
     facts: &Facts<'_>,
-    file: FileId,
-    param: &Param,
+    site: &ArgSite<'_>,
     ty: &TypeExpr,
     value: &Expr,
     depth: usize,
@@ -322,6 +336,7 @@ fn check_value(
     else {
         return;
     };
+    let (file, param) = (site.file, site.param);
     let wrong = |expected: &str| {
         Diagnostic::new(
             Code::TENX0108,
@@ -339,6 +354,11 @@ fn check_value(
             value.span,
         )
         .label(what)
+        .secondary(
+            site.param_file,
+            param.ty.span(),
+            format!("`{}` is declared with this type", param.name.name),
+        )
     };
     match name.name.as_str() {
         "int" | "number" => {
@@ -358,7 +378,7 @@ fn check_value(
             let min = type_arg(args, "min").and_then(as_f64);
             let max = type_arg(args, "max").and_then(as_f64);
             if min.is_some_and(|m| v < m) || max.is_some_and(|m| v > m) {
-                diagnostics.push(out_of_range(range_text(min, max)));
+                diagnostics.push(out_of_range(format!("must be {}", range_text(min, max))));
             }
         }
         "bool" => {
@@ -416,7 +436,7 @@ fn check_value(
             }
             if let Some(inner) = generic {
                 for item in items {
-                    check_value(facts, file, param, inner, item, depth, diagnostics);
+                    check_value(facts, site, inner, item, depth, diagnostics);
                 }
             }
         }
@@ -431,7 +451,7 @@ fn check_value(
                 return;
             }
             if let Some(schema) = facts.program.schema(other) {
-                check_value(facts, file, param, &schema.decl.ty, value, depth + 1, diagnostics);
+                check_value(facts, site, &schema.decl.ty, value, depth + 1, diagnostics);
             }
         }
     }

@@ -19,15 +19,20 @@ mod source_map;
 mod tool;
 mod validator;
 
-use crate::ast::{Expr, ExprKind, SchemaRef};
+use crate::ast::{Expr, ExprKind, Param, SchemaRef, ToolDecl, TypeExpr};
 use crate::check::Facts;
-use crate::resolve::Program;
+use crate::resolve::{Located, Program};
 use serde_json::Value;
+use std::cell::RefCell;
 use tenx_artifact::Artifact;
 use tenx_diagnostics::{FileId, SourceSet, Span};
 
+pub use agent::HANDOFF_PREFIX;
+pub use graph::DEFAULT_RECURSION_LIMIT;
+pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;
 use source_map::SourceMapper;
+pub use tool::{DEFAULT_APPROVAL_REASON, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_RESPONSE_SCHEMA};
 
 /// The compiler name written into every artifact: `tenxc` and the workspace version.
 pub const COMPILER: &str = concat!("tenxc ", env!("CARGO_PKG_VERSION"));
@@ -40,6 +45,7 @@ pub fn lower(facts: &Facts<'_>) -> Artifact {
         program: facts.program,
         reachable: &reachable,
         sources: SourceMapper::new(facts.sources, facts.program.root),
+        schemas: RefCell::new(crate::schema::Lowerer::new(facts.program)),
     };
     let mut artifact = Artifact::new(COMPILER);
     lowerer.graphs(&mut artifact);
@@ -48,6 +54,9 @@ pub fn lower(facts: &Facts<'_>) -> Artifact {
     lowerer.models(&mut artifact);
     lowerer.validators(&mut artifact);
     lowerer.interrupts(&mut artifact);
+    // Sorted now, as `seal` would sort them, so an unsealed artifact (`tenxc graph` of a `.tenx`
+    // file) reads exactly like the sealed one.
+    artifact.normalize();
     artifact
 }
 
@@ -57,6 +66,9 @@ struct Lowerer<'a, 'p> {
     program: &'p Program,
     reachable: &'a Reachable,
     sources: SourceMapper<'a>,
+    /// Lowers types and schemas, lowering each named schema once. Its diagnostics are dropped:
+    /// the check stage already reported them.
+    schemas: RefCell<crate::schema::Lowerer<'p>>,
 }
 
 impl Lowerer<'_, '_> {
@@ -67,15 +79,38 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The JSON Schema a schema reference stands for: a declared schema's type, or the inline map.
-    fn schema_ref(&self, schema: &SchemaRef) -> Option<Value> {
-        match schema {
-            SchemaRef::Named(name) => {
-                let declared = self.program.schema(&name.name)?;
-                Some(crate::schema::lower_type(self.program, &declared.decl.ty))
-            }
-            SchemaRef::Inline(expr) => expr.to_json(),
-        }
+    /// The JSON Schema a schema reference in `file` stands for: a declared schema (inlined) or
+    /// the inline map.
+    fn schema_ref(&self, file: FileId, schema: &SchemaRef) -> Option<Value> {
+        let lowered = self
+            .schemas
+            .borrow_mut()
+            .lower_schema_ref(file, schema, &mut Vec::new());
+        lowered.map(|l| l.value)
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The JSON Schema of a parameter list (graph state), declared in `file`.
+    fn params_schema(&self, file: FileId, params: &[Param]) -> Value {
+        self.schemas
+            .borrow_mut()
+            .lower_params(file, params, &mut Vec::new())
+            .value
+    }
+
+    /// The JSON Schema of a type (`-> RESULT`), declared in `file`; `{}` when it names nothing.
+    fn type_schema(&self, file: FileId, ty: &TypeExpr) -> Value {
+        let lowered = self.schemas.borrow_mut().lower_type(file, ty, &mut Vec::new());
+        lowered.map_or_else(|| Value::Object(serde_json::Map::new()), |l| l.value)
+    }
+
+    /// The JSON Schema of a tool's arguments: its parameter list or its `parameters` schema.
+    fn tool_parameters(&self, tool: &Located<ToolDecl>) -> Value {
+        self.schemas
+            .borrow_mut()
+            .lower_tool_parameters(tool, &mut Vec::new())
+            .value
     }
 }
 

@@ -55,7 +55,9 @@ impl Reachable {
             }
             match kind {
                 DeclKind::Agent => {
-                    let Some(agent) = program.agents.get(index) else { continue };
+                    let Some(agent) = program.agents.get(index) else {
+                        continue;
+                    };
                     let model = agent.decl.model.as_ref().and_then(|m| program.lookup(&m.name));
                     work.extend(model.map(|s| (s.kind, s.index)));
                     for &tool in facts.visible_tools.get(index).into_iter().flatten() {
@@ -74,7 +76,9 @@ impl Reachable {
                     }
                 }
                 DeclKind::Interrupt => {
-                    let Some(interrupt) = program.interrupts.get(index) else { continue };
+                    let Some(interrupt) = program.interrupts.get(index) else {
+                        continue;
+                    };
                     for tool in &interrupt.decl.approves {
                         work.extend(program.lookup(&tool.name).map(|s| (s.kind, s.index)));
                     }

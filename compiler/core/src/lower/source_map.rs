@@ -83,7 +83,8 @@ mod tests {
         assert_eq!(relative(&dir, "examples/shared/tools.tenx"), "../shared/tools.tenx");
         let absolute = segments("/home/me/desk");
         assert_eq!(relative(&absolute, "/home/me/desk/main.tenx"), "main.tenx");
-        assert_eq!(relative(&segments(""), "main.tenx"), "main.tenx");
+        assert_eq!(relative(&[], "main.tenx"), "main.tenx");
+        assert_eq!(relative(&segments(""), "/main.tenx"), "main.tenx");
         assert_eq!(relative(&segments("."), "./main.tenx"), "main.tenx");
     }
 }

@@ -2,7 +2,7 @@
 //! [`SourceSet`] by a normalised relative name; stdlib imports select declarations from the
 //! embedded stdlib modules, which are added to the set as `<stdlib>/name.tenx`.
 
-use crate::ast::{Ident, ImportTarget, Item, Module};
+use crate::ast::{ImportTarget, Item, Module};
 use crate::syntax::{parse, parse_file};
 use std::collections::BTreeSet;
 use tenx_diagnostics::{Code, Diagnostic, FileId, SourceSet, Span};
@@ -12,8 +12,11 @@ pub(crate) struct LoadedModule {
     pub module: Module,
     pub selected: Option<BTreeSet<String>>,
     pub stdlib: bool,
-    /// The names of items that could not be parsed.
-    pub broken: Vec<Ident>,
+    /// Names this module may have meant to declare or import, whose error is already
+    /// reported: items that could not be parsed, declarations of failed stdlib imports.
+    pub broken: Vec<String>,
+    /// Whether a file this module imports could not be found: any name may come from it.
+    pub missing_file: bool,
 }
 
 /// The display name of a file imported as `path` from the file named `importer`:
@@ -61,7 +64,9 @@ pub(crate) fn load_modules(
     while let Some(file) = queue.pop() {
         let Some(source) = sources.get(file) else { continue };
         let parsed = parse(file, &source.text);
-        let (module, broken) = (parsed.module, parsed.broken);
+        let module = parsed.module;
+        let mut broken: Vec<String> = parsed.broken.into_iter().map(|i| i.name).collect();
+        let mut missing_file = false;
         let importer = source.name.clone();
         diagnostics.extend(parsed.diagnostics);
         for item in &module.items {
@@ -75,11 +80,15 @@ pub(crate) fn load_modules(
                                 queue.push(id);
                             }
                         }
-                        None => diagnostics.push(
-                            Diagnostic::new(Code::TENX0104, format!("cannot find the file `{path}`"), file, *span)
-                                .label(format!("looked for `{name}`"))
-                                .help("imported paths are relative to the importing file"),
-                        ),
+                        None => {
+                            missing_file = true;
+                            diagnostics.push(
+                                Diagnostic::new(Code::TENX0104, format!("cannot find the file `{path}`"), file, *span)
+                                    .label(format!("looked for `{name}`"))
+                                    .help("imported paths are relative to the importing file")
+                                    .note("until it is found, names it may declare are not reported as unknown"),
+                            );
+                        }
                     }
                 }
                 ImportTarget::Std { path, star } => {
@@ -88,6 +97,17 @@ pub(crate) fn load_modules(
                         (["std", module], true) => (*module, None),
                         (["std", module, decl], false) => (*module, Some((*decl).to_string())),
                         _ => {
+                            // `import std.approval`: it meant the module's declarations.
+                            let mut help = format!("stdlib modules: {}", stdlib_names());
+                            if let ["std", module] = names.as_slice() {
+                                let declared = declared_names(module);
+                                if let Some(first) = declared.first() {
+                                    help = format!(
+                                        "import one declaration (`import std.{module}.{first}`) or all of them (`import std.{module}.*`)"
+                                    );
+                                }
+                                broken.extend(declared);
+                            }
                             diagnostics.push(
                                 Diagnostic::new(
                                     Code::TENX0104,
@@ -96,18 +116,20 @@ pub(crate) fn load_modules(
                                     import.span,
                                 )
                                 .label("not a stdlib import path")
-                                .help(format!("stdlib modules: {}", stdlib_names())),
+                                .help(help),
                             );
                             continue;
                         }
                     };
                     let Some(module) = tenx_stdlib::module(module_name) else {
                         let span = path.get(1).map_or(import.span, |i| i.span);
-                        let suggestion = crate::suggest::did_you_mean(
-                            module_name,
-                            tenx_stdlib::MODULES.iter().map(|m| m.name).collect::<Vec<_>>().iter(),
-                        )
-                        .map(|s| format!("did you mean `std.{s}`?"));
+                        let modules: Vec<&str> = tenx_stdlib::MODULES.iter().map(|m| m.name).collect();
+                        let meant = crate::suggest::did_you_mean(module_name, modules.iter());
+                        match &decl {
+                            Some(decl) => broken.push(decl.clone()),
+                            None => broken.extend(meant.map(declared_names).unwrap_or_default()),
+                        }
+                        let suggestion = meant.map(|s| format!("did you mean `std.{s}`?"));
                         diagnostics.push(
                             Diagnostic::new(
                                 Code::TENX0104,
@@ -141,6 +163,7 @@ pub(crate) fn load_modules(
             selected: None,
             stdlib: false,
             broken,
+            missing_file,
         });
     }
 
@@ -157,18 +180,21 @@ pub(crate) fn load_modules(
             .iter()
             .filter_map(|i| crate::ast::item_name(i).map(|n| n.name.clone()))
             .collect();
+        let mut broken = Vec::new();
         for (module_name, decl, file, span) in stdlib_import_sites.iter().filter(|s| s.0 == name) {
             if !declared.contains(decl) {
-                let help = crate::suggest::did_you_mean(decl, declared.iter())
-                    .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| {
-                        let names: Vec<String> = declared.iter().map(|d| format!("`{d}`")).collect();
-                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                        format!(
-                            "`std.{module_name}` declares {}",
-                            crate::syntax::errors::join_or(&names).replacen(" or ", " and ", 1)
-                        )
-                    });
+                let meant = crate::suggest::did_you_mean(decl, declared.iter());
+                // Uses of the name written, or of the name meant, are not reported again.
+                broken.push(decl.clone());
+                broken.extend(meant.map(str::to_string));
+                let help = meant.map(|s| format!("did you mean `{s}`?")).unwrap_or_else(|| {
+                    let names: Vec<String> = declared.iter().map(|d| format!("`{d}`")).collect();
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    format!(
+                        "`std.{module_name}` declares {}",
+                        crate::syntax::errors::join_or(&names).replacen(" or ", " and ", 1)
+                    )
+                });
                 diagnostics.push(
                     Diagnostic::new(
                         Code::TENX0104,
@@ -185,10 +211,24 @@ pub(crate) fn load_modules(
             module: parsed,
             selected,
             stdlib: true,
-            broken: Vec::new(),
+            broken,
+            missing_file: false,
         });
     }
     loaded
+}
+
+/// The names a stdlib module declares (none for a module that does not exist).
+fn declared_names(module: &str) -> Vec<String> {
+    let Some(module) = tenx_stdlib::module(module) else {
+        return Vec::new();
+    };
+    let (parsed, _) = parse_file(FileId(0), module.source);
+    parsed
+        .items
+        .iter()
+        .filter_map(|i| crate::ast::item_name(i).map(|n| n.name.clone()))
+        .collect()
 }
 
 /// The stdlib module that declares `name` as one of `kinds`, for an "add `import std.…`" help

@@ -103,6 +103,13 @@ pub struct Program {
     /// Names declared by items that could not be parsed (their syntax error is reported). A
     /// use of such a name is not reported as unknown: see [`Program::is_broken`].
     pub broken: BTreeSet<String>,
+    /// Whether a file import could not be found: then any unknown name may be one of its
+    /// declarations, and none is reported (the import is).
+    pub missing_file: bool,
+    /// Declarations that lost their name to an earlier one (reported as duplicates), by name.
+    /// [`Program::lookup_as`] still finds them by kind, so a use of the second declaration is
+    /// not reported as a name of the wrong kind as well.
+    pub shadowed: BTreeMap<String, Vec<Symbol>>,
 }
 
 impl Program {
@@ -115,15 +122,16 @@ impl Program {
         for loaded in modules {
             let file = loaded.module.file;
             let stdlib = loaded.stdlib;
-            program.broken.extend(loaded.broken.into_iter().map(|i| i.name));
+            program.broken.extend(loaded.broken);
+            program.missing_file |= loaded.missing_file;
             for item in loaded.module.items {
                 let Some(name) = ast::item_name(&item).cloned() else {
                     continue;
                 };
-                if let Some(selected) = &loaded.selected {
-                    if !selected.contains(&name.name) {
-                        continue;
-                    }
+                if let Some(selected) = &loaded.selected
+                    && !selected.contains(&name.name)
+                {
+                    continue;
                 }
                 if name.name.is_empty() {
                     continue;
@@ -164,7 +172,7 @@ impl Program {
     }
 
     /// Whether a symbol's declaration comes from the standard library.
-    fn from_stdlib(&self, symbol: &Symbol) -> bool {
+    fn is_stdlib(&self, symbol: &Symbol) -> bool {
         fn at<T>(v: &[Located<T>], i: usize) -> bool {
             v.get(i).is_some_and(|l| l.stdlib)
         }
@@ -181,9 +189,11 @@ impl Program {
     }
 
     fn declare(&mut self, name: &Ident, symbol: Symbol, diagnostics: &mut Vec<Diagnostic>) {
-        let first_from_stdlib = self.symbols.get(&name.name).is_some_and(|first| self.from_stdlib(first));
+        let first_from_stdlib = self.symbols.get(&name.name).is_some_and(|first| self.is_stdlib(first));
         match self.symbols.get(&name.name) {
-            Some(first) => diagnostics.push(
+            Some(first) => {
+                self.shadowed.entry(name.name.clone()).or_default().push(symbol);
+                diagnostics.push(
                 Diagnostic::new(
                     Code::TENX0103,
                     format!("the name `{}` is declared more than once", name.name),
@@ -197,17 +207,29 @@ impl Program {
                 } else {
                     "all declarations of a program share one namespace: rename one of them".to_string()
                 }),
-            ),
+                );
+            }
             None => {
                 self.symbols.insert(name.name.clone(), symbol);
             }
         }
     }
 
-    /// Whether `name` is declared by an item that could not be parsed and nothing else: a
-    /// later stage should not report it as unknown, the syntax error already explains it.
+    /// Whether `name` is undeclared but may be meant by something whose error is already
+    /// reported (an item that could not be parsed, a failed import): a later stage should not
+    /// report it as unknown.
     pub fn is_broken(&self, name: &str) -> bool {
-        !self.symbols.contains_key(name) && self.broken.contains(name)
+        !self.symbols.contains_key(name) && (self.missing_file || self.broken.contains(name))
+    }
+
+    /// The declaration named `name` whose kind is one of `kinds`: the symbol, or else a
+    /// declaration of that kind that the name was declared for again (a duplicate, already
+    /// reported). Use it where only some kinds make sense, so one duplicate costs one error.
+    pub fn lookup_as(&self, name: &str, kinds: &[DeclKind]) -> Option<&Symbol> {
+        self.symbols
+            .get(name)
+            .filter(|s| kinds.contains(&s.kind))
+            .or_else(|| self.shadowed.get(name)?.iter().find(|s| kinds.contains(&s.kind)))
     }
 
     /// The symbol named `name`.
@@ -287,8 +309,10 @@ impl Program {
     ) -> Option<Symbol> {
         let wanted = expected.iter().map(|k| k.as_str()).collect::<Vec<_>>();
         let wanted_text = crate::syntax::errors::join_or(&wanted);
+        if let Some(symbol) = self.lookup_as(&ident.name, expected) {
+            return Some(*symbol);
+        }
         match self.symbols.get(&ident.name) {
-            Some(symbol) if expected.contains(&symbol.kind) => Some(*symbol),
             Some(symbol) => {
                 diagnostics.push(
                     Diagnostic::new(
@@ -311,7 +335,7 @@ impl Program {
                 );
                 None
             }
-            None if self.broken.contains(&ident.name) => None,
+            None if self.is_broken(&ident.name) => None,
             None => {
                 let candidates = expected.iter().flat_map(|k| self.names_of(*k));
                 let help = unknown_name_help(&ident.name, expected, candidates);
@@ -363,7 +387,9 @@ pub(crate) fn unknown_name_help<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
     if let Some(module) = super::imports::stdlib_home(name, kinds) {
-        return Some(format!("it is in the standard library: add `import std.{module}.{name}`"));
+        return Some(format!(
+            "it is in the standard library: add `import std.{module}.{name}`"
+        ));
     }
     let candidates: Vec<&str> = candidates.into_iter().collect();
     crate::suggest::did_you_mean(name, candidates.iter()).map(|s| format!("did you mean `{s}`?"))

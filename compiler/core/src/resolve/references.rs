@@ -131,7 +131,9 @@ pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnos
         None if program.is_broken(&name.name) => {}
         None => {
             let candidates = BUILTIN_TYPES.iter().copied().chain(program.names_of(DeclKind::Schema));
-            let help = super::program::unknown_name_help(&name.name, &[DeclKind::Schema], candidates)
+            let help = type_alias(&name.name)
+                .map(|t| format!("did you mean `{t}`?"))
+                .or_else(|| super::program::unknown_name_help(&name.name, &[DeclKind::Schema], candidates))
                 .unwrap_or_else(|| "types are `string`, `int`, `number`, `bool`, `enum(…)`, `list<…>`, `object`, `any`, or a `schema` name".to_string());
             diagnostics.push(
                 Diagnostic::new(Code::TENX0110, format!("unknown type `{}`", name.name), file, name.span)
@@ -140,4 +142,17 @@ pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnos
             );
         }
     }
+}
+
+/// The tenx type for a type name other languages use (`integer` → `int`).
+fn type_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "integer" | "i32" | "i64" | "u32" | "u64" | "usize" | "long" => "int",
+        "float" | "double" | "f32" | "f64" | "decimal" | "num" => "number",
+        "boolean" | "Boolean" => "bool",
+        "str" | "String" | "text" => "string",
+        "array" | "Vec" | "vec" => "list<…>",
+        "dict" | "map" | "Map" | "json" | "record" => "object",
+        _ => return None,
+    })
 }

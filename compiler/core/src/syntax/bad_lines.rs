@@ -44,10 +44,17 @@ impl Lower<'_> {
         }
         let start = open.start as usize;
         let rest = self.text_between(start, self.base + self.text.len());
-        let d = match stolen_close(rest) {
+        let line = self.text_between(self.base, start);
+        let line = line.get(line.rfind('\n').map_or(0, |n| n + 1)..).unwrap_or("");
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let d = match stolen_close(rest, indent) {
             // By indentation, a `{` inside the block took the block's `}`: point at that one.
             Some((inner, close)) => self
-                .diag(Code::TENX0002, "a `{` is never closed", Span::new(start + inner, start + inner + 1))
+                .diag(
+                    Code::TENX0002,
+                    "a `{` is never closed",
+                    Span::new(start + inner, start + inner + 1),
+                )
                 .label("this `{` is never closed")
                 .secondary(
                     self.file,
@@ -111,7 +118,7 @@ impl Lower<'_> {
             return key;
         }
         let d = match context {
-            Context::Block | Context::Graph => self.bad_entry(start, text, context),
+            Context::Block | Context::Graph => self.bad_entry(start, text, key.as_deref(), context),
             Context::State => self.bad_state_field(start, text, key.as_deref()),
             Context::Route => self.bad_arm(start, text),
         };
@@ -125,9 +132,31 @@ impl Lower<'_> {
     }
 
     /// A line of a block or graph, read as an entry (or edge, route, state block).
-    fn bad_entry(&self, start: usize, text: &str, context: Context) -> Diagnostic {
+    fn bad_entry(&self, start: usize, text: &str, key: Option<&str>, context: Context) -> Diagnostic {
         let in_graph = context == Context::Graph;
         match TenxParser::parse(Rule::entry_only, text) {
+            Err(error) if key.is_some_and(|k| errors::offset(&error) == after_word(text, k.len())) => {
+                // `description "…"`: the key is fine, what follows it is not.
+                let key = key.unwrap_or_default();
+                let at = after_word(text, key.len());
+                let found = errors::found_at(text, at);
+                let width = found.strip_prefix('`').map_or(1, |f| f.len().saturating_sub(1).max(1));
+                let (what, help) = if in_graph {
+                    (
+                        "`=` or `->`",
+                        format!("write `{key} = …` for an entry, or `{key} -> …` for an edge"),
+                    )
+                } else {
+                    ("`=`", format!("write `{key} = …`"))
+                };
+                self.diag(
+                    Code::TENX0001,
+                    format!("expected {what} after `{key}`, found {found}"),
+                    Span::new(start + at, start + at + width),
+                )
+                .label(format!("expected {what} here"))
+                .help(help)
+            }
             Err(error) => {
                 let skip: &[Rule] = if in_graph { &[] } else { GRAPH_ONLY };
                 let mut d = errors::syntax_error_skipping(&error, text, start, self.file, skip);
@@ -163,14 +192,32 @@ impl Lower<'_> {
 
     /// A line of a `state` block, read as a field (`name: type`).
     fn bad_state_field(&self, start: usize, text: &str, key: Option<&str>) -> Diagnostic {
+        if let Some(what) = graph_item(text) {
+            return self
+                .diag(
+                    Code::TENX0001,
+                    format!("{what} is not allowed in a `state` block"),
+                    Span::new(start, start + text.lines().next().unwrap_or("").trim_end().len()),
+                )
+                .label("only state fields (`name: type`) belong here")
+                .help("end the `state` block with `}` before it");
+        }
         if let Some(key) = key {
             let after = text.get(key.len()..).unwrap_or("");
             let gap = after.len() - after.trim_start().len();
             if !after.trim_start().starts_with([':', '?']) {
                 let at = start + key.len() + gap;
-                let found = after.trim_start().chars().next().map_or(1, char::len_utf8);
+                let next = after.trim_start();
+                let found = next
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(next.len())
+                    .max(next.chars().next().map_or(1, char::len_utf8));
                 return self
-                    .diag(Code::TENX0001, format!("expected `:` after the state field `{key}`"), Span::new(at, at + found))
+                    .diag(
+                        Code::TENX0001,
+                        format!("expected `:` after the state field `{key}`"),
+                        Span::new(at, at + found),
+                    )
                     .label("expected `:` here")
                     .help(format!("write `{key}: TYPE`, such as `{key}: string`"));
             }
@@ -209,7 +256,12 @@ impl Lower<'_> {
                 let end = pairs.last().map_or(0, |p| p.as_span().end());
                 let rest = text.get(end..).unwrap_or("");
                 let at = end + (rest.len() - rest.trim_start().len());
-                let token: String = text.get(at..).unwrap_or("").chars().take_while(|c| !c.is_whitespace()).collect();
+                let token: String = text
+                    .get(at..)
+                    .unwrap_or("")
+                    .chars()
+                    .take_while(|c| !c.is_whitespace())
+                    .collect();
                 self.diag(
                     Code::TENX0001,
                     format!("unexpected `{token}` after {what}"),
@@ -220,6 +272,24 @@ impl Lower<'_> {
             }
         }
     }
+}
+
+/// What a line is when it is an edge, a route or a state block ("an edge"), for lines where
+/// those do not belong.
+fn graph_item(text: &str) -> Option<&'static str> {
+    let mut pairs = TenxParser::parse(Rule::entry_only, text).ok()?;
+    match pairs.next()?.into_inner().next()?.as_rule() {
+        Rule::edge => Some("an edge"),
+        Rule::route => Some("a route"),
+        Rule::state_block => Some("a `state` block"),
+        _ => None,
+    }
+}
+
+/// The offset of the first non-blank character after the first `len` bytes of `text`.
+fn after_word(text: &str, len: usize) -> usize {
+    let rest = text.get(len..).unwrap_or("");
+    len + (rest.len() - rest.trim_start().len())
 }
 
 /// The offset and character of the innermost bracket that `text` opens and never closes
@@ -246,17 +316,20 @@ fn unclosed_bracket(text: &str) -> Option<(usize, char)> {
     stack.pop()
 }
 
-/// In `text`, which starts with a block's `{` that is never closed: the first `{` that is closed
+/// In `text`, which starts with a block's `{` that is never closed, on a line indented by
+/// `block_indent`: the first `{` that is closed
 /// by a `}` standing first on its line, indented like the line of the block's `{` (and unlike
 /// its own line). Returns (that `{`, that `}`). Strings, text blocks and comments are skipped.
-fn stolen_close(text: &str) -> Option<(usize, usize)> {
-    let indent = |at: usize| {
-        let line_start = text.get(..at).and_then(|s| s.rfind('\n')).map_or(0, |n| n + 1);
-        let line = text.get(line_start..).unwrap_or("");
-        let width = line.len() - line.trim_start_matches([' ', '\t']).len();
-        (width, line_start + width == at)
+fn stolen_close(text: &str, block_indent: usize) -> Option<(usize, usize)> {
+    let indent = |at: usize| match text.get(..at).and_then(|s| s.rfind('\n')) {
+        // On the block's first line: that line's indentation.
+        None => (block_indent, false),
+        Some(n) => {
+            let line = text.get(n + 1..).unwrap_or("");
+            let width = line.len() - line.trim_start_matches([' ', '\t']).len();
+            (width, n + 1 + width == at)
+        }
     };
-    let (block_indent, _) = indent(0);
     let bytes = text.as_bytes();
     let mut stack: Vec<usize> = Vec::new();
     let mut i = 0;
@@ -267,7 +340,10 @@ fn stolen_close(text: &str) -> Option<(usize, usize)> {
         } else if rest.starts_with("/*") {
             i += rest.find("*/").map_or(rest.len(), |n| n + 2);
         } else if rest.starts_with("\"\"\"") {
-            i += 3 + rest.get(3..).and_then(|r| r.find("\"\"\"")).map_or(rest.len(), |n| n + 3);
+            i += 3 + rest
+                .get(3..)
+                .and_then(|r| r.find("\"\"\""))
+                .map_or(rest.len(), |n| n + 3);
         } else if b == b'"' {
             i += 1 + unterminated_quote(rest).map_or_else(|| closing_quote(rest), |_| rest.len());
         } else {
@@ -276,7 +352,11 @@ fn stolen_close(text: &str) -> Option<(usize, usize)> {
                 b'}' => {
                     let opener = stack.pop()?;
                     let (close_indent, first_on_line) = indent(i);
-                    if !stack.is_empty() && first_on_line && close_indent == block_indent && indent(opener).0 != close_indent {
+                    if !stack.is_empty()
+                        && first_on_line
+                        && close_indent == block_indent
+                        && indent(opener).0 != close_indent
+                    {
                         return Some((opener, i));
                     }
                 }
@@ -312,7 +392,10 @@ fn unterminated_quote(text: &str) -> Option<usize> {
         let rest = text.get(i..).unwrap_or("");
         let skip = match open {
             None if rest.starts_with("\"\"\"") => {
-                3 + rest.get(3..).and_then(|r| r.find("\"\"\"")).map_or(rest.len(), |n| n + 3)
+                3 + rest
+                    .get(3..)
+                    .and_then(|r| r.find("\"\"\""))
+                    .map_or(rest.len(), |n| n + 3)
             }
             None if rest.starts_with("//") => rest.find('\n').unwrap_or(rest.len()),
             None if rest.starts_with("/*") => rest.find("*/").map_or(rest.len(), |n| n + 2),
@@ -353,8 +436,10 @@ mod tests {
     #[test]
     fn finds_the_brace_that_stole_the_blocks_close() {
         let text = "{\n  output = { \"a\": { \"b\": 1 }\n}\n";
-        assert_eq!(super::stolen_close(text), Some((13, 31)));
-        assert_eq!(super::stolen_close("{\n  a = 1\n"), None);
+        assert_eq!(super::stolen_close(text, 0), Some((13, 31)));
+        assert_eq!(super::stolen_close("{\n  a = 1\n", 0), None);
+        let nested = "{\n    message = { \"a\": 1\n  }\n";
+        assert_eq!(super::stolen_close(nested, 2), Some((16, 27)));
     }
 
     #[test]

@@ -5,8 +5,8 @@ use super::Lower;
 use super::bad_lines::Context;
 use crate::ast::{Expr, ExprKind, Ident};
 use tenx_diagnostics::{Code, Span};
-use tenx_grammar::pest::iterators::Pair;
 use tenx_grammar::Rule;
+use tenx_grammar::pest::iterators::Pair;
 
 /// A block's contents, lowered.
 #[derive(Debug, Clone)]
@@ -302,7 +302,10 @@ impl Fields {
 
     /// Reports a field this construct needs but lacks.
     pub fn require<T>(&self, lower: &mut Lower<'_>, value: &Option<T>, name: &str, example: &str) {
-        if value.is_none() && !lower.truncated && !self.broken_keys.iter().any(|k| k == name) {
+        // A field that is written but invalid, or on a line that could not be read, has
+        // already been reported.
+        let written = self.fields.iter().any(|(f, _)| f.key.name == name) || self.broken_keys.iter().any(|k| k == name);
+        if value.is_none() && !lower.truncated && !written {
             let d = lower
                 .diag(Code::TENX0106, format!("{} has no `{name}`", self.owner), self.open)
                 .label(format!("`{name}` is required here"))

@@ -77,6 +77,8 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
                 i += 1;
             }
             b' ' | b'\t' | b'\r' => i += 1,
+            // U+FEFF, a byte order mark: whitespace, as in the grammar.
+            0xEF if byte(i + 1) == 0xBB && byte(i + 2) == 0xBF => i += 3,
             b'/' if byte(i + 1) == b'/' => {
                 i = text.get(i..).and_then(|s| s.find('\n')).map_or(bytes.len(), |n| i + n);
             }
@@ -166,6 +168,60 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
     (chunks, problems)
 }
 
+/// When nesting got too deep because brackets were left open on earlier lines rather than
+/// nested on purpose: the offset of the first bracket, among those still open at `upto`, that
+/// a later open bracket's line does not indent past. Strings and comments are skipped.
+pub fn left_open(text: &str, upto: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let byte = |k: usize| bytes.get(k).copied().unwrap_or(0);
+    let indent = |at: usize| {
+        let start = text.get(..at).and_then(|s| s.rfind('\n')).map_or(0, |n| n + 1);
+        let line = text.get(start..).unwrap_or("");
+        (start, line.len() - line.trim_start_matches([' ', '\t']).len())
+    };
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < upto.min(bytes.len()) {
+        let rest = text.get(i..).unwrap_or("");
+        match byte(i) {
+            b'/' if byte(i + 1) == b'/' => i += rest.find('\n').unwrap_or(rest.len()),
+            b'/' if byte(i + 1) == b'*' => i += rest.find("*/").map_or(rest.len(), |n| n + 2),
+            b'"' if rest.starts_with("\"\"\"") => {
+                i += 3 + rest
+                    .get(3..)
+                    .and_then(|r| r.find("\"\"\""))
+                    .map_or(rest.len(), |n| n + 3);
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && !matches!(byte(i), b'"' | b'\n') {
+                    i += if byte(i) == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'{' | b'[' | b'(' => {
+                open.push(i);
+                i += 1;
+            }
+            b'}' | b']' | b')' => {
+                open.pop();
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    open.iter().enumerate().find_map(|(k, &first)| {
+        let (line, width) = indent(first);
+        open.get(k + 1..)?
+            .iter()
+            .any(|&later| {
+                let (later_line, later_width) = indent(later);
+                later_line != line && later_width <= width
+            })
+            .then_some(first)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +259,14 @@ mod tests {
         let text = format!("schema s = {}", "[".repeat(10_000));
         let (chunks, _) = split(&text);
         assert_eq!(chunks[0].too_deep_at, Some(11 + MAX_NESTING));
+    }
+
+    #[test]
+    fn brackets_left_open_on_sibling_lines_are_found() {
+        let text = "model m {\n  a = [1\n  b = [2\n  c = [3\n";
+        assert_eq!(left_open(text, text.len()), Some(16));
+        let nested = "schema s = {\n  \"a\": {\n    \"b\": [\n";
+        assert_eq!(left_open(nested, nested.len()), None);
     }
 
     #[test]

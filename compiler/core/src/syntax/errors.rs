@@ -116,6 +116,14 @@ pub fn found_at(text: &str, offset: usize) -> String {
     format!("`{token}`")
 }
 
+/// The offset a pest error points at.
+pub fn offset(error: &Error<Rule>) -> usize {
+    match error.location {
+        InputLocation::Pos(p) => p,
+        InputLocation::Span((s, _)) => s,
+    }
+}
+
 /// Whether a pest error is at the very start of its input (nothing could be read).
 pub fn at_start(error: &Error<Rule>) -> bool {
     matches!(error.location, InputLocation::Pos(0))

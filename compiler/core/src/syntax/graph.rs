@@ -44,7 +44,13 @@ impl Lower<'_> {
                             self.report(d);
                         }
                         state_span.get_or_insert(here);
-                        let open = self.span(&part);
+                        // The state block's `{`.
+                        let whole = self.span(&part);
+                        let brace = part
+                            .as_str()
+                            .find('{')
+                            .map_or(whole.start as usize, |n| whole.start as usize + n);
+                        let open = Span::new(brace, brace + 1);
                         for field in part.into_inner() {
                             match field.as_rule() {
                                 Rule::param => state.extend(self.param(field)),
@@ -190,10 +196,10 @@ impl Lower<'_> {
                     .filter(|p| !matches!(p.as_rule(), Rule::kw_or | Rule::kw_and))
                     .map(|p| self.condition(p))
                     .collect();
-                if parts.len() == 1 {
-                    if let Some(one) = parts.pop() {
-                        return one;
-                    }
+                if parts.len() == 1
+                    && let Some(one) = parts.pop()
+                {
+                    return one;
                 }
                 if is_or {
                     Condition::Or(parts)

@@ -76,8 +76,20 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
             continue;
         };
         if let Some(at) = chunk.too_deep_at {
-            diagnostics.push(
-                Diagnostic::new(
+            let diagnostic = match chunks::left_open(chunk_text, at - chunk.start) {
+                // The depth comes from brackets left open line after line: report the first.
+                Some(local) => {
+                    let open = chunk_text.get(local..local + 1).unwrap_or("(");
+                    let at = chunk.start + local;
+                    Diagnostic::new(Code::TENX0001, format!("unclosed `{open}`"), file, Span::new(at, at + 1))
+                        .label(format!("this `{open}` is never closed"))
+                        .help("close it on its line; the lines after it are read as inside it")
+                        .note(format!(
+                            "with brackets left open, this item nests more than {} levels deep, so it is not read any further",
+                            chunks::MAX_NESTING
+                        ))
+                }
+                None => Diagnostic::new(
                     Code::TENX0005,
                     format!("brackets are nested more than {} levels deep", chunks::MAX_NESTING),
                     file,
@@ -85,7 +97,8 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
                 )
                 .label("too deep here")
                 .help("flatten the value, or name parts of it with `schema` declarations"),
-            );
+            };
+            diagnostics.push(diagnostic);
             broken.extend(broken_name(chunk_text, chunk.start));
             continue;
         }

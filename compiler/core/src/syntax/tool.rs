@@ -181,7 +181,7 @@ impl Lower<'_> {
                                 return bad(
                                     self,
                                     "`http` needs a method: `GET`, `POST`, `PUT`, `PATCH` or `DELETE`",
-                                    v.span,
+                                    method.map_or(v.span, |m| m.span),
                                 );
                             }
                         };

@@ -14,10 +14,10 @@ impl Lower<'_> {
         match pair.as_rule() {
             Rule::value => {
                 let mut terms: Vec<Expr> = pair.into_inner().map(|t| self.value(t)).collect();
-                if terms.len() == 1 {
-                    if let Some(term) = terms.pop() {
-                        return term;
-                    }
+                if terms.len() == 1
+                    && let Some(term) = terms.pop()
+                {
+                    return term;
                 }
                 Expr {
                     kind: ExprKind::Join(terms),
@@ -170,12 +170,18 @@ impl Lower<'_> {
                                 chars.next();
                             }
                         }
-                        None => self.bad_escape(base + i, 2, "`\\u` needs a hex code point in braces, such as `\\u{1F600}`"),
+                        None => self.bad_escape(
+                            base + i,
+                            2,
+                            "`\\u` needs a hex code point in braces, such as `\\u{1F600}`",
+                        ),
                     }
                 }
                 other => {
-                    let help = if other.is_ascii_alphanumeric() {
+                    let help = if "dDwWsSbBpPAz".contains(other) {
                         format!("write `\\\\{other}` for a backslash followed by `{other}`, as in a regular expression")
+                    } else if other.is_ascii_alphanumeric() {
+                        format!("write `\\\\{other}` for a backslash followed by `{other}`")
                     } else {
                         format!("to keep the `{other}`, remove the backslash")
                     };
@@ -190,7 +196,11 @@ impl Lower<'_> {
     fn bad_escape(&mut self, at: usize, len: usize, help: &str) {
         let written = self.text_between(at, at + len);
         let d = self
-            .diag(Code::TENX0008, format!("unknown escape sequence `{written}`"), Span::new(at, at + len))
+            .diag(
+                Code::TENX0008,
+                format!("unknown escape sequence `{written}`"),
+                Span::new(at, at + len),
+            )
             .label("not a valid escape")
             .help(help)
             .note(format!("the escapes are {KNOWN_ESCAPES}"));

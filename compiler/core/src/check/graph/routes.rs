@@ -57,19 +57,29 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
     let elses: Vec<Span> = route.arms.iter().filter(|a| is_else(&a.kind)).map(|a| a.span).collect();
     match elses.as_slice() {
         [] => {
-            let d = Diagnostic::new(Code::TENX0307, format!("the route from `{}` has no `else` arm", route.from.name), file, route.span)
-                .label("no fallback")
-                .help("add `else -> <node>` as the last arm; it runs when no other arm matches")
-                .note("without a fallback, a value no arm expects would leave the run with nowhere to go");
+            let d = Diagnostic::new(
+                Code::TENX0307,
+                format!("the route from `{}` has no `else` arm", route.from.name),
+                file,
+                route.span,
+            )
+            .label("no fallback")
+            .help("add `else -> <node>` as the last arm; it runs when no other arm matches")
+            .note("without a fallback, a value no arm expects would leave the run with nowhere to go");
             c.report(d);
         }
         [_] => {}
         [first, rest @ ..] => {
             for extra in rest {
-                let d = Diagnostic::new(Code::TENX0107, format!("the route from `{}` has two `else` arms", route.from.name), file, *extra)
-                    .label("second `else`")
-                    .secondary(file, *first, "first `else`")
-                    .help("keep one `else` arm, last");
+                let d = Diagnostic::new(
+                    Code::TENX0107,
+                    format!("the route from `{}` has two `else` arms", route.from.name),
+                    file,
+                    *extra,
+                )
+                .label("second `else`")
+                .secondary(file, *first, "first `else`")
+                .help("keep one `else` arm, last");
                 c.report(d);
             }
         }
@@ -77,6 +87,9 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
 
     let labels = labels_of(c, route);
     let mut handled: Vec<(String, Span)> = Vec::new();
+    // Labels suggested for a label that is never produced: their missing arm is the typo's, and
+    // is not reported again as `TENX0309`.
+    let mut suggested: Vec<String> = Vec::new();
     for arm in &route.arms {
         match &arm.kind {
             ArmKind::Label(label, span) => {
@@ -91,19 +104,35 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
                 handled.push((label.clone(), *span));
                 match (&route.by, &labels) {
                     (None, _) => {
-                        let d = Diagnostic::new(Code::TENX0308, format!("nothing produces the label `{label}`"), file, *span)
-                            .label("this route has no `by` field")
-                            .help(format!("add `by FIELD` after `route {}`, naming an enum state field", route.from.name));
+                        let d = Diagnostic::new(
+                            Code::TENX0308,
+                            format!("nothing produces the label `{label}`"),
+                            file,
+                            *span,
+                        )
+                        .label("this route has no `by` field")
+                        .help(format!(
+                            "add `by FIELD` after `route {}`, naming an enum state field",
+                            route.from.name
+                        ));
                         c.report(d);
                     }
                     (Some(by), Some(values)) if !values.iter().any(|v| v.as_str() == Some(label)) => {
                         let names: Vec<String> = values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
-                        let help = crate::did_you_mean(label, names.iter())
-                            .map(|s| format!("did you mean `{s}`?"))
-                            .unwrap_or_else(|| format!("`{}` holds {}", by.name, quoted(&names)));
-                        let d = Diagnostic::new(Code::TENX0308, format!("`{}` never holds the label `{label}`", by.name), file, *span)
-                            .label("never produced")
-                            .maybe_help(Some(help));
+                        let suggestion = crate::did_you_mean(label, names.iter()).map(str::to_string);
+                        let help = match &suggestion {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => format!("`{}` holds {}", by.name, quoted(&names)),
+                        };
+                        suggested.extend(suggestion);
+                        let d = Diagnostic::new(
+                            Code::TENX0308,
+                            format!("`{}` never holds the label `{label}`", by.name),
+                            file,
+                            *span,
+                        )
+                        .label("never produced")
+                        .maybe_help(Some(help));
                         c.report(d);
                     }
                     _ => {}
@@ -118,27 +147,48 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
         let missing: Vec<String> = values
             .iter()
             .filter_map(Value::as_str)
-            .filter(|v| !handled.iter().any(|(l, _)| l == v))
+            .filter(|v| !handled.iter().any(|(l, _)| l == v) && !suggested.iter().any(|s| s == v))
             .map(str::to_string)
             .collect();
         if has_label_arms && !missing.is_empty() {
+            let (it, goes) = if missing.len() == 1 {
+                ("it", "goes")
+            } else {
+                ("them", "go")
+            };
             let d = Diagnostic::new(
                 Code::TENX0309,
-                format!("the route from `{}` has no arm for {} of `{}`", route.from.name, quoted(&missing), by.name),
+                format!(
+                    "`{}` can hold {}, but the route from `{}` has no arm for {it}",
+                    by.name,
+                    quoted(&missing),
+                    route.from.name
+                ),
                 file,
                 by.span,
             )
-            .label("these labels go to the `else` arm")
-            .help(format!("add an arm for each label, e.g. `\"{}\" -> <node>`", missing.first().map_or("", String::as_str)));
+            .label(format!("{} {goes} to the `else` arm", quoted_with(&missing, " and ")))
+            .help(format!(
+                "add an arm for each label, e.g. `\"{}\" -> <node>`",
+                missing.first().map_or("", String::as_str)
+            ));
             c.report(d);
         }
     }
 }
 
 fn quoted(names: &[String]) -> String {
+    quoted_with(names, " or ")
+}
+
+/// `a`, `b` and `c` (or `or`): names in backticks, the last joined by `last`.
+fn quoted_with(names: &[String], last: &str) -> String {
     let v: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    let refs: Vec<&str> = v.iter().map(String::as_str).collect();
-    crate::syntax::errors::join_or(&refs)
+    match v.split_last() {
+        None => String::new(),
+        Some((one, [])) => one.clone(),
+        Some((tail, init)) => format!("{}{last}{tail}", init.join(", ")),
+    }
 }
 
 /// The labels the route's `by` field can hold; `None` when there is no usable `by` field
@@ -154,31 +204,71 @@ fn labels_of(c: &mut GraphCheck<'_, '_>, route: &Route) -> Option<Vec<Value>> {
         other => {
             let d = Diagnostic::new(
                 Code::TENX0315,
-                format!("the route is decided by `{}`, which is {}, not an enum", by.name, other.describe()),
+                format!(
+                    "the route is decided by `{}`, which is {}, not an enum",
+                    by.name,
+                    other.describe()
+                ),
                 c.file,
                 by.span,
             )
             .label("labels need an enum field")
-            .secondary(c.file, param.ty.span(), "declared here")
-            .help(format!("declare it as `{}: enum(\"a\", \"b\")`, or use `when` arms", by.name));
+            .secondary(
+                c.file,
+                param.name.span,
+                format!("`{}` is declared here as {}", by.name, other.describe()),
+            )
+            .help(format!(
+                "declare it as `{}: enum({})`, or use `when` arms",
+                by.name,
+                arm_labels(route)
+            ));
             c.report(d);
             None
         }
     }
 }
 
+/// The route's labels as enum arguments, for a suggested declaration: `"a", "b"`.
+fn arm_labels(route: &Route) -> String {
+    let labels: Vec<String> = route
+        .arms
+        .iter()
+        .filter_map(|a| match &a.kind {
+            ArmKind::Label(label, _) => Some(Value::String(label.clone()).to_string()),
+            _ => None,
+        })
+        .collect();
+    if labels.is_empty() {
+        "\"a\", \"b\"".to_string()
+    } else {
+        labels.join(", ")
+    }
+}
+
 fn unknown_field(c: &mut GraphCheck<'_, '_>, name: &str, span: Span) {
     let fields: Vec<&str> = c.g().state.iter().map(|p| p.name.name.as_str()).collect();
-    let help = crate::did_you_mean(name, fields.iter()).map(|s| format!("did you mean `{s}`?")).unwrap_or_else(|| {
-        if fields.is_empty() {
-            format!("declare it: `state {{ {name}: string }}`")
-        } else {
-            format!("graph `{}` has the state fields {}", c.g().name.name, quoted(&fields.iter().map(|f| (*f).to_string()).collect::<Vec<_>>()))
-        }
-    });
-    let d = Diagnostic::new(Code::TENX0313, format!("graph `{}` has no state field `{name}`", c.g().name.name), c.file, span)
-        .label("unknown state field")
-        .help(help);
+    let help = crate::did_you_mean(name, fields.iter())
+        .map(|s| format!("did you mean `{s}`?"))
+        .unwrap_or_else(|| {
+            if fields.is_empty() {
+                format!("declare it: `state {{ {name}: string }}`")
+            } else {
+                format!(
+                    "graph `{}` has the state fields {}",
+                    c.g().name.name,
+                    quoted(&fields.iter().map(|f| (*f).to_string()).collect::<Vec<_>>())
+                )
+            }
+        });
+    let d = Diagnostic::new(
+        Code::TENX0313,
+        format!("graph `{}` has no state field `{name}`", c.g().name.name),
+        c.file,
+        span,
+    )
+    .label("unknown state field")
+    .help(help);
     c.report(d);
 }
 
@@ -231,7 +321,11 @@ fn check_condition(c: &mut GraphCheck<'_, '_>, condition: &Condition) {
                     unknown_field(c, &first.name, first.span);
                     continue;
                 };
-                let ty = if field.len() > 1 { FieldType::Any } else { field_type(c, &param) };
+                let ty = if field.len() > 1 {
+                    FieldType::Any
+                } else {
+                    field_type(c, &param)
+                };
                 match op {
                     None => {
                         if !matches!(ty, FieldType::Bool | FieldType::Any) {
@@ -242,7 +336,11 @@ fn check_condition(c: &mut GraphCheck<'_, '_>, condition: &Condition) {
                                 *span,
                             )
                             .label("used as a condition on its own")
-                            .secondary(c.file, param.ty.span(), "declared here")
+                            .secondary(
+                                c.file,
+                                param.name.span,
+                                format!("`{}` is declared here as {}", first.name, ty.describe()),
+                            )
                             .help(format!("compare it, e.g. `{} == …`", first.name));
                             c.report(d);
                         }
@@ -254,45 +352,92 @@ fn check_condition(c: &mut GraphCheck<'_, '_>, condition: &Condition) {
     }
 }
 
-fn check_comparison(c: &mut GraphCheck<'_, '_>, field: &str, ty: &FieldType, op: CompareOp, op_span: Span, value: &Expr, param: &Param) {
-    let mismatch = |c: &mut GraphCheck<'_, '_>, message: String, span: Span, help: Option<String>| {
-        let d = Diagnostic::new(Code::TENX0315, message, c.file, span)
-            .label("does not match the field's type")
-            .secondary(c.file, param.ty.span(), format!("`{field}` is declared here as {}", ty.describe()))
-            .maybe_help(help);
+fn check_comparison(
+    c: &mut GraphCheck<'_, '_>,
+    field: &str,
+    ty: &FieldType,
+    op: CompareOp,
+    op_span: Span,
+    value: &Expr,
+    param: &Param,
+) {
+    let mismatch = |c: &mut GraphCheck<'_, '_>, problem: Problem, span: Span| {
+        let d = Diagnostic::new(Code::TENX0315, problem.message, c.file, span)
+            .label(problem.label)
+            .secondary(
+                c.file,
+                param.name.span,
+                format!("`{field}` is declared here as {}", ty.describe()),
+            )
+            .maybe_help(problem.help);
         c.report(d);
+    };
+    let type_problem = |message: String| Problem {
+        message,
+        label: "does not match the field's type",
+        help: None,
     };
     match op {
         CompareOp::In => {
             let ExprKind::List(items) = &value.kind else {
-                mismatch(c, format!("`in` needs a list, found {}", value.describe()), value.span, Some(format!("write `{field} in [\"a\", \"b\"]`")));
+                let example = value
+                    .to_json()
+                    .map_or_else(|| "\"a\", \"b\"".to_string(), |v| v.to_string());
+                let d = Diagnostic::new(
+                    Code::TENX0315,
+                    format!("`in` needs a list, found {}", value.describe()),
+                    c.file,
+                    value.span,
+                )
+                .label("not a list")
+                .help(format!("write a list, `{field} in [{example}]`, or compare with `==`"));
+                c.report(d);
                 return;
             };
             for item in items {
-                if let Some((message, help)) = equality_problem(field, ty, item) {
-                    mismatch(c, message, item.span, help);
+                if let Some(problem) = equality_problem(field, ty, item) {
+                    mismatch(c, problem, item.span);
                 }
             }
         }
         CompareOp::Eq | CompareOp::Ne => {
-            if let Some((message, help)) = equality_problem(field, ty, value) {
-                mismatch(c, message, value.span, help);
+            if let Some(problem) = equality_problem(field, ty, value) {
+                mismatch(c, problem, value.span);
             }
         }
         CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge => {
             let numeric_field = matches!(ty, FieldType::Number | FieldType::Any);
             let numeric_value = matches!(value.kind, ExprKind::Number(_));
             if !numeric_field {
-                mismatch(c, format!("`{}` orders numbers, but `{field}` is {}", op.as_str(), ty.describe()), op_span, None);
+                mismatch(
+                    c,
+                    type_problem(format!(
+                        "`{}` orders numbers, but `{field}` is {}",
+                        op.as_str(),
+                        ty.describe()
+                    )),
+                    op_span,
+                );
             } else if !numeric_value {
-                mismatch(c, format!("`{field}` is compared with {}, not a number", value.describe()), value.span, None);
+                mismatch(
+                    c,
+                    type_problem(format!("`{field}` is compared with {}, not a number", value.describe())),
+                    value.span,
+                );
             }
         }
     }
 }
 
+/// Why a comparison can never hold: the message, the primary label and an optional help.
+struct Problem {
+    message: String,
+    label: &'static str,
+    help: Option<String>,
+}
+
 /// Why `field == value` can never hold, if it cannot.
-fn equality_problem(field: &str, ty: &FieldType, value: &Expr) -> Option<(String, Option<String>)> {
+fn equality_problem(field: &str, ty: &FieldType, value: &Expr) -> Option<Problem> {
     let json = value.to_json();
     if matches!(json, Some(Value::Null)) {
         return None;
@@ -307,13 +452,20 @@ fn equality_problem(field: &str, ty: &FieldType, value: &Expr) -> Option<(String
             if values.contains(&json) {
                 true
             } else {
-                let names: Vec<String> = values.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect();
+                let names: Vec<String> = values
+                    .iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                    .collect();
                 let help = json
                     .as_str()
                     .and_then(|s| crate::did_you_mean(s, names.iter()))
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_else(|| format!("`{field}` holds {}", quoted(&names)));
-                return Some((format!("`{field}` never equals {}", render(value)), Some(help)));
+                return Some(Problem {
+                    message: format!("`{field}` never equals {}", render(value)),
+                    label: "not a value the field can hold",
+                    help: Some(help),
+                });
             }
         }
         _ => false,
@@ -321,11 +473,20 @@ fn equality_problem(field: &str, ty: &FieldType, value: &Expr) -> Option<(String
     if fits {
         None
     } else {
-        Some((format!("`{field}` is {}, but is compared with {}", ty.describe(), value.describe()), None))
+        Some(Problem {
+            message: format!(
+                "`{field}` is {}, but is compared with {}",
+                ty.describe(),
+                value.describe()
+            ),
+            label: "does not match the field's type",
+            help: None,
+        })
     }
 }
 
 fn render(value: &Expr) -> String {
-    value.to_json().map_or_else(|| value.describe().to_string(), |v| format!("`{v}`"))
+    value
+        .to_json()
+        .map_or_else(|| value.describe().to_string(), |v| format!("`{v}`"))
 }
-

@@ -54,16 +54,22 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
 pub(super) fn check(facts: &Facts<'_>, skip: &[(FileId, Span)], diagnostics: &mut Vec<Diagnostic>) {
     let Some(patterns) = PATTERNS.as_ref() else { return };
     let program = facts.program;
-    let stdlib_files: BTreeSet<FileId> = program
-        .tools
-        .iter()
-        .filter(|t| t.stdlib)
-        .map(|t| t.file)
-        .chain(program.validators.iter().filter(|v| v.stdlib).map(|v| v.file))
-        .chain(program.schemas.iter().filter(|s| s.stdlib).map(|s| s.file))
-        .collect();
-    for (file, source) in facts.sources.iter() {
-        if stdlib_files.contains(&file) || source.name.starts_with("<stdlib>") {
+    // The program's own files: the root and every file that declares something. Other files of
+    // the source set (stdlib modules, other programs checked in the same run) are not scanned.
+    let mut files: BTreeSet<FileId> = BTreeSet::from([program.root]);
+    files.extend(program.tags.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    files.extend(program.schemas.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    files.extend(program.models.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    files.extend(program.tools.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    files.extend(program.agents.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    files.extend(program.validators.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    files.extend(program.interrupts.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    files.extend(program.graphs.iter().filter(|d| !d.stdlib).map(|d| d.file));
+    for file in files {
+        let Some(source) = facts.sources.get(file) else {
+            continue;
+        };
+        if source.name.starts_with("<stdlib>") {
             continue;
         }
         for (start, body) in string_literals(&source.text) {
@@ -94,7 +100,9 @@ fn find_secret(patterns: &Patterns, text: &str) -> Option<(&'static str, std::op
             .find_iter(text)
             .find(|m| !needs_digit || m.as_str().bytes().any(|b| b.is_ascii_digit()));
         if let Some(m) = accepted {
-            return Some((kind, m.range()));
+            // A token at the end of a sentence: the full stop is not part of it.
+            let end = m.start() + m.as_str().trim_end_matches('.').len();
+            return Some((kind, m.start()..end));
         }
     }
     None
@@ -109,7 +117,7 @@ fn report(file: FileId, span: Span, kind: &str) -> Diagnostic {
     )
     .label(format!("looks like {kind}"))
     .help("remove it from the program and rotate it if it is real; read secrets from the environment: `api_key = env(\"NAME\")` for a model, `${NAME}` in a URL")
-    .note("the value is not shown here; the built artifact and version control would keep it")
+    .note("a secret written in the program is kept by version control and copied into the built artifact")
 }
 
 /// The string literals of a `.tenx` text: `(offset of the body, body)` for every `"…"` and

@@ -1,0 +1,91 @@
+//! `tenxc graph PATH|FILE --format mermaid|dot`: draws the graphs of a program. A `.tenxg` file
+//! is loaded and verified like `tenxc inspect` does (signature optional); any other path is a
+//! root `.tenx` file, compiled in memory. Diagnostics of a `.tenx` program go to stderr as for
+//! `tenxc check`; with errors nothing is drawn and the exit status is 1.
+
+use crate::{check_cmd, files, inspect_cmd};
+use clap::{Args, ValueEnum};
+use miette::{IntoDiagnostic, Result, WrapErr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tenx_artifact::TrustPolicy;
+use tenx_diagnostics::{Diagnostic, SourceSet};
+use tenxc::picture::{self, PictureFormat};
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// A root `.tenx` file, or a sealed `.tenxg` artifact.
+    #[arg(value_name = "PATH|FILE")]
+    pub path: PathBuf,
+    /// The picture's language.
+    #[arg(long, value_enum, default_value = "mermaid")]
+    pub format: GraphFormat,
+    /// Diagnostic flags for a `.tenx` program (as for `tenxc check`; its output format is human).
+    #[command(flatten)]
+    pub lints: LintArgs,
+}
+
+/// The lint flags `tenxc graph` shares with `tenxc check` (its `--format` is the picture's).
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Make a code an error (as for `tenxc check`). Repeatable.
+    #[arg(long, value_name = "CODE")]
+    pub deny: Vec<String>,
+    /// Silence a warning code. Repeatable.
+    #[arg(long, value_name = "CODE")]
+    pub allow: Vec<String>,
+    /// The project file with lint levels.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Picture formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    /// Mermaid `flowchart` text (renders on GitHub and in many Markdown viewers).
+    Mermaid,
+    /// Graphviz DOT text (`dot -Tsvg`).
+    Dot,
+}
+
+pub fn run(args: &GraphArgs) -> Result<ExitCode> {
+    let format = match args.format {
+        GraphFormat::Mermaid => PictureFormat::Mermaid,
+        GraphFormat::Dot => PictureFormat::Dot,
+    };
+    let artifact = if args.path.extension().is_some_and(|e| e == "tenxg") {
+        inspect_cmd::load_file(&args.path, &TrustPolicy::signature_optional())?.artifact
+    } else {
+        let report = check_cmd::ReportArgs {
+            format: crate::Format::Human,
+            deny: args.lints.deny.clone(),
+            allow: args.lints.allow.clone(),
+            config: args.lints.config.clone(),
+            color: crate::ColorChoice::Auto,
+            max_diagnostics: 200,
+        };
+        let lints = report.lint_levels()?;
+        std::fs::metadata(&args.path)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("cannot read `{}`", args.path.display()))?;
+        let mut sources = SourceSet::new();
+        let mut diagnostics: Vec<Diagnostic> = Vec::new();
+        let artifact = match files::read_program(&mut sources, &args.path, &mut diagnostics)? {
+            Some(root) => {
+                let compiled = tenx_compiler::compile(&mut sources, root, &lints);
+                diagnostics.extend(compiled.diagnostics);
+                compiled.artifact
+            }
+            None => None,
+        };
+        if !diagnostics.is_empty() {
+            check_cmd::print_diagnostics(&report, &mut diagnostics, &sources, 1);
+        }
+        match artifact.filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) {
+            Some(artifact) => artifact,
+            None => return Ok(ExitCode::from(1)),
+        }
+    };
+    print!("{}", picture::render(&artifact, format));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,117 @@
+//! Lowering of tools: the model-facing name and description, parameter and result schemas,
+//! risk, tags, the approval block, the interrupts that approve the tool, the idempotency key
+//! template and the run binding.
+
+use super::Lowerer;
+use crate::ast::{self, RunBinding};
+use serde_json::{Value, json};
+use tenx_artifact::{Approval, Artifact, HttpMethod, Risk, Run, Tool};
+use tenx_diagnostics::FileId;
+
+/// The `reason` of an approval that does not set one.
+pub const DEFAULT_APPROVAL_REASON: &str = "tool_approval";
+
+/// The timeout of an `http` tool that does not set one: 30 seconds.
+pub const DEFAULT_HTTP_TIMEOUT_MS: u64 = 30_000;
+
+/// The response schema of an approval (or interrupt) that declares none: a plain yes or no,
+/// `{"approved": true|false}`, the same answer as `std.approval.yes_no`.
+pub const DEFAULT_RESPONSE_SCHEMA: &str =
+    r#"{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}"#;
+
+/// [`DEFAULT_RESPONSE_SCHEMA`] as a value.
+pub(super) fn default_response_schema() -> Value {
+    json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]})
+}
+
+impl Lowerer<'_, '_> {
+    pub(super) fn tools(&self, artifact: &mut Artifact) {
+        for &t in &self.reachable.tools {
+            let Some(located) = self.program.tools.get(t) else {
+                continue;
+            };
+            let decl = &located.decl;
+            let Some((run, _)) = &decl.run else { continue };
+            let name = &decl.name.name;
+            let approved_by = self
+                .reachable
+                .interrupts
+                .iter()
+                .filter_map(|&i| self.program.interrupts.get(i))
+                .filter(|interrupt| interrupt.decl.approves.iter().any(|a| &a.name == name))
+                .map(|interrupt| interrupt.decl.name.name.clone())
+                .collect();
+            let tool = Tool {
+                name: decl.model_name().to_string(),
+                description: decl.description.as_ref().and_then(super::text).unwrap_or_default(),
+                parameters: self.tool_parameters(located),
+                result: decl.result.as_ref().map(|ty| self.type_schema(located.file, ty)),
+                risk: match decl.risk_level() {
+                    ast::Risk::Low => Risk::Low,
+                    ast::Risk::Medium => Risk::Medium,
+                    ast::Risk::High => Risk::High,
+                    ast::Risk::Prohibited => Risk::Prohibited,
+                },
+                tags: decl.tags.iter().map(|tag| tag.name.clone()).collect(),
+                approval: decl
+                    .approval
+                    .as_ref()
+                    .map(|approval| self.approval(located.file, approval)),
+                approved_by,
+                idempotency_key: decl.idempotency_key.as_ref().and_then(super::text),
+                run: lower_run(run, name),
+            };
+            self.locate(artifact, format!("tool.{name}"), located.file, decl.name.span);
+            artifact.tools.insert(name.clone(), tool);
+        }
+    }
+
+    fn approval(&self, file: FileId, approval: &ast::Approval) -> Approval {
+        Approval {
+            message: approval.message.as_ref().and_then(super::text).unwrap_or_default(),
+            reason: approval
+                .reason
+                .as_ref()
+                .and_then(super::text)
+                .unwrap_or_else(|| DEFAULT_APPROVAL_REASON.to_string()),
+            target: None,
+            response_schema: approval
+                .response
+                .as_ref()
+                .and_then(|schema| self.schema_ref(file, schema))
+                .unwrap_or_else(default_response_schema),
+            expires_ms: approval.expires.map(|(ms, _)| ms),
+            on_reject: approval.on_reject.as_ref().and_then(super::text),
+            evidence: approval.evidence.iter().filter_map(super::name_or_text).collect(),
+        }
+    }
+}
+
+/// How the tool runs. An `mcp` tool without `tool:` uses the tool's declared name.
+fn lower_run(run: &RunBinding, declared_name: &str) -> Run {
+    match run {
+        RunBinding::Http {
+            method,
+            url,
+            timeout_ms,
+        } => Run::Http {
+            method: match method.name.to_ascii_uppercase().as_str() {
+                "GET" => HttpMethod::Get,
+                "PUT" => HttpMethod::Put,
+                "PATCH" => HttpMethod::Patch,
+                "DELETE" => HttpMethod::Delete,
+                _ => HttpMethod::Post,
+            },
+            url: url.as_str().map(str::to_string).unwrap_or_default(),
+            timeout_ms: timeout_ms.filter(|&ms| ms > 0).unwrap_or(DEFAULT_HTTP_TIMEOUT_MS),
+        },
+        RunBinding::Remote => Run::Remote,
+        RunBinding::Builtin(name) => Run::Builtin {
+            name: name.name.clone(),
+        },
+        RunBinding::Mcp { server, tool } => Run::Mcp {
+            server: server.clone(),
+            tool: tool.clone().unwrap_or_else(|| declared_name.to_string()),
+        },
+    }
+}

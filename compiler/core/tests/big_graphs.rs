@@ -1,0 +1,191 @@
+//! Scale and robustness of the graph and policy checks: generated programs with 10,000-node
+//! graphs (a chain, a dense cycle, a chain that nothing reaches, a long path around an
+//! approval) are checked on an ordinary test thread, whose stack is 2 MB. The expected codes
+//! are counted, and finishing at all proves the graph algorithms are iterative: a recursion
+//! over 10,000 nodes would overflow that stack.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _; // `writeln!` into a `String` cannot fail
+use tenx_compiler::LintLevels;
+use tenx_diagnostics::SourceSet;
+
+/// How many nodes each generated graph has.
+const N: usize = 10_000;
+
+/// Checks `text` and counts the diagnostics by code.
+fn codes(text: &str) -> BTreeMap<String, usize> {
+    let mut sources = SourceSet::new();
+    let root = sources.add("big.tenx", text);
+    let checked = tenx_compiler::check(&mut sources, root, &LintLevels::default());
+    let mut counts = BTreeMap::new();
+    for d in &checked.diagnostics {
+        *counts.entry(d.code.as_str().to_string()).or_insert(0) += 1;
+    }
+    counts
+}
+
+fn expect(text: &str, expected: &[(&str, usize)]) {
+    let got = codes(text);
+    let want: BTreeMap<String, usize> = expected.iter().map(|(c, n)| ((*c).to_string(), *n)).collect();
+    assert_eq!(got, want);
+}
+
+/// A model and `count` agents named `{prefix}0`, `{prefix}1`, …
+fn agents(out: &mut String, prefix: &str, count: usize) {
+    for i in 0..count {
+        let _ = writeln!(
+            out,
+            "agent {prefix}{i} {{\n  model  = m\n  prompt = \"Step {i}.\"\n}}\n"
+        );
+    }
+}
+
+/// `nodes = [p0, p1, …]` (one line per node).
+fn node_list(out: &mut String, names: impl Iterator<Item = String>) {
+    out.push_str("  nodes = [\n");
+    for name in names {
+        let _ = writeln!(out, "    {name}");
+    }
+    out.push_str("  ]\n");
+}
+
+/// `a0 -> a1 -> … -> END`: clean.
+#[test]
+fn chain_of_ten_thousand_agents() {
+    let mut src = String::from("model m {\n  provider = scripted\n}\n\n");
+    agents(&mut src, "a", N);
+    src.push_str("graph chain {\n  entry = a0\n");
+    node_list(&mut src, (0..N).map(|i| format!("a{i}")));
+    for i in 0..N - 1 {
+        let _ = writeln!(src, "  a{i} -> a{}", i + 1);
+    }
+    let _ = writeln!(src, "  a{} -> END\n}}", N - 1);
+    expect(&src, &[]);
+}
+
+/// Every node routes to two others (`i + 1` and `2i + 1`, modulo N), so the whole graph is one
+/// strongly connected component. With `exit`, the last node also has an arm to `END`.
+fn dense_cycle(exit: bool, recursion_limit: bool) -> String {
+    let mut src = String::from("model m {\n  provider = scripted\n}\n\n");
+    agents(&mut src, "n", N);
+    src.push_str("graph dense {\n  entry = n0\n");
+    if recursion_limit {
+        src.push_str("  recursion_limit = 100\n");
+    }
+    node_list(&mut src, (0..N).map(|i| format!("n{i}")));
+    src.push_str(
+        "  state {\n    go: bool = false \"Which way to go\"\n    done: bool = false \"Whether to stop\"\n  }\n",
+    );
+    for i in 0..N {
+        let _ = writeln!(src, "  route n{i} {{");
+        if exit && i == N - 1 {
+            src.push_str("    when done -> END\n");
+        }
+        let _ = writeln!(
+            src,
+            "    when go -> n{}\n    else -> n{}\n  }}",
+            (i + 1) % N,
+            (2 * i + 1) % N
+        );
+    }
+    src.push_str("}\n");
+    src
+}
+
+#[test]
+fn dense_cycle_with_one_exit() {
+    expect(&dense_cycle(true, false), &[]);
+}
+
+/// Without the exit the 10,000-node component is one trap, reported once.
+#[test]
+fn dense_cycle_without_exit() {
+    expect(&dense_cycle(false, false), &[("TENX0305", 1)]);
+    expect(&dense_cycle(false, true), &[("TENX0306", 1)]);
+}
+
+/// The entry goes straight to `END`; a 10,000-node chain hangs off nothing.
+#[test]
+fn deep_chain_that_nothing_reaches() {
+    let mut src = String::from("model m {\n  provider = scripted\n}\n\n");
+    agents(&mut src, "start", 1);
+    agents(&mut src, "u", N);
+    src.push_str("graph orphans {\n  entry = start0\n");
+    node_list(
+        &mut src,
+        std::iter::once("start0".to_string()).chain((0..N).map(|i| format!("u{i}"))),
+    );
+    src.push_str("  start0 -> END\n");
+    for i in 0..N - 1 {
+        let _ = writeln!(src, "  u{i} -> u{}", i + 1);
+    }
+    let _ = writeln!(src, "  u{} -> END\n}}", N - 1);
+    expect(&src, &[("TENX0303", N)]);
+}
+
+/// A 10,000-agent chain that ends in a node with no edge: only the dead end is reported.
+#[test]
+fn deep_chain_into_a_dead_end() {
+    let mut src = String::from("model m {\n  provider = scripted\n}\n\n");
+    agents(&mut src, "a", N);
+    src.push_str("graph dead {\n  entry = a0\n");
+    node_list(&mut src, (0..N).map(|i| format!("a{i}")));
+    for i in 0..N - 1 {
+        let _ = writeln!(src, "  a{i} -> a{}", i + 1);
+    }
+    src.push_str("}\n");
+    expect(&src, &[("TENX0304", 1)]);
+}
+
+/// A 10,000-agent path reaches an approval-gated tool node around its interrupt: one bypass,
+/// found by the dominance check, with the path shortened in its note.
+#[test]
+fn long_path_around_an_approval() {
+    let mut src = String::from(
+        "import std.approval.yes_no\n\nmodel m {\n  provider = scripted\n}\n\n\
+         tool pay() -> string {\n  description = \"Pay.\"\n  risk = high\n  run = http(POST, \"https://pay.example\")\n}\n\n\
+         interrupt approve_pay {\n  message = \"Pay?\"\n  response = yes_no\n  approves = [pay]\n}\n\n",
+    );
+    agents(&mut src, "a", N);
+    src.push_str("graph long {\n  entry = a0\n");
+    node_list(
+        &mut src,
+        (0..N)
+            .map(|i| format!("a{i}"))
+            .chain(["approve_pay".to_string(), "pay".to_string()]),
+    );
+    for i in 0..N - 1 {
+        let _ = writeln!(src, "  a{i} -> a{}", i + 1);
+    }
+    let _ = writeln!(src, "  a{} -> pay\n  approve_pay -> pay\n  pay -> END\n}}", N - 1);
+    let mut sources = SourceSet::new();
+    let root = sources.add("big.tenx", src.as_str());
+    let checked = tenx_compiler::check(&mut sources, root, &LintLevels::default());
+    let bypasses: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.as_str() == "TENX0604")
+        .collect();
+    assert_eq!(
+        bypasses.len(),
+        1,
+        "{:#?}",
+        checked.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+    );
+    let note = bypasses
+        .first()
+        .and_then(|d| d.notes.first())
+        .cloned()
+        .unwrap_or_default();
+    assert!(note.starts_with("path: entry `a0` → `a1`"), "{note}");
+    assert!(note.ends_with("`pay` runs"), "{note}");
+    assert!(note.len() < 300, "the path should be shortened: {} bytes", note.len());
+    // `approve_pay` is unreachable: the only other problem.
+    let others: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .filter(|c| *c != "TENX0604")
+        .collect();
+    assert_eq!(others, ["TENX0303"]);
+}

@@ -1,0 +1,181 @@
+//! Every example compiles to a sealed artifact that loads back unchanged; the artifact and the
+//! Mermaid picture of each example are snapshots (`tests/snapshots/artifact__<example>.snap`,
+//! `mermaid__<example>.snap`); and a build depends only on the sources: not on the names the
+//! files were given (relative, absolute), nor on the order they were read in.
+
+use std::path::Path;
+use tenx_artifact::{Artifact, TrustPolicy, load, seal};
+use tenx_compiler::LintLevels;
+use tenx_diagnostics::SourceSet;
+use tenx_tests::{files_under, repo_root};
+use tenxc::picture::{PictureFormat, render};
+
+/// The examples, by folder name.
+fn examples() -> Vec<String> {
+    let examples: Vec<String> = files_under(&repo_root().join("examples"), "tenx")
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "main.tenx"))
+        .map(|p| p.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        examples.len() >= 4,
+        "expected at least four examples, found {examples:?}"
+    );
+    examples
+}
+
+/// Compiles a program whose files are given as (display name, repository path), the root first;
+/// they are added to the source set in `order` (indexes into `files`), and every other import is
+/// read from the repository relative to the root's repository path.
+fn compile(files: &[(&str, &str)], order: &[usize]) -> Artifact {
+    let root_dir = Path::new(files[0].1).parent().unwrap().to_path_buf();
+    let root_name_dir = Path::new(files[0].0).parent().unwrap().to_string_lossy().into_owned();
+    let mut sources = SourceSet::new();
+    for &i in order {
+        let (name, path) = files[i];
+        sources.add(name, std::fs::read_to_string(repo_root().join(path)).unwrap());
+    }
+    let root = sources.find(files[0].0).unwrap();
+    tenx_compiler::load_imports(&mut sources, root, |name| {
+        let relative = name
+            .strip_prefix(&root_name_dir)
+            .unwrap_or(name)
+            .trim_start_matches('/');
+        std::fs::read_to_string(repo_root().join(&root_dir).join(relative)).ok()
+    });
+    let compiled = tenx_compiler::compile(&mut sources, root, &LintLevels::default());
+    assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
+    compiled.artifact.expect("a clean program lowers to an artifact")
+}
+
+fn compile_example(example: &str) -> Artifact {
+    let path = format!("examples/{example}/main.tenx");
+    compile(&[(&path, &path)], &[0])
+}
+
+#[test]
+fn every_example_seals_loads_and_round_trips() {
+    for example in examples() {
+        let sealed = seal(compile_example(&example)).unwrap_or_else(|e| panic!("{example}: {e}"));
+        let bytes = sealed.to_bytes();
+        let loaded = load(&bytes, &TrustPolicy::signature_optional()).unwrap_or_else(|e| panic!("{example}: {e}"));
+        assert_eq!(&loaded.id, sealed.id(), "{example}");
+        assert_eq!(&loaded.artifact, sealed.artifact(), "{example}");
+        assert_eq!(loaded.signer, None);
+        // Sealing what was loaded gives the same bytes again.
+        assert_eq!(seal(loaded.artifact).unwrap().to_bytes(), bytes, "{example}");
+        // The artifact names files relative to the root, never as given to the compiler.
+        for (key, location) in &sealed.artifact().source_map {
+            assert!(
+                !location.file.starts_with("examples/") && !location.file.starts_with('/'),
+                "{key}: {location:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn artifact_snapshots() {
+    for example in examples() {
+        let sealed = seal(compile_example(&example)).unwrap();
+        let pretty = serde_json::to_string_pretty(sealed.artifact()).unwrap();
+        let picture = render(sealed.artifact(), PictureFormat::Mermaid);
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.set_input_file(repo_root().join(format!("examples/{example}/main.tenx")));
+        settings.bind(|| {
+            insta::assert_snapshot!(format!("artifact__{example}"), format!("{}\n{pretty}", sealed.id()));
+            insta::assert_snapshot!(format!("mermaid__{example}"), picture);
+        });
+    }
+}
+
+#[test]
+fn builds_do_not_depend_on_file_names_or_order() {
+    let reference = seal(compile(
+        &[
+            ("examples/client_tool/main.tenx", "examples/client_tool/main.tenx"),
+            ("examples/client_tool/tools.tenx", "examples/client_tool/tools.tenx"),
+        ],
+        &[0, 1],
+    ))
+    .unwrap()
+    .to_bytes();
+    let variants: [(&[(&str, &str)], &[usize]); 3] = [
+        // From inside the example's folder, imports read first.
+        (
+            &[
+                ("main.tenx", "examples/client_tool/main.tenx"),
+                ("tools.tenx", "examples/client_tool/tools.tenx"),
+            ],
+            &[1, 0],
+        ),
+        // An absolute path on another machine.
+        (
+            &[
+                (
+                    "/home/someone/work/client_tool/main.tenx",
+                    "examples/client_tool/main.tenx",
+                ),
+                (
+                    "/home/someone/work/client_tool/tools.tenx",
+                    "examples/client_tool/tools.tenx",
+                ),
+            ],
+            &[1, 0],
+        ),
+        // `./` prefixes, imports loaded by the compiler.
+        (
+            &[("./examples/client_tool/main.tenx", "examples/client_tool/main.tenx")],
+            &[0],
+        ),
+    ];
+    for (files, order) in variants {
+        let bytes = seal(compile(files, order)).unwrap().to_bytes();
+        assert!(bytes == reference, "{files:?} in order {order:?} built different bytes");
+    }
+    // And every example builds to the same bytes twice in a row.
+    for example in examples() {
+        let first = seal(compile_example(&example)).unwrap().to_bytes();
+        assert_eq!(first, seal(compile_example(&example)).unwrap().to_bytes(), "{example}");
+    }
+}
+
+#[test]
+fn artifacts_hold_what_the_graphs_run_and_no_secrets() {
+    let desk = seal(compile_example("support_desk")).unwrap().into_artifact();
+    let triage = &desk.agents["triage"];
+    assert_eq!(triage.allowed_tools, ["lookup_order", "track_shipment"]);
+    assert_eq!(triage.handoffs.len(), 1);
+    assert_eq!(triage.handoffs[0].tool_name, "transfer_to_billing");
+    let graph = &desk.graphs["desk"];
+    let handoff = graph
+        .edges
+        .iter()
+        .find(|e| e.from == "triage" && e.to == "billing")
+        .unwrap();
+    assert_eq!(handoff.kind, tenx_artifact::EdgeKind::Handoff);
+    assert_eq!(graph.recursion_limit, 25);
+    // The stdlib validator's defaults, with this graph's arguments over them.
+    assert_eq!(graph.input_validators[0].validator, "message_content");
+    assert_eq!(
+        graph.input_validators[0].args,
+        serde_json::json!({"allowed_roles": ["user"], "max_blocks": 10})
+    );
+
+    let research = seal(compile_example("research_flow")).unwrap().into_artifact();
+    assert_eq!(research.tools["publish_report"].approved_by, ["approve_publication"]);
+    assert_eq!(research.interrupts["approve_publication"].approves, ["publish_report"]);
+    // Only the stdlib tool the program uses is in the artifact.
+    assert!(research.tools.contains_key("current_time") && !research.tools.contains_key("calculator"));
+    for example in examples() {
+        let artifact = compile_example(&example);
+        for (name, model) in &artifact.models {
+            if let Some(variable) = &model.api_key_env {
+                assert!(variable.ends_with("_API_KEY"), "{example}: model {name} has {variable}");
+            }
+        }
+    }
+}

@@ -51,6 +51,6 @@ fn unit_block(out: &mut String, u: usize) {
     }
     let _ = writeln!(
         out,
-        "graph flow{u} {{\n  entry = front{u}\n  nodes = [front{u}, back{u}, review{u}, publish{u}]\n  validate = [prompt_injection(strict: true, max_length: 4000)]\n  recursion_limit = 30\n  state {{\n    topic: string\n    verdict?: enum(\"publish\", \"drop\")\n    score?: number\n  }}\n  front{u} -> back{u}\n  route back{u} by verdict {{\n    \"publish\" -> review{u}\n    \"drop\" -> END\n    when score >= 0.5 and not (score > 0.99) -> review{u}\n    else -> END\n  }}\n  review{u} -> publish{u}\n  publish{u} -> END\n}}\n"
+        "graph flow{u} {{\n  entry = front{u}\n  nodes = [front{u}, back{u}, review{u}, publish{u}]\n  validate = [prompt_injection(strict: true, max_length: 4000)]\n  recursion_limit = 30\n  state {{\n    topic: string\n    verdict?: enum(\"publish\", \"drop\")\n    score?: number\n  }}\n  front{u} -> back{u}\n  front{u} -> END\n  route back{u} by verdict {{\n    \"publish\" -> review{u}\n    \"drop\" -> END\n    when score >= 0.5 and not (score > 0.99) -> review{u}\n    else -> END\n  }}\n  review{u} -> publish{u}\n  publish{u} -> END\n}}\n"
     );
 }

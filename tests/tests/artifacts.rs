@@ -3,6 +3,14 @@
 //! `mermaid__<example>.snap`); and a build depends only on the sources: not on the names the
 //! files were given (relative, absolute), nor on the order they were read in.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed step should stop the test"
+)]
+
 use std::path::Path;
 use tenx_artifact::{Artifact, TrustPolicy, load, seal};
 use tenx_compiler::LintLevels;
@@ -24,10 +32,13 @@ fn examples() -> Vec<String> {
     examples
 }
 
+/// A file of a program: the name the compiler is given, and where it is in the repository.
+type Named<'a> = (&'a str, &'a str);
+
 /// Compiles a program whose files are given as (display name, repository path), the root first;
 /// they are added to the source set in `order` (indexes into `files`), and every other import is
 /// read from the repository relative to the root's repository path.
-fn compile(files: &[(&str, &str)], order: &[usize]) -> Artifact {
+fn compile(files: &[Named], order: &[usize]) -> Artifact {
     let root_dir = Path::new(files[0].1).parent().unwrap().to_path_buf();
     let root_name_dir = Path::new(files[0].0).parent().unwrap().to_string_lossy().into_owned();
     let mut sources = SourceSet::new();
@@ -103,7 +114,7 @@ fn builds_do_not_depend_on_file_names_or_order() {
     ))
     .unwrap()
     .to_bytes();
-    let variants: [(&[(&str, &str)], &[usize]); 3] = [
+    let variants: [(&[Named], &[usize]); 3] = [
         // From inside the example's folder, imports read first.
         (
             &[

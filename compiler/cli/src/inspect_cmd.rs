@@ -287,7 +287,7 @@ fn risk_name(risk: Risk) -> &'static str {
 /// A duration in milliseconds in its largest whole unit up to hours: `48h`, `90s`, `1500ms`.
 pub fn duration(ms: u64) -> String {
     for (unit, size) in [("h", 3_600_000), ("m", 60_000), ("s", 1_000)] {
-        if ms >= size && ms % size == 0 {
+        if ms >= size && ms.is_multiple_of(size) {
             return format!("{}{unit}", ms / size);
         }
     }

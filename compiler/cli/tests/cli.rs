@@ -1,6 +1,14 @@
 //! End-to-end tests of the `tenxc` binary: exit codes, output formats, lint levels and the
 //! project file, and the build → inspect → graph and keygen → sign → verify flows.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed step should stop the test"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -82,18 +82,7 @@ pub fn compile(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Com
 /// The files a source imports with `import "…"`, as display names relative to `name` (see
 /// [`import_file_name`]). The CLI uses this to load a program's files before [`check`].
 pub fn file_imports(name: &str, text: &str) -> Vec<String> {
-    let (module, _) = syntax::parse_file(FileId(0), text);
-    module
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            ast::Item::Import(ast::Import {
-                target: ast::ImportTarget::File { path, .. },
-                ..
-            }) => Some(import_file_name(name, path)),
-            _ => None,
-        })
-        .collect()
+    syntax::file_import_paths(text).iter().map(|path| import_file_name(name, path)).collect()
 }
 
 /// Adds every file a root imports (transitively) to `sources`, reading each with `read`, which

@@ -267,6 +267,19 @@ fn an_error_on_every_one_of_5000_lines() {
 }
 
 #[test]
+fn five_thousand_unknown_names_are_each_reported() {
+    let mut text = String::from("model desk_model {\n  provider = scripted\n}\n\n");
+    text.push_str("agent support {\n  model  = desk_model\n  prompt = \"Answer.\"\n  tools  = [\n");
+    for i in 0..5_000 {
+        text.push_str(&format!("    missing_tool_{i}\n"));
+    }
+    text.push_str("  ]\n}\n\ngraph desk {\n  entry = support\n  nodes = [support]\n\n  support -> END\n}\n");
+    let diagnostics = run(&text);
+    assert_eq!(count(&diagnostics, Code::TENX0101), 5_000);
+    assert_eq!(errors(&diagnostics).len(), 5_000);
+}
+
+#[test]
 fn brackets_left_open_line_after_line_are_not_reported_as_deep_nesting() {
     let mut block = String::from("model m {\n");
     for i in 0..5_000 {

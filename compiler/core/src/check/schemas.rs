@@ -10,7 +10,6 @@ use crate::schema::{self, Lowerer, SchemaSite};
 use tenx_diagnostics::{Diagnostic, FileId};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    if std::env::var_os("TENX_NO_SCHEMA").is_some() { return; }
     let program = facts.program;
     let mut lowerer = Lowerer::new(program);
     schema::check_cycles(program, diagnostics);

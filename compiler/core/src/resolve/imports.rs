@@ -234,16 +234,27 @@ fn declared_names(module: &str) -> Vec<String> {
 /// The stdlib module that declares `name` as one of `kinds`, for an "add `import std.…`" help
 /// on an unknown name.
 pub(crate) fn stdlib_home(name: &str, kinds: &[super::DeclKind]) -> Option<&'static str> {
-    tenx_stdlib::MODULES
+    stdlib_index()
         .iter()
-        .find(|m| {
-            let (module, _) = parse_file(FileId(0), m.source);
-            module.items.iter().any(|item| {
-                crate::ast::item_name(item).is_some_and(|n| n.name == name)
-                    && super::program::kind_of(item).is_some_and(|k| kinds.contains(&k))
-            })
-        })
-        .map(|m| m.name)
+        .find(|(_, decl, kind)| decl == name && kinds.contains(kind))
+        .map(|(module, _, _)| *module)
+}
+
+/// Every declaration of the standard library: (module, name, kind). Parsed once.
+fn stdlib_index() -> &'static [(&'static str, String, super::DeclKind)] {
+    static INDEX: std::sync::OnceLock<Vec<(&'static str, String, super::DeclKind)>> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index = Vec::new();
+        for module in tenx_stdlib::MODULES {
+            let (parsed, _) = parse_file(FileId(0), module.source);
+            for item in &parsed.items {
+                if let (Some(name), Some(kind)) = (crate::ast::item_name(item), super::program::kind_of(item)) {
+                    index.push((module.name, name.name.clone(), kind));
+                }
+            }
+        }
+        index
+    })
 }
 
 fn stdlib_names() -> String {

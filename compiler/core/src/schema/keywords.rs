@@ -117,16 +117,18 @@ pub(crate) fn schema_objects(root: &Value) -> Vec<(String, &Map<String, Value>)>
         let Value::Object(map) = value else { continue };
         let mut children = Vec::new();
         for (key, sub) in map {
-            let here = pointer::child(&at, key);
-            if ONE_SCHEMA.contains(&key.as_str()) {
-                children.push((here, sub));
-            } else if SCHEMA_MAPS.contains(&key.as_str()) {
-                if let Value::Object(entries) = sub {
-                    children.extend(entries.iter().map(|(name, s)| (pointer::child(&here, name), s)));
-                }
-            } else if SCHEMA_LISTS.contains(&key.as_str())
+            let key = key.as_str();
+            if ONE_SCHEMA.contains(&key) {
+                children.push((pointer::child(&at, key), sub));
+            } else if SCHEMA_MAPS.contains(&key)
+                && let Value::Object(entries) = sub
+            {
+                let here = pointer::child(&at, key);
+                children.extend(entries.iter().map(|(name, s)| (pointer::child(&here, name), s)));
+            } else if SCHEMA_LISTS.contains(&key)
                 && let Value::Array(items) = sub
             {
+                let here = pointer::child(&at, key);
                 children.extend(items.iter().enumerate().map(|(i, s)| (pointer::index(&here, i), s)));
             }
         }

@@ -91,6 +91,7 @@ pub(crate) fn check(lowered: &Lowered, objects: &[(String, &Map<String, Value>)]
 
 fn meta_errors(root: &Value) -> Vec<ValidationError<'static>> {
     match &*META {
+        Some(validator) if validator.is_valid(root) => Vec::new(),
         Some(validator) => validator.iter_errors(root).map(ValidationError::to_owned).collect(),
         None => draft202012::meta::validator()
             .iter_errors(root)
@@ -170,6 +171,10 @@ fn describe(e: &ValidationError<'_>) -> Vec<Problem> {
         ValidationErrorKind::AnyOf { .. } if schema_path.ends_with("/properties/type/anyOf") => {
             type_keyword(&at, instance)
         }
+        ValidationErrorKind::Type { .. } if at.is_empty() => one(
+            format!("a JSON Schema must be a map, not {}", describe_value(instance)),
+            "not a schema",
+        ),
         ValidationErrorKind::Type { kind } => one(
             format!("{what} must be {}, not {}", expected(kind), describe_value(instance)),
             "wrong kind of value",

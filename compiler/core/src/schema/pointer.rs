@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 /// One reference token, escaped: `~` → `~0`, `/` → `~1`.
 pub fn escape_token(token: &str) -> Cow<'_, str> {
-    if token.contains(['~', '/']) {
+    if token.bytes().any(|b| b == b'~' || b == b'/') {
         Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
     } else {
         Cow::Borrowed(token)
@@ -19,7 +19,12 @@ pub(crate) fn unescape_token(token: &str) -> String {
 
 /// `pointer` extended by one (unescaped) token.
 pub(crate) fn child(pointer: &str, token: &str) -> String {
-    format!("{pointer}/{}", escape_token(token))
+    let token = escape_token(token);
+    let mut out = String::with_capacity(pointer.len() + 1 + token.len());
+    out.push_str(pointer);
+    out.push('/');
+    out.push_str(&token);
+    out
 }
 
 /// `pointer` extended by an array index.

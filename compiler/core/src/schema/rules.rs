@@ -186,9 +186,9 @@ fn unknown_keywords(lowered: &Lowered, objects: &[(String, &Map<String, Value>)]
     }
 }
 
-/// Where the validators of subschemas come from: compiled one by one when the schema has no
-/// `$ref` (through [`compiled`]), or all at once from the root when a subschema may refer to
-/// another part of the document.
+/// Where the validators of subschemas come from: a subschema without `$ref` is compiled alone
+/// (through [`compiled`]); one with a `$ref`, which may point anywhere in the document, comes
+/// from compiling the whole document at once.
 struct Subschemas<'v> {
     root: &'v Value,
     with_refs: bool,
@@ -198,8 +198,9 @@ struct Subschemas<'v> {
 
 impl Subschemas<'_> {
     fn get(&mut self, at: &str) -> Option<&Validator> {
-        if !self.with_refs {
-            self.direct = compiled(self.root.pointer(at)?);
+        let sub = self.root.pointer(at)?;
+        if !self.with_refs || !has_refs(sub) {
+            self.direct = compiled(sub);
             return self.direct.as_deref();
         }
         let root = self.root;
@@ -208,6 +209,12 @@ impl Subschemas<'_> {
             .get_or_insert_with(|| draft202012::options().offline().build_map(root).ok());
         map.as_ref()?.get(&format!("#{at}"))
     }
+}
+
+fn has_refs(schema: &Value) -> bool {
+    keywords::schema_objects(schema)
+        .iter()
+        .any(|(_, m)| m.contains_key("$ref") || m.contains_key("$dynamicRef"))
 }
 
 /// Keywords that do not change what a schema accepts, left out of [`compiled`]'s cache key.

@@ -282,3 +282,22 @@ fn response_must_be_an_object() {
     check_response_object(&program, &lowered, &response, "approval response", &mut diagnostics);
     assert_eq!(codes(&diagnostics), vec![Code::TENX0404]);
 }
+
+#[test]
+fn named_schemas_from_another_file_keep_that_file() {
+    let source = "import std.approval.yes_no\n";
+    let (program, file, _) = program(source);
+    let response = crate::ast::SchemaRef::Named(crate::ast::Ident {
+        name: "yes_no".into(),
+        span: Span::new(20, 26),
+    });
+    let mut diagnostics = Vec::new();
+    let lowered = lower_schema_ref(&program, file, &response, &mut diagnostics).unwrap();
+    assert_eq!(lowered.origin_of("").file, file);
+    let inner = lowered.origin_of("/properties/approved/type");
+    assert_ne!(inner.file, file);
+    assert_eq!(inner.schema.as_deref(), Some("yes_no"));
+    check_lowered(&lowered, SchemaSite::Schema, &mut diagnostics);
+    check_response_object(&program, &lowered, &response, "approval response", &mut diagnostics);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+}

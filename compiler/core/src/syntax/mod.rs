@@ -3,7 +3,9 @@
 //! Parsing always produces something. The file is split into one chunk per top-level item
 //! ([`chunks`]); each chunk is parsed by pest and lowered at once into the AST, so pest types
 //! never leave this module. Bad lines inside blocks, stray text between items, missing `}` and
-//! likely mistakes (`=>`, `key: value`) each become a diagnostic, and parsing carries on.
+//! likely mistakes (`=>`, `key: value`) each become a diagnostic, and parsing carries on. The
+//! names of items that could not be read at all are returned ([`Parsed::broken`]), so later
+//! stages do not report every use of them as unknown.
 
 mod agent;
 mod bad_lines;
@@ -71,9 +73,48 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
             .help("end the comment with `*/`"),
         });
     }
-    for chunk in chunks.iter().filter(|c| c.has_tokens) {
+    let live: Vec<&chunks::Chunk> = chunks.iter().filter(|c| c.has_tokens).collect();
+    // Chunks are independent, so a large file is parsed on several threads; results are joined
+    // in chunk order, so the output does not depend on the number of threads.
+    let parts: Vec<Parsed> = if live.len() >= PARALLEL_MIN_CHUNKS {
+        let per_thread = live.len().div_ceil(PARSE_THREADS);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = live
+                .chunks(per_thread)
+                .map(|group| scope.spawn(move || group.iter().map(|c| parse_chunk(file, text, c)).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    } else {
+        live.iter().map(|c| parse_chunk(file, text, c)).collect()
+    };
+    for part in parts {
+        module.items.extend(part.module.items);
+        diagnostics.extend(part.diagnostics);
+        broken.extend(part.broken);
+    }
+    Parsed {
+        module,
+        diagnostics,
+        broken,
+    }
+}
+
+/// Files with at least this many items are parsed on [`PARSE_THREADS`] threads.
+const PARALLEL_MIN_CHUNKS: usize = 256;
+
+/// Threads used for large files. Fixed (not read from the machine) so the core stays free of
+/// environment access; on fewer cores the extra threads cost little.
+const PARSE_THREADS: usize = 4;
+
+/// Parses and lowers one chunk.
+fn parse_chunk(file: FileId, text: &str, chunk: &chunks::Chunk) -> Parsed {
+    let mut out = Parsed { module: Module { file, items: Vec::new() }, ..Parsed::default() };
         let Some(chunk_text) = text.get(chunk.start..chunk.end) else {
-            continue;
+            return out;
         };
         if let Some(at) = chunk.too_deep_at {
             let diagnostic = match chunks::left_open(chunk_text, at - chunk.start) {
@@ -98,16 +139,16 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
                 .label("too deep here")
                 .help("flatten the value, or name parts of it with `schema` declarations"),
             };
-            diagnostics.push(diagnostic);
-            broken.extend(broken_name(chunk_text, chunk.start));
-            continue;
+            out.diagnostics.push(diagnostic);
+            out.broken.extend(broken_name(chunk_text, chunk.start));
+            return out;
         }
         let mut lower = Lower {
             file,
             base: chunk.start,
             text: chunk_text,
-            diagnostics: &mut diagnostics,
-            broken: &mut broken,
+            diagnostics: &mut out.diagnostics,
+            broken: &mut out.broken,
             truncated: chunk.truncated,
         };
         match TenxParser::parse(Rule::item_chunk, chunk_text) {
@@ -118,7 +159,7 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
                         Rule::EOI => {}
                         _ => {
                             if let Some(item) = lower.item(pair) {
-                                module.items.push(item);
+                                out.module.items.push(item);
                             }
                         }
                     }
@@ -128,12 +169,7 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
                 .diagnostics
                 .push(errors::syntax_error(&error, chunk_text, chunk.start, file)),
         }
-    }
-    Parsed {
-        module,
-        diagnostics,
-        broken,
-    }
+    out
 }
 
 /// Lowering context for one chunk: pair spans are relative to `base`.
@@ -318,4 +354,34 @@ pub(crate) fn children<'i>(pair: &Pair<'i, Rule>) -> Vec<Pair<'i, Rule>> {
 /// The first inner pair with this rule.
 pub(crate) fn child<'i>(pair: &Pair<'i, Rule>, rule: Rule) -> Option<Pair<'i, Rule>> {
     pair.clone().into_inner().find(|p| p.as_rule() == rule)
+}
+
+/// The paths of a file's `import "…"` items, as written. Cheap: only chunks that start with
+/// `import` are parsed, so the CLI can find a program's files without parsing them twice.
+pub fn file_import_paths(text: &str) -> Vec<String> {
+    let (chunks, _) = chunks::split(text);
+    let mut paths = Vec::new();
+    for chunk in chunks.iter().filter(|c| c.has_tokens) {
+        let Some(chunk_text) = text.get(chunk.start..chunk.end) else { continue };
+        if !chunk_text.trim_start().starts_with("import") {
+            continue;
+        }
+        let mut scratch = Vec::new();
+        let mut broken = Vec::new();
+        let mut lower = Lower {
+            file: FileId(0),
+            base: chunk.start,
+            text: chunk_text,
+            diagnostics: &mut scratch,
+            broken: &mut broken,
+            truncated: chunk.truncated,
+        };
+        let Ok(pairs) = TenxParser::parse(Rule::item_chunk, chunk_text) else { continue };
+        for pair in pairs.flat_map(Pair::into_inner).filter(|p| p.as_rule() == Rule::import_decl) {
+            if let Some(crate::ast::Import { target: crate::ast::ImportTarget::File { path, .. }, .. }) = lower.import(pair) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
 }

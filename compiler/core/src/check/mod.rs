@@ -17,8 +17,11 @@ pub use facts::Facts;
 use crate::resolve::Program;
 use tenx_diagnostics::{Diagnostic, SourceSet};
 
-/// Runs every check.
+/// Runs every check. `diagnostics` already holds what parsing and name resolution found.
 pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnostic>) {
+    // A misspelt or unreadable use makes a declaration look unused; report unused declarations
+    // only once every name resolves.
+    let names_resolve = !diagnostics.iter().any(|d| d.is_error() && d.code.as_str() < "TENX0200");
     let facts = Facts::new(program, sources);
     names::check(&facts, diagnostics);
     graph::check(&facts, diagnostics);
@@ -27,5 +30,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
     policy::check(&facts, diagnostics);
     validators::check(&facts, diagnostics);
     models::check(&facts, diagnostics);
-    unused::check(&facts, diagnostics);
+    if names_resolve {
+        unused::check(&facts, diagnostics);
+    }
 }

@@ -8,7 +8,7 @@
 
 use crate::check::Facts;
 use crate::resolve::DeclKind;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The declarations that go into the artifact, as indexes into the program's vectors.
 #[derive(Debug, Default)]
@@ -23,6 +23,8 @@ pub struct Reachable {
     pub validators: BTreeSet<usize>,
     /// Interrupts.
     pub interrupts: BTreeSet<usize>,
+    /// For each tool name, the interrupts (all of the program's) whose `approves` names it.
+    pub approvers: BTreeMap<String, Vec<usize>>,
 }
 
 impl Reachable {
@@ -30,6 +32,11 @@ impl Reachable {
     pub fn compute(facts: &Facts<'_>) -> Reachable {
         let program = facts.program;
         let mut reachable = Reachable::default();
+        for (i, interrupt) in program.interrupts.iter().enumerate() {
+            for tool in &interrupt.decl.approves {
+                reachable.approvers.entry(tool.name.clone()).or_default().push(i);
+            }
+        }
         let mut work: Vec<(DeclKind, usize)> = Vec::new();
         for (g, graph) in program.graphs.iter().enumerate() {
             for used in &graph.decl.validate {
@@ -69,11 +76,8 @@ impl Reachable {
                 }
                 DeclKind::Tool => {
                     let Some(tool) = program.tools.get(index) else { continue };
-                    for (i, interrupt) in program.interrupts.iter().enumerate() {
-                        if interrupt.decl.approves.iter().any(|a| a.name == tool.decl.name.name) {
-                            work.push((DeclKind::Interrupt, i));
-                        }
-                    }
+                    let approvers = reachable.approvers.get(&tool.decl.name.name).into_iter().flatten();
+                    work.extend(approvers.map(|&i| (DeclKind::Interrupt, i)));
                 }
                 DeclKind::Interrupt => {
                     let Some(interrupt) = program.interrupts.get(index) else {

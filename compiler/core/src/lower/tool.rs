@@ -35,10 +35,12 @@ impl Lowerer<'_, '_> {
             let name = &decl.name.name;
             let approved_by = self
                 .reachable
-                .interrupts
-                .iter()
+                .approvers
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|&i| self.reachable.interrupts.contains(i))
                 .filter_map(|&i| self.program.interrupts.get(i))
-                .filter(|interrupt| interrupt.decl.approves.iter().any(|a| &a.name == name))
                 .map(|interrupt| interrupt.decl.name.name.clone())
                 .collect();
             let tool = Tool {

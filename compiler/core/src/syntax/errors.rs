@@ -12,6 +12,7 @@ pub fn describe(rule: Rule) -> Option<&'static str> {
     Some(match rule {
         Rule::EOI => "end of input",
         Rule::WHITESPACE | Rule::COMMENT | Rule::line_comment | Rule::block_comment => return None,
+        Rule::nl | Rule::quote | Rule::backslash => return None,
         Rule::file | Rule::item_chunk | Rule::item_strict | Rule::entry_only => return None,
         Rule::stray_text | Rule::bad_line | Rule::balanced | Rule::missing_close => return None,
         Rule::ident_char | Rule::ident | Rule::key | Rule::arg_name | Rule::node_ref => "a name",
@@ -78,7 +79,8 @@ pub fn describe(rule: Rule) -> Option<&'static str> {
         Rule::null => "`null`",
         Rule::duration => "a duration",
         Rule::number => "a number",
-        Rule::call | Rule::call_args => "`(`",
+        Rule::call_args => "`(`",
+        Rule::reference => "a name",
         Rule::arg => "an argument",
         Rule::list => "a list",
         Rule::map => "a map",

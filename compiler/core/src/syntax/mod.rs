@@ -363,7 +363,9 @@ pub fn file_import_paths(text: &str) -> Vec<String> {
     let mut paths = Vec::new();
     for chunk in chunks.iter().filter(|c| c.has_tokens) {
         let Some(chunk_text) = text.get(chunk.start..chunk.end) else { continue };
-        if !chunk_text.trim_start().starts_with("import") {
+        // A chunk starts at its keyword, except the first, which keeps the file's leading
+        // comments: look for the word rather than a prefix.
+        if !chunk_text.contains("import") {
             continue;
         }
         let mut scratch = Vec::new();

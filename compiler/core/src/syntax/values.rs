@@ -70,16 +70,16 @@ impl Lower<'_> {
                 kind: ExprKind::Path(pair.into_inner().map(|p| self.ident(&p)).collect()),
                 span,
             },
-            Rule::call => {
+            Rule::reference => {
                 let mut inner = pair.into_inner();
-                let callee = inner
-                    .next()
-                    .map(|p| p.into_inner().map(|i| self.ident(&i)).collect())
-                    .unwrap_or_default();
-                let args = inner.next().map(|a| self.call_args(a)).unwrap_or_default();
-                Expr {
-                    kind: ExprKind::Call { callee, args },
-                    span,
+                let path = inner.next();
+                // Without arguments, the span is the path's: the rule's own span can include
+                // whitespace read while looking for `(`.
+                let path_span = path.as_ref().map_or(span, |p| self.span(p));
+                let callee: Vec<_> = path.map(|p| p.into_inner().map(|i| self.ident(&i)).collect()).unwrap_or_default();
+                match inner.next() {
+                    Some(args) => Expr { kind: ExprKind::Call { callee, args: self.call_args(args) }, span },
+                    None => Expr { kind: ExprKind::Path(callee), span: path_span },
                 }
             }
             Rule::list => Expr {

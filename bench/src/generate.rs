@@ -33,7 +33,10 @@ fn unit_block(out: &mut String, u: usize) {
                 "  approval {{\n    message = \"Approve {{amount_cents}} cents for order {{order_id}}?\"\n    reason = \"tool_approval\"\n    response = yes_no\n    expires = 24h\n    on_reject = \"Declined.\"\n    evidence = [order_id]\n  }}\n  idempotency_key = \"t{u}-{{order_id}}-{{amount_cents}}\""
             );
         }
-        let _ = writeln!(out, "  run = http(POST, \"${{AREA_URL}}/t{u}/{t}\", timeout: 10s)\n}}\n");
+        let _ = writeln!(
+            out,
+            "  run = http(POST, \"${{AREA_URL}}/t{u}/{t}\", timeout: 10s)\n}}\n"
+        );
     }
     let _ = writeln!(
         out,

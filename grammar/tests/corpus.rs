@@ -5,6 +5,12 @@
 //! rule (`bad_line`, `missing_close`, `colon_assign`, `fat_arrow`): those exist so the compiler
 //! can report a mistake, and a program in the repository must not contain one.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers report a failure by panicking"
+)]
+
 use std::path::{Path, PathBuf};
 
 use tenx_grammar::pest::Parser;

@@ -1,5 +1,11 @@
 //! One small check per grammar construct: each input parses completely with its rule.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers report a failure by panicking"
+)]
+
 use tenx_grammar::pest::Parser;
 use tenx_grammar::{Rule, TenxParser};
 

@@ -118,10 +118,10 @@ pub fn tenx_blocks(markdown: &str) -> Vec<(String, String)> {
     for line in markdown.lines() {
         match &mut current {
             None => {
-                if let Some(info) = line.trim_start().strip_prefix("```") {
-                    if info.trim().starts_with("tenx") {
-                        current = Some((info.trim().to_string(), String::new()));
-                    }
+                if let Some(info) = line.trim_start().strip_prefix("```")
+                    && info.trim().starts_with("tenx")
+                {
+                    current = Some((info.trim().to_string(), String::new()));
                 }
             }
             Some((_, code)) => {

@@ -94,9 +94,16 @@ fn every_snapshot_has_its_fixture() {
     for snap in files_under(&snapshots, "snap") {
         let name = snap.file_stem().unwrap().to_string_lossy().to_string();
         // `artifact__<example>` and `mermaid__<example>` belong to `examples/<example>/main.tenx`.
-        if let Some(example) = name.strip_prefix("artifact__").or_else(|| name.strip_prefix("mermaid__")) {
+        if let Some(example) = name
+            .strip_prefix("artifact__")
+            .or_else(|| name.strip_prefix("mermaid__"))
+        {
             let main = repo_root().join("examples").join(example).join("main.tenx");
-            assert!(main.is_file(), "snapshot {name}.snap has no example {}: delete it", main.display());
+            assert!(
+                main.is_file(),
+                "snapshot {name}.snap has no example {}: delete it",
+                main.display()
+            );
             continue;
         }
         let fixture = repo_root()

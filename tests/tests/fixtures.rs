@@ -3,6 +3,12 @@
 //! source with the rendered diagnostics. Files in a `support/` folder are imported by fixtures
 //! and are not tests themselves. All fixtures run; failures are listed together at the end.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers report a failure by panicking"
+)]
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use tenx_tests::{Expect, check_file, expect_header, files_under, repo_root};
 

@@ -31,6 +31,10 @@ pub struct Module {
 
 /// A top-level item.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "items are built once per declaration and moved into the program's vectors; boxing buys nothing"
+)]
 pub enum Item {
     /// `import ...`
     Import(Import),

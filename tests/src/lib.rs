@@ -57,12 +57,19 @@ pub fn check_text(name: &str, text: &str) -> Outcome {
 /// valid UTF-8 gives its `TENX0006` diagnostic, as `tenxc check` does.
 pub fn check_file(path: &Path) -> Outcome {
     let base = repo_root();
-    let name = path.strip_prefix(&base).unwrap_or(path).to_string_lossy().replace('\\', "/");
+    let name = path
+        .strip_prefix(&base)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/");
     let bytes = std::fs::read(base.join(&name)).unwrap_or_default();
     let mut sources = SourceSet::new();
     let (root, invalid) = tenx_compiler::add_source_bytes(&mut sources, &name, bytes);
     if let Some(diagnostic) = invalid {
-        return Outcome { sources, diagnostics: vec![diagnostic] };
+        return Outcome {
+            sources,
+            diagnostics: vec![diagnostic],
+        };
     }
     let text = sources.get(root).map(|f| f.text.clone()).unwrap_or_default();
     check_text(&name, &text)

@@ -14,15 +14,15 @@ pub mod check;
 pub mod lints;
 pub mod lower;
 pub mod resolve;
-pub mod source;
 pub mod schema;
+pub mod source;
 mod suggest;
 pub mod syntax;
 pub mod template;
 
 pub use lints::LintLevels;
-pub use source::add_source_bytes;
 pub use resolve::{Program, import_file_name};
+pub use source::add_source_bytes;
 pub use suggest::did_you_mean;
 
 use tenx_diagnostics::{Diagnostic, FileId, SourceSet, sort_and_dedup};
@@ -82,7 +82,10 @@ pub fn compile(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Com
 /// The files a source imports with `import "…"`, as display names relative to `name` (see
 /// [`import_file_name`]). The CLI uses this to load a program's files before [`check`].
 pub fn file_imports(name: &str, text: &str) -> Vec<String> {
-    syntax::file_import_paths(text).iter().map(|path| import_file_name(name, path)).collect()
+    syntax::file_import_paths(text)
+        .iter()
+        .map(|path| import_file_name(name, path))
+        .collect()
 }
 
 /// Adds every file a root imports (transitively) to `sources`, reading each with `read`, which

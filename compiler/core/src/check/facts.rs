@@ -67,8 +67,19 @@ impl<'p> Facts<'p> {
                 }
             }
         }
-        let topologies = program.graphs.iter().map(|g| Topology::build(program, g.file, &g.decl)).collect();
-        Facts { program, sources, visible_tools, seen_by, used_as_node, topologies }
+        let topologies = program
+            .graphs
+            .iter()
+            .map(|g| Topology::build(program, g.file, &g.decl))
+            .collect();
+        Facts {
+            program,
+            sources,
+            visible_tools,
+            seen_by,
+            used_as_node,
+            topologies,
+        }
     }
 
     /// The tools carrying `tag`, by index.

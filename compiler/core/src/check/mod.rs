@@ -23,14 +23,23 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
     // only once every name resolves.
     let names_resolve = !diagnostics.iter().any(|d| d.is_error() && d.code.as_str() < "TENX0200");
     let facts = Facts::new(program, sources);
-    names::check(&facts, diagnostics);
-    graph::check(&facts, diagnostics);
-    schemas::check(&facts, diagnostics);
-    templates::check(&facts, diagnostics);
-    policy::check(&facts, diagnostics);
-    validators::check(&facts, diagnostics);
-    models::check(&facts, diagnostics);
-    if names_resolve {
-        unused::check(&facts, diagnostics);
-    }
+    // Schema checks are the costliest and independent of the others: run them alongside.
+    let schema_diagnostics = std::thread::scope(|scope| {
+        let schema_thread = scope.spawn(|| {
+            let mut found = Vec::new();
+            schemas::check(&facts, &mut found);
+            found
+        });
+        names::check(&facts, diagnostics);
+        graph::check(&facts, diagnostics);
+        templates::check(&facts, diagnostics);
+        policy::check(&facts, diagnostics);
+        validators::check(&facts, diagnostics);
+        models::check(&facts, diagnostics);
+        if names_resolve {
+            unused::check(&facts, diagnostics);
+        }
+        schema_thread.join().unwrap_or_default()
+    });
+    diagnostics.extend(schema_diagnostics);
 }

@@ -341,7 +341,10 @@ fn dominance(
             if x == tool_node || is_approver(x) || anywhere.get(x).is_none_or(Option::is_none) {
                 continue;
             }
-            for (_, via) in transitions.iter().filter(|(t, _)| *t == super::topology::Target::Node(tool_node)) {
+            for (_, via) in transitions
+                .iter()
+                .filter(|(t, _)| *t == super::topology::Target::Node(tool_node))
+            {
                 let Some(between) = topology.nodes.get(x) else { continue };
                 let d = Diagnostic::new(
                     Code::TENX0604,

@@ -16,6 +16,8 @@ mod interrupt;
 mod model;
 mod reachable;
 mod source_map;
+#[cfg(test)]
+mod tests;
 mod tool;
 mod validator;
 
@@ -25,7 +27,7 @@ use crate::resolve::{Located, Program};
 use serde_json::Value;
 use std::cell::RefCell;
 use tenx_artifact::Artifact;
-use tenx_diagnostics::{FileId, SourceSet, Span};
+use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
 pub use graph::DEFAULT_RECURSION_LIMIT;
@@ -88,9 +90,7 @@ impl Lowerer<'_, '_> {
             .lower_schema_ref(file, schema, &mut Vec::new());
         lowered.map(|l| l.value)
     }
-}
 
-impl Lowerer<'_, '_> {
     /// The JSON Schema of a parameter list (graph state), declared in `file`.
     fn params_schema(&self, file: FileId, params: &[Param]) -> Value {
         self.schemas
@@ -127,9 +127,4 @@ fn name_or_text(expr: &Expr) -> Option<String> {
         ExprKind::Path(path) => Some(path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".")),
         _ => None,
     }
-}
-
-/// The file names of `sources` relative to the root file's folder; see [`SourceMapper`].
-pub fn relative_name(sources: &SourceSet, root: FileId, file: FileId) -> Option<String> {
-    SourceMapper::new(sources, root).file_name(file)
 }

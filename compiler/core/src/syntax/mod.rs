@@ -83,10 +83,7 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
                 .chunks(per_thread)
                 .map(|group| scope.spawn(move || group.iter().map(|c| parse_chunk(file, text, c)).collect::<Vec<_>>()))
                 .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
         })
     } else {
         live.iter().map(|c| parse_chunk(file, text, c)).collect()
@@ -112,63 +109,74 @@ const PARSE_THREADS: usize = 4;
 
 /// Parses and lowers one chunk.
 fn parse_chunk(file: FileId, text: &str, chunk: &chunks::Chunk) -> Parsed {
-    let mut out = Parsed { module: Module { file, items: Vec::new() }, ..Parsed::default() };
-        let Some(chunk_text) = text.get(chunk.start..chunk.end) else {
-            return out;
-        };
-        if let Some(at) = chunk.too_deep_at {
-            let diagnostic = match chunks::left_open(chunk_text, at - chunk.start) {
-                // The depth comes from brackets left open line after line: report the first.
-                Some(local) => {
-                    let open = chunk_text.get(local..local + 1).unwrap_or("(");
-                    let at = chunk.start + local;
-                    Diagnostic::new(Code::TENX0001, format!("unclosed `{open}`"), file, Span::new(at, at + 1))
-                        .label(format!("this `{open}` is never closed"))
-                        .help("close it on its line; the lines after it are read as inside it")
-                        .note(format!(
-                            "with brackets left open, this item nests more than {} levels deep, so it is not read any further",
-                            chunks::MAX_NESTING
-                        ))
-                }
-                None => Diagnostic::new(
-                    Code::TENX0005,
-                    format!("brackets are nested more than {} levels deep", chunks::MAX_NESTING),
+    let mut out = Parsed {
+        module: Module {
+            file,
+            items: Vec::new(),
+        },
+        ..Parsed::default()
+    };
+    let Some(chunk_text) = text.get(chunk.start..chunk.end) else {
+        return out;
+    };
+    if let Some(at) = chunk.too_deep_at {
+        let diagnostic = match chunks::left_open(chunk_text, at - chunk.start) {
+            // The depth comes from brackets left open line after line: report the first.
+            Some(local) => {
+                let open = chunk_text.get(local..local + 1).unwrap_or("(");
+                let at = chunk.start + local;
+                Diagnostic::new(
+                    Code::TENX0001,
+                    format!("unclosed `{open}`"),
                     file,
                     Span::new(at, at + 1),
                 )
-                .label("too deep here")
-                .help("flatten the value, or name parts of it with `schema` declarations"),
-            };
-            out.diagnostics.push(diagnostic);
-            out.broken.extend(broken_name(chunk_text, chunk.start));
-            return out;
-        }
-        let mut lower = Lower {
-            file,
-            base: chunk.start,
-            text: chunk_text,
-            diagnostics: &mut out.diagnostics,
-            broken: &mut out.broken,
-            truncated: chunk.truncated,
+                .label(format!("this `{open}` is never closed"))
+                .help("close it on its line; the lines after it are read as inside it")
+                .note(format!(
+                    "with brackets left open, this item nests more than {} levels deep, so it is not read any further",
+                    chunks::MAX_NESTING
+                ))
+            }
+            None => Diagnostic::new(
+                Code::TENX0005,
+                format!("brackets are nested more than {} levels deep", chunks::MAX_NESTING),
+                file,
+                Span::new(at, at + 1),
+            )
+            .label("too deep here")
+            .help("flatten the value, or name parts of it with `schema` declarations"),
         };
-        match TenxParser::parse(Rule::item_chunk, chunk_text) {
-            Ok(pairs) => {
-                for pair in pairs.flat_map(Pair::into_inner) {
-                    match pair.as_rule() {
-                        Rule::stray_text => lower.stray_text(&pair),
-                        Rule::EOI => {}
-                        _ => {
-                            if let Some(item) = lower.item(pair) {
-                                out.module.items.push(item);
-                            }
+        out.diagnostics.push(diagnostic);
+        out.broken.extend(broken_name(chunk_text, chunk.start));
+        return out;
+    }
+    let mut lower = Lower {
+        file,
+        base: chunk.start,
+        text: chunk_text,
+        diagnostics: &mut out.diagnostics,
+        broken: &mut out.broken,
+        truncated: chunk.truncated,
+    };
+    match TenxParser::parse(Rule::item_chunk, chunk_text) {
+        Ok(pairs) => {
+            for pair in pairs.flat_map(Pair::into_inner) {
+                match pair.as_rule() {
+                    Rule::stray_text => lower.stray_text(&pair),
+                    Rule::EOI => {}
+                    _ => {
+                        if let Some(item) = lower.item(pair) {
+                            out.module.items.push(item);
                         }
                     }
                 }
             }
-            Err(error) => lower
-                .diagnostics
-                .push(errors::syntax_error(&error, chunk_text, chunk.start, file)),
         }
+        Err(error) => lower
+            .diagnostics
+            .push(errors::syntax_error(&error, chunk_text, chunk.start, file)),
+    }
     out
 }
 
@@ -362,7 +370,9 @@ pub fn file_import_paths(text: &str) -> Vec<String> {
     let (chunks, _) = chunks::split(text);
     let mut paths = Vec::new();
     for chunk in chunks.iter().filter(|c| c.has_tokens) {
-        let Some(chunk_text) = text.get(chunk.start..chunk.end) else { continue };
+        let Some(chunk_text) = text.get(chunk.start..chunk.end) else {
+            continue;
+        };
         // A chunk starts at its keyword, except the first, which keeps the file's leading
         // comments: look for the word rather than a prefix.
         if !chunk_text.contains("import") {
@@ -378,9 +388,18 @@ pub fn file_import_paths(text: &str) -> Vec<String> {
             broken: &mut broken,
             truncated: chunk.truncated,
         };
-        let Ok(pairs) = TenxParser::parse(Rule::item_chunk, chunk_text) else { continue };
-        for pair in pairs.flat_map(Pair::into_inner).filter(|p| p.as_rule() == Rule::import_decl) {
-            if let Some(crate::ast::Import { target: crate::ast::ImportTarget::File { path, .. }, .. }) = lower.import(pair) {
+        let Ok(pairs) = TenxParser::parse(Rule::item_chunk, chunk_text) else {
+            continue;
+        };
+        for pair in pairs
+            .flat_map(Pair::into_inner)
+            .filter(|p| p.as_rule() == Rule::import_decl)
+        {
+            if let Some(crate::ast::Import {
+                target: crate::ast::ImportTarget::File { path, .. },
+                ..
+            }) = lower.import(pair)
+            {
                 paths.push(path);
             }
         }

@@ -76,10 +76,21 @@ impl Lower<'_> {
                 // Without arguments, the span is the path's: the rule's own span can include
                 // whitespace read while looking for `(`.
                 let path_span = path.as_ref().map_or(span, |p| self.span(p));
-                let callee: Vec<_> = path.map(|p| p.into_inner().map(|i| self.ident(&i)).collect()).unwrap_or_default();
+                let callee: Vec<_> = path
+                    .map(|p| p.into_inner().map(|i| self.ident(&i)).collect())
+                    .unwrap_or_default();
                 match inner.next() {
-                    Some(args) => Expr { kind: ExprKind::Call { callee, args: self.call_args(args) }, span },
-                    None => Expr { kind: ExprKind::Path(callee), span: path_span },
+                    Some(args) => Expr {
+                        kind: ExprKind::Call {
+                            callee,
+                            args: self.call_args(args),
+                        },
+                        span,
+                    },
+                    None => Expr {
+                        kind: ExprKind::Path(callee),
+                        span: path_span,
+                    },
                 }
             }
             Rule::list => Expr {

@@ -1,0 +1,271 @@
+//! Unit tests of the lowering: defaults, conditions, validator arguments, reachability and
+//! credentials, each on a small clean program.
+
+use crate::{LintLevels, compile};
+use serde_json::json;
+use tenx_artifact::{Arm, Artifact, CompareOp, Condition, EdgeKind, HttpMethod, Run, Validator, seal};
+use tenx_diagnostics::SourceSet;
+
+fn lower(text: &str) -> Artifact {
+    let mut sources = SourceSet::new();
+    let root = sources.add("app/main.tenx", text);
+    let compiled = compile(&mut sources, root, &LintLevels::default());
+    let rendered: Vec<String> = compiled
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.code, d.message))
+        .collect();
+    assert!(rendered.is_empty(), "{rendered:#?}");
+    let artifact = compiled.artifact.expect("a clean program lowers");
+    seal(artifact.clone()).expect("the lowered artifact seals");
+    artifact
+}
+
+const ROUTED: &str = r#"
+import std.tools.*
+import std.validators.prompt_injection
+
+model local {
+  provider = openai
+  name     = "llama3"
+  base_url = "http://localhost:11434/v1"
+  api_key  = env("LOCAL_KEY")
+}
+
+tool files(path: string "A path") -> string {
+  description = "Read a file."
+  run = mcp(server: "files")
+}
+
+tool fetch(url: string "A URL") -> string {
+  description = "Fetch a page."
+  run = http(GET, "${WEB_URL}/fetch")
+}
+
+tool send(to: string "Who") -> string {
+  description = "Send a message."
+  risk = high
+  approval {
+    message  = "Send to {to}?"
+    evidence = [to, "policy-1"]
+  }
+  run = remote
+}
+
+agent grader {
+  model  = local
+  prompt = "Grade the text; answer with a score."
+  tools  = [files, fetch, send, current_time]
+  output = { "type": "object", "properties": { "score": { "type": "number" } } }
+}
+
+agent closer {
+  model  = local
+  prompt = "Close."
+}
+
+graph review {
+  entry    = grader
+  nodes    = [grader, closer]
+  validate = [prompt_injection(max_length: 500)]
+
+  state {
+    score?: number "The grade"
+    flagged?: bool "Whether a person flagged it"
+    region?: string "Where"
+  }
+
+  route grader {
+    when score >= 0.5 and not (score > 0.99) -> closer
+    when flagged or region in ["eu", "uk"] -> END
+    else -> END
+  }
+  closer -> END
+}
+"#;
+
+#[test]
+fn defaults_and_bindings() {
+    let artifact = lower(ROUTED);
+    let graph = &artifact.graphs["review"];
+    assert_eq!(graph.recursion_limit, super::DEFAULT_RECURSION_LIMIT);
+    assert_eq!(graph.input_validators[0].args["max_length"], json!(500));
+    assert_eq!(graph.input_validators[0].args["strict"], json!(true));
+    let Validator::Builtin { name, args } = &artifact.validators["prompt_injection"] else {
+        panic!("prompt_injection is a builtin");
+    };
+    assert_eq!(name, "prompt_injection");
+    assert_eq!(args["max_length"], json!(10000));
+
+    let send = &artifact.tools["send"];
+    let approval = send.approval.as_ref().unwrap();
+    assert_eq!(approval.reason, super::DEFAULT_APPROVAL_REASON);
+    assert_eq!(
+        approval.response_schema,
+        serde_json::from_str::<serde_json::Value>(super::DEFAULT_RESPONSE_SCHEMA).unwrap()
+    );
+    assert_eq!(approval.evidence, ["to", "policy-1"]);
+    assert_eq!(approval.expires_ms, None);
+    assert_eq!(send.run, Run::Remote);
+    assert_eq!(
+        artifact.tools["files"].run,
+        Run::Mcp {
+            server: "files".into(),
+            tool: "files".into()
+        }
+    );
+    assert_eq!(
+        artifact.tools["fetch"].run,
+        Run::Http {
+            method: HttpMethod::Get,
+            url: "${WEB_URL}/fetch".into(),
+            timeout_ms: super::DEFAULT_HTTP_TIMEOUT_MS
+        }
+    );
+    let model = &artifact.models["local"];
+    assert_eq!(model.api_key_env.as_deref(), Some("LOCAL_KEY"));
+    assert_eq!(model.base_url.as_deref(), Some("http://localhost:11434/v1"));
+    assert_eq!(model.params, json!({}));
+    assert_eq!(model.turns, None);
+    // Only the stdlib tool the agent uses is included.
+    assert!(artifact.tools.contains_key("current_time"));
+    assert!(!artifact.tools.contains_key("calculator") && !artifact.tools.contains_key("random_id"));
+    assert_eq!(
+        artifact.agents["grader"].allowed_tools,
+        ["current_time", "fetch", "files", "send"]
+    );
+    assert_eq!(artifact.source_map["tool.files"].file, "main.tenx");
+    assert_eq!(artifact.source_map["tool.current_time"].file, "<stdlib>/tools.tenx");
+}
+
+#[test]
+fn conditions_keep_their_shape_and_order() {
+    let artifact = lower(ROUTED);
+    let route = &artifact.graphs["review"].routes[0];
+    assert_eq!(route.by, None);
+    let [
+        Arm::When {
+            condition: first,
+            target,
+        },
+        Arm::When { condition: second, .. },
+        Arm::Else { .. },
+    ] = route.arms.as_slice()
+    else {
+        panic!("unexpected arms {:?}", route.arms);
+    };
+    assert_eq!(target, "closer");
+    let score = || vec!["score".to_string()];
+    assert_eq!(
+        *first,
+        Condition::And {
+            conditions: vec![
+                Condition::Compare {
+                    field: score(),
+                    op: CompareOp::Ge,
+                    value: json!(0.5)
+                },
+                Condition::Not {
+                    condition: Box::new(Condition::Compare {
+                        field: score(),
+                        op: CompareOp::Gt,
+                        value: json!(0.99)
+                    })
+                },
+            ]
+        }
+    );
+    assert_eq!(
+        *second,
+        Condition::Or {
+            conditions: vec![
+                Condition::Truthy {
+                    field: vec!["flagged".into()]
+                },
+                Condition::Compare {
+                    field: vec!["region".into()],
+                    op: CompareOp::In,
+                    value: json!(["eu", "uk"])
+                },
+            ]
+        }
+    );
+}
+
+#[test]
+fn handoffs_interrupts_and_state() {
+    let artifact = lower(
+        r#"
+import std.approval.yes_no
+
+model m {
+  provider = scripted
+}
+
+tool publish(topic: string "The topic") -> string {
+  description = "Publish."
+  risk = high
+  run  = remote
+}
+
+agent front {
+  model    = m
+  prompt   = "Route."
+  handoffs = [back]
+}
+
+agent back {
+  model  = m
+  prompt = "Answer."
+}
+
+interrupt approve {
+  message  = "Publish {topic}?"
+  response = yes_no
+  approves = [publish]
+}
+
+graph flow {
+  entry           = front
+  nodes           = [front, back, approve, publish]
+  recursion_limit = 7
+
+  state {
+    topic: string "What to publish"
+  }
+
+  front   -> back
+  front   -> approve
+  back    -> END
+  approve -> publish
+  publish -> END
+}
+"#,
+    );
+    let graph = &artifact.graphs["flow"];
+    assert_eq!(graph.recursion_limit, 7);
+    let kind = |from: &str, to: &str| {
+        graph
+            .edges
+            .iter()
+            .find(|e| e.from == from && e.to == to)
+            .map(|e| e.kind)
+    };
+    assert_eq!(kind("front", "back"), Some(EdgeKind::Handoff));
+    assert_eq!(kind("front", "approve"), Some(EdgeKind::Plain));
+    assert_eq!(artifact.agents["front"].handoffs[0].tool_name, "transfer_to_back");
+    assert_eq!(artifact.tools["publish"].approved_by, ["approve"]);
+    let interrupt = &artifact.interrupts["approve"];
+    assert_eq!(interrupt.reason, super::DEFAULT_INTERRUPT_REASON);
+    assert_eq!(interrupt.approves, ["publish"]);
+    assert_eq!(interrupt.response_schema["required"], json!(["approved"]));
+    assert_eq!(graph.state_schema["required"], json!(["topic"]));
+    assert_eq!(artifact.models["m"].turns, Some(json!([])));
+    assert_eq!(artifact.source_map["graph.flow.edge.front.back"].line, 40);
+}
+
+#[test]
+fn the_default_response_schema_text_is_the_value() {
+    let text: serde_json::Value = serde_json::from_str(super::DEFAULT_RESPONSE_SCHEMA).unwrap();
+    assert_eq!(text, super::tool::default_response_schema());
+}

@@ -10,7 +10,9 @@
 //! 8. the body deserialises strictly into [`Artifact`];
 //! 9. the body is structurally consistent (the same checks as [`crate::seal`]).
 
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::check::check;
 use crate::envelope::{ALGORITHM, EnvelopeIn, SignatureIn};
@@ -141,6 +143,9 @@ pub enum LoadError {
 ///
 /// The first [`LoadError`] found, in the order the module documentation lists.
 pub fn load(bytes: &[u8], policy: &TrustPolicy) -> Result<LoadedArtifact, LoadError> {
+    if let Some(result) = load_as_written(bytes, policy) {
+        return result;
+    }
     let value =
         strict_json::parse(bytes).map_err(|error| LoadError::InvalidEnvelope(format!("not valid JSON: {error}")))?;
     check_format(&value)?;
@@ -158,10 +163,23 @@ pub fn load(bytes: &[u8], policy: &TrustPolicy) -> Result<LoadedArtifact, LoadEr
             computed: computed.to_string(),
         });
     }
-    let signer = match envelope.signature {
+    let signer = verify_signer(envelope.signature.as_ref(), &recorded, policy)?;
+    let artifact = deserialize_body(envelope.artifact)?;
+    finish(artifact, recorded, signer)
+}
+
+/// Step 2: the format, read before the rest of the envelope (a newer one may be shaped
+/// differently).
+/// Steps 5–7: the signature the policy needs, valid, by a trusted key.
+fn verify_signer(
+    block: Option<&SignatureIn>,
+    recorded: &ArtifactId,
+    policy: &TrustPolicy,
+) -> Result<Option<Signature>, LoadError> {
+    let signer = match block {
         None if policy.require_signature => return Err(LoadError::MissingSignature),
         None => None,
-        Some(block) => Some(verify_signature(&block, &recorded)?),
+        Some(block) => Some(verify_signature(block, recorded)?),
     };
     if let Some(signature) = &signer
         && policy.checks_signer()
@@ -171,17 +189,74 @@ pub fn load(bytes: &[u8], policy: &TrustPolicy) -> Result<LoadedArtifact, LoadEr
             fingerprint: signature.public_key().fingerprint(),
         });
     }
-    let artifact = deserialize_body(envelope.artifact)?;
+    Ok(signer)
+}
+
+/// The envelope read without building a JSON tree of the body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvelopeAsWritten<'a> {
+    #[serde(borrow)]
+    artifact: &'a RawValue,
+    format: String,
+    id: String,
+    #[serde(deserialize_with = "crate::model::required")]
+    signature: Option<SignatureIn>,
+}
+
+/// The fast path, for a file exactly as [`crate::seal`] writes it (the usual case): the body's
+/// bytes as stored hash to the recorded id, and the whole file is byte-for-byte the canonical
+/// envelope around them. Then the body is deserialised straight from its bytes, with no JSON
+/// tree and no re-canonicalisation. Any other file (reformatted, altered, or not canonical)
+/// returns `None` and takes the full path, which decides the precise error. Bytes that hash to
+/// the recorded id are the bytes that were sealed, so integrity is the same on both paths. One
+/// difference: the full path refuses a repeated key anywhere; here a repeated key inside a map
+/// of the body would keep its last value. No sealer writes one, and for a signed artifact the
+/// signer sealed exactly these bytes.
+fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedArtifact, LoadError>> {
+    let envelope: EnvelopeAsWritten<'_> = serde_json::from_slice(bytes).ok()?;
+    if envelope.format != FORMAT {
+        return None;
+    }
+    let recorded: ArtifactId = envelope.id.parse().ok()?;
+    let body = envelope.artifact.get();
+    if ArtifactId::of_canonical_bytes(body.as_bytes()) != recorded {
+        return None;
+    }
+    let signer = match verify_signer(envelope.signature.as_ref(), &recorded, policy) {
+        Ok(signer) => signer,
+        Err(error) => return Some(Err(error)),
+    };
+    if crate::envelope::write(body.as_bytes(), &recorded, signer.as_ref()) != bytes {
+        return None;
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(body);
+    let artifact: Artifact = match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(artifact) => artifact,
+        Err(_) => return None,
+    };
+    Some(finish(artifact, recorded, signer))
+}
+
+/// Steps 8 (format of the body) and 9 (consistency), shared by both paths.
+fn finish(artifact: Artifact, id: ArtifactId, signer: Option<Signature>) -> Result<LoadedArtifact, LoadError> {
+    if artifact.format != FORMAT {
+        return Err(LoadError::Malformed {
+            path: "format".to_owned(),
+            message: format!(
+                "body format `{}` differs from the envelope's `{FORMAT}`",
+                shorten(&artifact.format)
+            ),
+        });
+    }
     check(&artifact).map_err(LoadError::Inconsistent)?;
     Ok(LoadedArtifact {
-        id: recorded,
+        id,
         artifact,
         signer: signer.map(|signature| signature.public_key().clone()),
     })
 }
 
-/// Step 2: the format, read before the rest of the envelope (a newer one may be shaped
-/// differently).
 fn check_format(value: &Value) -> Result<(), LoadError> {
     let Some(object) = value.as_object() else {
         return Err(LoadError::InvalidEnvelope("expected a JSON object".to_owned()));
@@ -229,18 +304,8 @@ fn verify_signature(block: &SignatureIn, id: &ArtifactId) -> Result<Signature, L
 
 /// Step 8: strict deserialisation, with the path of the first problem.
 fn deserialize_body(body: Value) -> Result<Artifact, LoadError> {
-    let artifact: Artifact = serde_path_to_error::deserialize(body).map_err(|error| LoadError::Malformed {
+    serde_path_to_error::deserialize(body).map_err(|error| LoadError::Malformed {
         path: error.path().to_string(),
         message: error.inner().to_string(),
-    })?;
-    if artifact.format != FORMAT {
-        return Err(LoadError::Malformed {
-            path: "format".to_owned(),
-            message: format!(
-                "body format `{}` differs from the envelope's `{FORMAT}`",
-                shorten(&artifact.format)
-            ),
-        });
-    }
-    Ok(artifact)
+    })
 }

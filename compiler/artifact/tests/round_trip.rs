@@ -122,3 +122,18 @@ fn key_files_round_trip_and_sign_the_same() {
     let policy = TrustPolicy::signature_required([public]);
     assert!(load(&sealed.to_bytes(), &policy).is_ok());
 }
+
+#[test]
+fn a_reformatted_file_loads_to_the_same_artifact_as_the_file_as_written() {
+    // The file as written takes the fast path (its body bytes hash to the id); the same content
+    // pretty-printed takes the full path (canonicalise, then hash). Both must agree.
+    let sealed = seal(sample()).unwrap();
+    let as_written = sealed.to_bytes();
+    let value: Value = serde_json::from_slice(&as_written).unwrap();
+    let pretty = serde_json::to_vec_pretty(&value).unwrap();
+    assert_ne!(pretty, as_written);
+    let fast = load(&as_written, &TrustPolicy::signature_optional()).unwrap();
+    let full = load(&pretty, &TrustPolicy::signature_optional()).unwrap();
+    assert_eq!(fast, full);
+    assert_eq!(fast.id, *sealed.id());
+}

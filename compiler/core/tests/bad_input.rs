@@ -165,6 +165,31 @@ fn deep_parentheses_in_a_condition() {
 
 /// Nesting just under the limit is parsed, on a test thread's small stack, without overflow.
 #[test]
+fn deep_list_generics() {
+    // `list<` nests like a bracket; 10,000 of them are refused before parsing.
+    let text = format!("schema s = {}string{}\n", "list<".repeat(10_000), ">".repeat(10_000));
+    let diagnostics = run(&text);
+    assert_eq!(count(&diagnostics, Code::TENX0005), 1);
+    // `<` in a comparison is not a generic.
+    let condition = "graph g {\n  entry = a\n  route a { when x<1 -> END else -> END }\n}\n";
+    assert_eq!(count(&run(condition), Code::TENX0005), 0);
+}
+
+#[test]
+fn a_long_chain_of_named_schemas_is_cut() {
+    // Each schema uses the next: inlining them all would build a value thousands of levels
+    // deep. The chain is cut (TENX0406) instead of overflowing the stack.
+    let mut text = String::new();
+    for i in 0..5_000 {
+        text.push_str(&format!("schema s{i} = list<s{}>\n", i + 1));
+    }
+    text.push_str("schema s5000 = string\n");
+    let diagnostics = run(&text);
+    assert!(count(&diagnostics, Code::TENX0406) >= 1);
+    assert!(diagnostics.iter().all(|d| d.code == Code::TENX0406));
+}
+
+#[test]
 fn nesting_at_the_limit_is_parsed() {
     let depth = tenx_compiler::syntax::chunks::MAX_NESTING - 3;
     let list = format!(

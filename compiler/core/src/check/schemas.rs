@@ -66,6 +66,22 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             schema::check_lowered(&lowered, SchemaSite::Parameters, diagnostics);
         }
     }
+    for name in &lowerer.too_deep {
+        let Some(decl) = program.schema(name) else { continue };
+        diagnostics.push(
+            Diagnostic::new(
+                tenx_diagnostics::Code::TENX0406,
+                format!(
+                    "schema `{name}` nests more than {} levels deep once the schemas it uses are filled in",
+                    schema::MAX_SCHEMA_DEPTH
+                ),
+                decl.file,
+                decl.decl.name.span,
+            )
+            .label("too deep")
+            .help("shorten the chain of named schemas it uses"),
+        );
+    }
 }
 
 fn response_schema(

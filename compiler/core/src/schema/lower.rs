@@ -23,6 +23,29 @@ pub struct Lowerer<'p> {
     named: BTreeMap<String, Lowered>,
     /// Named schemas being lowered (a use of one of these is a cycle).
     in_progress: BTreeSet<String>,
+    /// Named schemas whose inlined value would nest deeper than [`MAX_SCHEMA_DEPTH`]: each is
+    /// replaced by `{}` and reported once by the schema check.
+    pub too_deep: BTreeSet<String>,
+}
+
+/// The deepest a lowered schema may nest (JSON objects and arrays). Named schemas are inlined
+/// where they are used, so a chain of thousands of them would build a value deep enough to
+/// exhaust the stack of anything that walks it; the chain is cut here instead.
+pub const MAX_SCHEMA_DEPTH: usize = 256;
+
+/// How deeply a JSON value nests, computed without recursion.
+fn nesting_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1usize)];
+    while let Some((v, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 impl<'p> Lowerer<'p> {
@@ -32,6 +55,7 @@ impl<'p> Lowerer<'p> {
             program,
             named: BTreeMap::new(),
             in_progress: BTreeSet::new(),
+            too_deep: BTreeSet::new(),
         }
     }
 
@@ -192,7 +216,11 @@ impl<'p> Lowerer<'p> {
             if exit {
                 let mut discarded = Vec::new();
                 let lowered = self.lower_type(decl.file, &decl.decl.ty, &mut discarded);
-                let lowered = lowered.unwrap_or_else(|| Lowered::new(decl.file, decl.decl.ty.span()));
+                let mut lowered = lowered.unwrap_or_else(|| Lowered::new(decl.file, decl.decl.ty.span()));
+                if nesting_depth(&lowered.value) > MAX_SCHEMA_DEPTH {
+                    lowered = Lowered::new(decl.file, decl.decl.ty.span());
+                    self.too_deep.insert(current.clone());
+                }
                 self.in_progress.remove(&current);
                 self.named.insert(current, lowered);
                 continue;

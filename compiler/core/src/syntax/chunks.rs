@@ -11,18 +11,13 @@
 /// no input can exhaust the stack.
 pub const MAX_NESTING: usize = 64;
 
-const TOP_LEVEL_KEYWORDS: &[&str] = &[
-    "import",
-    "tag",
-    "schema",
-    "model",
-    "tool",
-    "agent",
-    "validator",
-    "interrupt",
-    "graph",
-    "test",
-];
+/// Whether a word starts a top-level item (a `match`, not a list search: this runs per word).
+fn is_top_level_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "import" | "tag" | "schema" | "model" | "tool" | "agent" | "validator" | "interrupt" | "graph" | "test"
+    )
+}
 
 /// One chunk of a file: bytes `start..end`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +57,10 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
         truncated: false,
     };
     let mut depth = 0usize;
+    // `list<…>` nests like a bracket: `<` counts as an opening only right after the word `list`
+    // (so `score < 1` does not), and `>` closes only an open generic.
+    let mut after_list = false;
+    let mut generics_open = 0usize;
     let mut i = 0usize;
     let mut at_column_zero = true;
     let byte = |k: usize| bytes.get(k).copied().unwrap_or(0);
@@ -137,7 +136,8 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
                     i += 1;
                 }
                 let word = text.get(start..i).unwrap_or("");
-                let starts_item = TOP_LEVEL_KEYWORDS.contains(&word) && (depth == 0 || column_zero);
+                after_list = word == "list";
+                let starts_item = is_top_level_keyword(word) && (depth == 0 || column_zero);
                 if starts_item && current.has_tokens {
                     current.end = start;
                     chunks.push(current);
@@ -151,10 +151,28 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
                 }
                 if starts_item {
                     depth = 0;
+                    generics_open = 0;
                 }
                 current.has_tokens = true;
             }
+            b'<' if after_list => {
+                after_list = false;
+                current.has_tokens = true;
+                depth += 1;
+                generics_open += 1;
+                if depth > MAX_NESTING && current.too_deep_at.is_none() {
+                    current.too_deep_at = Some(i);
+                }
+                i += 1;
+            }
+            b'>' if generics_open > 0 => {
+                generics_open -= 1;
+                depth = depth.saturating_sub(1);
+                current.has_tokens = true;
+                i += 1;
+            }
             _ => {
+                after_list = false;
                 current.has_tokens = true;
                 // Skip a whole UTF-8 character.
                 i += text.get(i..).and_then(|s| s.chars().next()).map_or(1, char::len_utf8);

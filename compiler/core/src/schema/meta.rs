@@ -58,7 +58,11 @@ impl Problem {
 /// is not JSON (both reported elsewhere).
 pub(crate) fn check(lowered: &Lowered, objects: &[(String, &Map<String, Value>)], diagnostics: &mut Vec<Diagnostic>) {
     let root = &lowered.value;
-    let mut problems: Vec<Problem> = meta_errors(root).iter().flat_map(describe).collect();
+    let mut problems: Vec<Problem> = if plainly_valid(root, objects) {
+        Vec::new()
+    } else {
+        meta_errors(root).iter().flat_map(describe).collect()
+    };
     problems.extend(dialects(objects));
     problems.extend(references(root, objects));
     if problems.is_empty()
@@ -87,6 +91,47 @@ pub(crate) fn check(lowered: &Lowered, objects: &[(String, &Map<String, Value>)]
                 .maybe_help(problem.help),
         );
     }
+}
+
+/// Whether every schema object uses only common keywords with values of the right shape, so the
+/// meta-schema has nothing to say about it. Most schemas (all that typed parameters produce,
+/// and most written inline) pass this, and then the meta-schema validator is never built or
+/// run, which is most of the cost of checking a small program. Anything else (`pattern`,
+/// `$ref`, `$defs`, `allOf`, a keyword it does not know, an odd value) goes to the full
+/// meta-schema validation. It never accepts what the meta-schema would refuse.
+fn plainly_valid(root: &Value, objects: &[(String, &Map<String, Value>)]) -> bool {
+    const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array", "null"];
+    let is_type = |v: &Value| v.as_str().is_some_and(|t| TYPES.contains(&t));
+    let is_schema = |v: &Value| v.is_object() || v.is_boolean();
+    let is_count = |v: &Value| v.as_u64().is_some();
+    if !root.is_object() {
+        return false;
+    }
+    objects.iter().all(|(_, map)| {
+        map.iter().all(|(key, value)| match key.as_str() {
+            "type" => {
+                is_type(value)
+                    || value.as_array().is_some_and(|a| {
+                        !a.is_empty()
+                            && a.iter().all(is_type)
+                            && a.iter().enumerate().all(|(i, t)| !a.iter().skip(i + 1).any(|u| u == t))
+                    })
+            }
+            "properties" => value.as_object().is_some_and(|m| m.values().all(is_schema)),
+            "required" => value.as_array().is_some_and(|a| {
+                a.iter().all(Value::is_string) && a.iter().enumerate().all(|(i, x)| !a.iter().skip(i + 1).any(|y| y == x))
+            }),
+            "items" | "additionalProperties" => is_schema(value),
+            "enum" => value.is_array(),
+            "examples" => value.is_array(),
+            "const" | "default" => true,
+            "description" | "title" => value.is_string(),
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => value.is_number(),
+            "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => is_count(value),
+            "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" => value.is_boolean(),
+            _ => false,
+        })
+    })
 }
 
 fn meta_errors(root: &Value) -> Vec<ValidationError<'static>> {
@@ -478,4 +523,41 @@ fn build_error(e: &ValidationError<'_>, objects: &[(String, &Map<String, Value>)
         "cannot be resolved",
     )
     .help("tenx never fetches schemas; every `$ref` must point inside the schema")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{META, plainly_valid};
+    use crate::schema::keywords::schema_objects;
+    use serde_json::json;
+
+    /// The shortcut may only skip the meta-schema where the meta-schema would accept.
+    #[test]
+    fn the_shortcut_never_accepts_what_the_meta_schema_refuses() {
+        let cases = [
+            json!({"type": "object", "properties": {"a": {"type": "integer", "minimum": 1}}, "required": ["a"]}),
+            json!({"type": ["string", "null"], "maxLength": 3}),
+            json!({"type": "strng"}),
+            json!({"type": ["string", "string"]}),
+            json!({"type": []}),
+            json!({"required": ["a", "a"]}),
+            json!({"required": "a"}),
+            json!({"minLength": -1}),
+            json!({"minLength": 1.5}),
+            json!({"properties": {"a": 5}}),
+            json!({"items": true, "enum": [1, "x"]}),
+            json!({"pattern": "(["}),
+            json!({"$ref": "#/nope"}),
+            json!({"description": 3}),
+        ];
+        let meta = META.as_ref().unwrap();
+        for case in &cases {
+            let objects = schema_objects(case);
+            if plainly_valid(case, &objects) {
+                assert!(meta.is_valid(case), "shortcut accepted {case}, which the meta-schema refuses");
+            }
+        }
+        let typical = &cases[0];
+        assert!(plainly_valid(typical, &schema_objects(typical)), "the common case should take the shortcut");
+    }
 }

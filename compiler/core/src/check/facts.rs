@@ -41,7 +41,7 @@ impl<'p> Facts<'p> {
             for selector in &agent.decl.tools {
                 match selector {
                     ToolSelector::Named(name) => {
-                        if let Some(symbol) = program.lookup(&name.name).filter(|s| s.kind == DeclKind::Tool) {
+                        if let Some(symbol) = program.lookup_as(&name.name, &[DeclKind::Tool]) {
                             tools.insert(symbol.index);
                         }
                     }
@@ -62,7 +62,9 @@ impl<'p> Facts<'p> {
         let mut used_as_node = BTreeSet::new();
         for graph in &program.graphs {
             for node in &graph.decl.nodes {
-                if let Some(symbol) = program.lookup(&node.name) {
+                if let Some(symbol) =
+                    program.lookup_as(&node.name, &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt])
+                {
                     used_as_node.insert((symbol.kind, symbol.index));
                 }
             }

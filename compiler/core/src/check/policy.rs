@@ -35,7 +35,7 @@ fn approving_interrupts(facts: &Facts<'_>) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); facts.program.tools.len()];
     for (i, interrupt) in facts.program.interrupts.iter().enumerate() {
         for tool in &interrupt.decl.approves {
-            let Some(symbol) = facts.program.lookup(&tool.name).filter(|s| s.kind == DeclKind::Tool) else {
+            let Some(symbol) = facts.program.lookup_as(&tool.name, &[DeclKind::Tool]) else {
                 continue;
             };
             if let Some(list) = out.get_mut(symbol.index)

@@ -72,12 +72,12 @@ impl Topology {
         let mut nodes = Vec::new();
         let mut index = BTreeMap::new();
         for ident in &graph.nodes {
-            let Some(symbol) = program.lookup(&ident.name) else {
+            // A name also claimed by a declaration of another kind (a reported duplicate) still
+            // names its node here, so one duplicate costs one error.
+            let Some(symbol) = program.lookup_as(&ident.name, &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt])
+            else {
                 continue;
             };
-            if !matches!(symbol.kind, DeclKind::Agent | DeclKind::Tool | DeclKind::Interrupt) {
-                continue;
-            }
             if index.contains_key(&ident.name) {
                 continue;
             }

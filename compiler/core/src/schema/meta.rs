@@ -119,7 +119,8 @@ fn plainly_valid(root: &Value, objects: &[(String, &Map<String, Value>)]) -> boo
             }
             "properties" => value.as_object().is_some_and(|m| m.values().all(is_schema)),
             "required" => value.as_array().is_some_and(|a| {
-                a.iter().all(Value::is_string) && a.iter().enumerate().all(|(i, x)| !a.iter().skip(i + 1).any(|y| y == x))
+                a.iter().all(Value::is_string)
+                    && a.iter().enumerate().all(|(i, x)| !a.iter().skip(i + 1).any(|y| y == x))
             }),
             "items" | "additionalProperties" => is_schema(value),
             "enum" => value.is_array(),
@@ -554,10 +555,16 @@ mod tests {
         for case in &cases {
             let objects = schema_objects(case);
             if plainly_valid(case, &objects) {
-                assert!(meta.is_valid(case), "shortcut accepted {case}, which the meta-schema refuses");
+                assert!(
+                    meta.is_valid(case),
+                    "shortcut accepted {case}, which the meta-schema refuses"
+                );
             }
         }
         let typical = &cases[0];
-        assert!(plainly_valid(typical, &schema_objects(typical)), "the common case should take the shortcut");
+        assert!(
+            plainly_valid(typical, &schema_objects(typical)),
+            "the common case should take the shortcut"
+        );
     }
 }

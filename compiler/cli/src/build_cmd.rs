@@ -13,7 +13,6 @@ use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tenx_artifact::SecretKey;
-use tenx_diagnostics::{Diagnostic, SourceSet};
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
@@ -47,16 +46,7 @@ pub fn run(args: &BuildArgs) -> Result<ExitCode> {
             args.path.display()
         ));
     }
-    let mut sources = SourceSet::new();
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    let artifact = match files::read_program(&mut sources, &args.path, &mut diagnostics)? {
-        Some(root) => {
-            let compiled = tenx_compiler::compile(&mut sources, root, &lints);
-            diagnostics.extend(compiled.diagnostics);
-            compiled.artifact
-        }
-        None => None,
-    };
+    let (sources, mut diagnostics, artifact) = files::compile_program(&args.path, &lints)?;
     let errors = check_cmd::print_diagnostics(&args.report, &mut diagnostics, &sources, 1);
     let Some(artifact) = artifact.filter(|_| errors == 0) else {
         return Ok(ExitCode::from(1));

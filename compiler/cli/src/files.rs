@@ -3,7 +3,7 @@
 
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::path::{Path, PathBuf};
-use tenx_diagnostics::{Code, Diagnostic, FileId, SourceSet, Span};
+use tenx_diagnostics::{Diagnostic, FileId, SourceSet};
 
 /// The `.tenx` files named by the command line, in a stable order.
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -72,24 +72,13 @@ pub fn read_into(
     let bytes = std::fs::read(path)
         .into_diagnostic()
         .wrap_err_with(|| format!("cannot read `{}`", path.display()))?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(Some(sources.add(name, text))),
-        Err(error) => {
-            let at = error.utf8_error().valid_up_to();
-            let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
-            let id = sources.add(name, text);
-            diagnostics.push(
-                Diagnostic::new(
-                    Code::TENX0006,
-                    format!("`{name}` is not valid UTF-8"),
-                    id,
-                    Span::new(at, at + 1),
-                )
-                .label(format!("invalid byte at offset {at}"))
-                .help("save the file as UTF-8"),
-            );
+    let (id, invalid) = tenx_compiler::add_source_bytes(sources, name, bytes);
+    match invalid {
+        Some(diagnostic) => {
+            diagnostics.push(diagnostic);
             Ok(None)
         }
+        None => Ok(Some(id)),
     }
 }
 
@@ -103,6 +92,25 @@ pub fn read_program(sources: &mut SourceSet, path: &Path, diagnostics: &mut Vec<
     };
     load_imports(sources, root, diagnostics);
     Ok(Some(root))
+}
+
+/// Reads the program rooted at `path` and compiles it: its files, every diagnostic, and the
+/// artifact when there is no error. Shared by `build` and `graph`.
+pub fn compile_program(
+    path: &Path,
+    lints: &tenx_compiler::LintLevels,
+) -> Result<(SourceSet, Vec<Diagnostic>, Option<tenx_artifact::Artifact>)> {
+    let mut sources = SourceSet::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let artifact = match read_program(&mut sources, path, &mut diagnostics)? {
+        Some(root) => {
+            let compiled = tenx_compiler::compile(&mut sources, root, lints);
+            diagnostics.extend(compiled.diagnostics);
+            compiled.artifact
+        }
+        None => None,
+    };
+    Ok((sources, diagnostics, artifact))
 }
 
 /// Loads every file a root imports (transitively) into the set. A missing or unreadable file
@@ -121,16 +129,7 @@ pub fn load_imports(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec
     });
     for (name, at) in invalid {
         if let Some(id) = sources.find(&name) {
-            diagnostics.push(
-                Diagnostic::new(
-                    Code::TENX0006,
-                    format!("`{name}` is not valid UTF-8"),
-                    id,
-                    Span::new(at, at + 1),
-                )
-                .label(format!("invalid byte at offset {at}"))
-                .help("save the file as UTF-8"),
-            );
+            diagnostics.push(tenx_compiler::source::invalid_utf8(&name, id, at));
         }
     }
 }

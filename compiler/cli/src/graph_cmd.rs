@@ -9,7 +9,7 @@ use miette::{IntoDiagnostic, Result, WrapErr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tenx_artifact::TrustPolicy;
-use tenx_diagnostics::{Diagnostic, SourceSet};
+use tenx_diagnostics::Diagnostic;
 use tenxc::picture::{self, PictureFormat};
 
 #[derive(Debug, Args)]
@@ -68,16 +68,7 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode> {
         std::fs::metadata(&args.path)
             .into_diagnostic()
             .wrap_err_with(|| format!("cannot read `{}`", args.path.display()))?;
-        let mut sources = SourceSet::new();
-        let mut diagnostics: Vec<Diagnostic> = Vec::new();
-        let artifact = match files::read_program(&mut sources, &args.path, &mut diagnostics)? {
-            Some(root) => {
-                let compiled = tenx_compiler::compile(&mut sources, root, &lints);
-                diagnostics.extend(compiled.diagnostics);
-                compiled.artifact
-            }
-            None => None,
-        };
+        let (sources, mut diagnostics, artifact) = files::compile_program(&args.path, &lints)?;
         if !diagnostics.is_empty() {
             check_cmd::print_diagnostics(&report, &mut diagnostics, &sources, 1);
         }

@@ -13,15 +13,17 @@ pub fn add_source_bytes(sources: &mut SourceSet, name: &str, bytes: Vec<u8>) -> 
             let at = error.utf8_error().valid_up_to();
             let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
             let id = sources.add(name, text);
-            let diagnostic = Diagnostic::new(
-                Code::TENX0006,
-                format!("`{name}` is not valid UTF-8"),
-                id,
-                Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()),
-            )
-            .label(format!("invalid byte at offset {at}"))
-            .help("save the file as UTF-8");
-            (id, Some(diagnostic))
+            (id, Some(invalid_utf8(name, id, at)))
         }
     }
+}
+
+/// The `TENX0006` diagnostic for the file `name` (added as `id`, lossily decoded) whose first
+/// invalid byte is at offset `at`.
+pub fn invalid_utf8(name: &str, id: FileId, at: usize) -> Diagnostic {
+    // The invalid byte became U+FFFD in the decoded text.
+    let span = Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8());
+    Diagnostic::new(Code::TENX0006, format!("`{name}` is not valid UTF-8"), id, span)
+        .label(format!("invalid byte at offset {at}"))
+        .help("save the file as UTF-8")
 }

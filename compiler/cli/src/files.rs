@@ -137,6 +137,9 @@ pub fn load_imports(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec
 /// The files that are not imported by another of `files`: those are the programs' roots. A
 /// file that another checked file imports is checked as part of that program.
 pub fn roots(files: &[PathBuf]) -> Vec<PathBuf> {
+    if files.len() < 2 {
+        return files.to_vec(); // a single file is its own root: no need to read it twice
+    }
     let names: Vec<String> = files.iter().map(|p| display_name(p)).collect();
     let mut imported = std::collections::BTreeSet::new();
     for (path, name) in files.iter().zip(&names) {

@@ -63,8 +63,8 @@ fn main() -> ExitCode {
         );
         println!("  throughput                      {:>9.0} lines/s", per_second);
         println!(
-            "  peak RSS (max of runs so far)   {:>9.1} MB",
-            check.peak_rss_kb as f64 / 1024.0
+            "  peak RSS                        {:>12}",
+            peak_rss(&tenxc, &["check", path.to_string_lossy().as_ref()], &dir)
         );
         if !check.clean {
             println!(
@@ -89,6 +89,19 @@ fn main() -> ExitCode {
             ms(build.wall),
             ms(build.cpu),
             target(lines, build.wall, BUILD_TARGET)
+        );
+        println!(
+            "  peak RSS of build               {:>12}",
+            peak_rss(
+                &tenxc,
+                &[
+                    "build",
+                    path.to_string_lossy().as_ref(),
+                    "-o",
+                    artifact.to_string_lossy().as_ref()
+                ],
+                &dir
+            )
         );
         match measure_load(&artifact) {
             Ok((wall, cpu, bytes)) => {
@@ -115,7 +128,6 @@ struct Measurement {
     /// Median user + system CPU time of the child processes: less sensitive than the wall time
     /// to other work on a shared machine.
     cpu: Duration,
-    peak_rss_kb: i64,
     clean: bool,
 }
 
@@ -137,15 +149,32 @@ fn measure(program: &Path, args: &[&str], _input: Option<&PathBuf>) -> Measureme
     }
     times.sort();
     cpu_times.sort();
-    // Peak RSS over all children waited for so far: each measurement runs after the smaller ones.
-    let peak_rss_kb = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
-        .map(|u| u.max_rss())
-        .unwrap_or(0);
     Measurement {
         wall: times.get(RUNS / 2).copied().unwrap_or_default(),
         cpu: cpu_times.get(RUNS / 2).copied().unwrap_or_default(),
-        peak_rss_kb,
         clean,
+    }
+}
+
+/// The peak resident memory of one run, as GNU time (`/usr/bin/time -f %M`) reports it for that
+/// process alone, or `n/a` where GNU time is not installed.
+fn peak_rss(program: &Path, args: &[&str], dir: &Path) -> String {
+    let out = dir.join("peak_rss.txt");
+    let status = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(&out)
+        .arg(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let kb = status
+        .ok()
+        .and_then(|_| std::fs::read_to_string(&out).ok())
+        .and_then(|text| text.lines().last().and_then(|l| l.trim().parse::<f64>().ok()));
+    match kb {
+        Some(kb) => format!("{:.1} MB", kb / 1024.0),
+        None => "n/a".to_string(),
     }
 }
 

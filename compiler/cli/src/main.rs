@@ -14,11 +14,6 @@ mod inspect_cmd;
 mod keygen_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
-
-/// The parser and the AST allocate many small, short-lived values; mimalloc makes checking a
-/// large program about a tenth faster than the system allocator (see `bench/`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 /// The tenx compiler: checks `.tenx` agent graphs before they ship.

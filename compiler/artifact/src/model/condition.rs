@@ -67,3 +67,19 @@ pub enum CompareOp {
     /// String or array that contains `value`.
     Contains,
 }
+
+impl CompareOp {
+    /// The operator as `.tenx` writes it (`==`, `in`, …), for pictures and messages.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "==",
+            CompareOp::Ne => "!=",
+            CompareOp::Lt => "<",
+            CompareOp::Le => "<=",
+            CompareOp::Gt => ">",
+            CompareOp::Ge => ">=",
+            CompareOp::In => "in",
+            CompareOp::Contains => "contains",
+        }
+    }
+}

@@ -17,7 +17,7 @@ pub use dot::dot;
 pub use mermaid::mermaid;
 
 use serde_json::Value;
-use tenx_artifact::{Arm, Artifact, CompareOp, Condition, EdgeKind, Graph, NodeKind, Risk, Tool};
+use tenx_artifact::{Arm, Artifact, Condition, EdgeKind, Graph, NodeKind, Risk, Tool};
 
 /// The output formats of `tenxc graph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,16 +308,7 @@ pub(crate) fn condition_text(condition: &Condition) -> String {
         Condition::Not { condition } => format!("not {}", inner(condition)),
         Condition::Truthy { field } => field.join("."),
         Condition::Compare { field, op, value } => {
-            let op = match op {
-                CompareOp::Eq => "==",
-                CompareOp::Ne => "!=",
-                CompareOp::Lt => "<",
-                CompareOp::Le => "<=",
-                CompareOp::Gt => ">",
-                CompareOp::Ge => ">=",
-                CompareOp::In => "in",
-                CompareOp::Contains => "contains",
-            };
+            let op = op.symbol();
             format!("{} {op} {}", field.join("."), json_text(value))
         }
     }

@@ -12,7 +12,6 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::check::check;
 use crate::envelope::{ALGORITHM, EnvelopeIn, SignatureIn};
@@ -192,38 +191,51 @@ fn verify_signer(
     Ok(signer)
 }
 
-/// The envelope read without building a JSON tree of the body.
+/// The envelope after its body, as the sealer writes it: `"format":…,"id":…,"signature":…`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct EnvelopeAsWritten<'a> {
-    #[serde(borrow)]
-    artifact: &'a RawValue,
+struct EnvelopeTail {
     format: String,
     id: String,
     #[serde(deserialize_with = "crate::model::required")]
     signature: Option<SignatureIn>,
 }
 
+/// What comes right after the body in a canonical envelope.
+const TAIL_START: &str = ",\"format\":";
+
+/// Splits a canonical envelope into its body's text and its tail, without reading the body:
+/// the body is everything between the leading `{"artifact":` and the last [`TAIL_START`] (the
+/// tail itself holds no such text). `None` if the bytes are not laid out that way.
+fn split_as_written(bytes: &[u8]) -> Option<(&str, EnvelopeTail)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let rest = text.strip_prefix("{\"artifact\":")?;
+    let tail_at = rest.rfind(TAIL_START)?;
+    let (body, tail) = rest.split_at(tail_at);
+    let tail = tail.strip_prefix(',')?;
+    let tail: EnvelopeTail = serde_json::from_str(&format!("{{{tail}")).ok()?;
+    Some((body, tail))
+}
+
 /// The fast path, for a file exactly as [`crate::seal`] writes it (the usual case): the body's
 /// bytes as stored hash to the recorded id, and the whole file is byte-for-byte the canonical
 /// envelope around them. Then the body is deserialised straight from its bytes, with no JSON
-/// tree and no re-canonicalisation. Any other file (reformatted, altered, or not canonical)
-/// returns `None` and takes the full path, which decides the precise error. Bytes that hash to
-/// the recorded id are the bytes that were sealed, so integrity is the same on both paths. One
-/// difference: the full path refuses a repeated key anywhere; here a repeated key inside a map
-/// of the body would keep its last value. No sealer writes one, and for a signed artifact the
-/// signer sealed exactly these bytes.
+/// tree, no re-canonicalisation and no separate pass to find where it ends. Any other file
+/// (reformatted, altered, or not canonical) returns `None` and takes the full path, which decides
+/// the precise error. Bytes that hash to the recorded id are the bytes that were sealed, so
+/// integrity is the same on both paths. One difference: the full path refuses a repeated key
+/// anywhere; here a repeated key inside a map of the body would keep its last value. No sealer
+/// writes one, and for a signed artifact the signer sealed exactly these bytes.
 fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedArtifact, LoadError>> {
-    let envelope: EnvelopeAsWritten<'_> = serde_json::from_slice(bytes).ok()?;
-    if envelope.format != FORMAT {
+    let (body, tail) = split_as_written(bytes)?;
+    if tail.format != FORMAT {
         return None;
     }
-    let recorded: ArtifactId = envelope.id.parse().ok()?;
-    let body = envelope.artifact.get();
+    let recorded: ArtifactId = tail.id.parse().ok()?;
     if ArtifactId::of_canonical_bytes(body.as_bytes()) != recorded {
         return None;
     }
-    let signer = match verify_signer(envelope.signature.as_ref(), &recorded, policy) {
+    let signer = match verify_signer(tail.signature.as_ref(), &recorded, policy) {
         Ok(signer) => signer,
         Err(error) => return Some(Err(error)),
     };
@@ -231,7 +243,8 @@ fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedAr
         return None;
     }
     // Plain deserialisation: tracking the path of every field costs a third of the time, and
-    // on an error the full path runs again and reports where.
+    // on an error the full path runs again and reports where. It also proves the body is one
+    // JSON value: trailing bytes are an error.
     let artifact: Artifact = serde_json::from_str(body).ok()?;
     Some(finish(artifact, recorded, signer))
 }
@@ -306,4 +319,30 @@ fn deserialize_body(body: Value) -> Result<Artifact, LoadError> {
         path: error.path().to_string(),
         message: error.inner().to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
+
+    use super::split_as_written;
+    use crate::{Artifact, seal};
+
+    #[test]
+    fn a_sealed_file_splits_at_its_body() {
+        let mut artifact = Artifact::new("tenxc test");
+        artifact.compiler = "a \",\"format\": b".to_owned();
+        let sealed = seal(artifact).unwrap();
+        let bytes = sealed.to_bytes();
+        let (body, tail) = split_as_written(&bytes).unwrap();
+        assert!(body.starts_with("{\"agents\":") && body.ends_with('}'), "{body}");
+        assert!(body.contains(",\"format\":\"tenx-graph/1\""), "{body}");
+        assert_eq!(tail.id, sealed.id().as_str());
+        assert!(tail.signature.is_none());
+        assert!(split_as_written(b"{\"artifact\":{}}").is_none());
+        assert!(
+            split_as_written(b"{ \"artifact\":{},\"format\":\"tenx-graph/1\",\"id\":\"x\",\"signature\":null}")
+                .is_none()
+        );
+    }
 }

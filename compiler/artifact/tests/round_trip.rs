@@ -137,3 +137,29 @@ fn a_reformatted_file_loads_to_the_same_artifact_as_the_file_as_written() {
     assert_eq!(fast, full);
     assert_eq!(fast.id, *sealed.id());
 }
+
+#[test]
+fn a_body_holding_the_envelopes_own_text_loads_as_written() {
+    // The fast path finds the end of the body by the envelope text that follows it
+    // (`,"format":`). The body holds that text too: its own `format` key, and here a parameter
+    // named `format` in every tool; strings hold it escaped. It must still load whole, signed or
+    // not, and agree with the full path.
+    let mut artifact = sample();
+    let tail = r#"","format":"tenx-graph/1","id":"sha256:00","signature":null}"#;
+    for tool in artifact.tools.values_mut() {
+        tool.description = format!("{{\"artifact\":{tail}{tail}");
+        tool.parameters["properties"]["format"] = serde_json::json!({"type": "string", "description": tail});
+    }
+    let (secret, public) = generate_keypair().unwrap();
+    for sealed in [
+        seal(artifact.clone()).unwrap(),
+        sign(artifact.clone(), &secret).unwrap(),
+    ] {
+        let as_written = sealed.to_bytes();
+        let policy = TrustPolicy::signature_optional().trust(public.clone());
+        let fast = load(&as_written, &policy).unwrap();
+        assert_eq!(&fast.artifact, sealed.artifact());
+        let pretty = serde_json::to_vec_pretty(&serde_json::from_slice::<Value>(&as_written).unwrap()).unwrap();
+        assert_eq!(load(&pretty, &policy).unwrap(), fast);
+    }
+}

@@ -323,8 +323,6 @@ fn deserialize_body(body: Value) -> Result<Artifact, LoadError> {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
-
     use super::split_as_written;
     use crate::{Artifact, seal};
 

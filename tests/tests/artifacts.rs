@@ -89,7 +89,9 @@ fn every_example_seals_loads_and_round_trips() {
 fn artifact_snapshots() {
     for example in examples() {
         let sealed = seal(compile_example(&example)).unwrap();
-        let pretty = serde_json::to_string_pretty(sealed.artifact()).unwrap();
+        // Through a JSON tree, so the schemas (kept as compact text) are indented too.
+        let tree = serde_json::to_value(sealed.artifact()).unwrap();
+        let pretty = serde_json::to_string_pretty(&tree).unwrap();
         let picture = render(sealed.artifact(), PictureFormat::Mermaid);
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path("../snapshots");

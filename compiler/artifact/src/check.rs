@@ -6,10 +6,9 @@
 //! [`crate::load`] refuses a sealed file that breaks one.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
-use serde_json::Value;
-
-use crate::model::{Agent, Arm, Artifact, END, EdgeKind, Graph, NodeKind, Risk, Tool, Validator};
+use crate::model::{Agent, Arm, Artifact, END, EdgeKind, Graph, NodeKind, Risk, Schema, Tool, Validator};
 
 /// Checks `artifact`; the error names the first problem and how many more there are.
 pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
@@ -79,18 +78,18 @@ fn check_tools(artifact: &Artifact, problems: &mut Problems) {
         if !tool.parameters.is_object() {
             problems.push(format!("tool `{name}`: `parameters` must be a schema object"));
         }
-        check_schema(tool.result.as_ref(), &format!("tool `{name}`: `result`"), problems);
+        check_schema(tool.result.as_ref(), || format!("tool `{name}`: `result`"), problems);
         if let Some(approval) = &tool.approval {
-            let what = format!("tool `{name}`: approval `response_schema`");
-            check_schema(Some(&approval.response_schema), &what, problems);
+            let what = || format!("tool `{name}`: approval `response_schema`");
+            check_schema(Some(&approval.response_schema), what, problems);
         }
         if tool.risk == Risk::High && tool.approval.is_none() && tool.approved_by.is_empty() {
             problems.push(format!(
                 "tool `{name}` has risk `high` but neither an approval nor an approving interrupt"
             ));
         }
-        check_sorted(&tool.tags, &format!("tool `{name}`: `tags`"), problems);
-        check_sorted(&tool.approved_by, &format!("tool `{name}`: `approved_by`"), problems);
+        check_sorted(&tool.tags, || format!("tool `{name}`: `tags`"), problems);
+        check_sorted(&tool.approved_by, || format!("tool `{name}`: `approved_by`"), problems);
         for interrupt in &tool.approved_by {
             match artifact.interrupts.get(interrupt) {
                 None => problems.push(format!("tool `{name}` is approved by unknown interrupt `{interrupt}`")),
@@ -109,11 +108,11 @@ fn check_tools(artifact: &Artifact, problems: &mut Problems) {
 
 fn check_interrupts(artifact: &Artifact, problems: &mut Problems) {
     for (name, interrupt) in &artifact.interrupts {
-        let what = format!("interrupt `{name}`: `response_schema`");
-        check_schema(Some(&interrupt.response_schema), &what, problems);
+        let what = || format!("interrupt `{name}`: `response_schema`");
+        check_schema(Some(&interrupt.response_schema), what, problems);
         check_sorted(
             &interrupt.approves,
-            &format!("interrupt `{name}`: `approves`"),
+            || format!("interrupt `{name}`: `approves`"),
             problems,
         );
         for tool in &interrupt.approves {
@@ -139,30 +138,30 @@ fn check_validators(artifact: &Artifact, problems: &mut Problems) {
     }
 }
 
-fn check_agent(artifact: &Artifact, name: &str, agent: &Agent, problems: &mut Problems) {
+fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problems: &mut Problems) {
     if !artifact.models.contains_key(&agent.model) {
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
     check_schema(
         agent.output_schema.as_ref(),
-        &format!("agent `{name}`: `output_schema`"),
+        || format!("agent `{name}`: `output_schema`"),
         problems,
     );
     check_sorted(
         &agent.allowed_tools,
-        &format!("agent `{name}`: `allowed_tools`"),
+        || format!("agent `{name}`: `allowed_tools`"),
         problems,
     );
-    check_sorted(&agent.handoffs, &format!("agent `{name}`: `handoffs`"), problems);
+    check_sorted(&agent.handoffs, || format!("agent `{name}`: `handoffs`"), problems);
     // Model-facing name -> what claims it, so that a call can never be ambiguous.
-    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
-    let mut claim = |model_name: &str, owner: String, problems: &mut Problems| {
+    let mut claimed: BTreeMap<&str, Claimant<'_>> = BTreeMap::new();
+    let mut claim = |model_name: &'a str, owner: Claimant<'a>, problems: &mut Problems| {
         if let Some(first) = claimed.get(model_name) {
             problems.push(format!(
                 "agent `{name}`: tool name `{model_name}` is claimed by both {first} and {owner}"
             ));
         } else {
-            claimed.insert(model_name.to_owned(), owner);
+            claimed.insert(model_name, owner);
         }
     };
     for tool_name in &agent.allowed_tools {
@@ -173,7 +172,7 @@ fn check_agent(artifact: &Artifact, name: &str, agent: &Agent, problems: &mut Pr
             }) => problems.push(format!(
                 "agent `{name}` allows tool `{tool_name}`, whose risk is `prohibited`"
             )),
-            Some(tool) => claim(&tool.name, format!("tool `{tool_name}`"), problems),
+            Some(tool) => claim(&tool.name, Claimant::Tool(tool_name), problems),
         }
     }
     for handoff in &agent.handoffs {
@@ -189,8 +188,7 @@ fn check_agent(artifact: &Artifact, name: &str, agent: &Agent, problems: &mut Pr
                 handoff.tool_name
             ));
         }
-        let owner = format!("the handoff to `{}`", handoff.target);
-        claim(&handoff.tool_name, owner, problems);
+        claim(&handoff.tool_name, Claimant::Handoff(&handoff.target), problems);
     }
 }
 
@@ -204,7 +202,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
     if graph.recursion_limit == 0 {
         report(problems, "`recursion_limit` must be at least 1".to_owned());
     }
-    if !is_schema(&graph.state_schema) {
+    if !graph.state_schema.is_schema() {
         report(problems, "`state_schema` must be a schema object".to_owned());
     }
     for used in &graph.input_validators {
@@ -239,7 +237,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
             );
         }
     }
-    check_sorted(&graph.edges, &format!("graph `{name}`: `edges`"), problems);
+    check_sorted(&graph.edges, || format!("graph `{name}`: `edges`"), problems);
     let sorted_routes = graph.routes.windows(2).all(|pair| match pair {
         [a, b] => a.from < b.from,
         _ => true,
@@ -369,15 +367,33 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
     }
 }
 
-fn check_schema(schema: Option<&Value>, what: &str, problems: &mut Problems) {
-    if let Some(schema) = schema
-        && !is_schema(schema)
-    {
-        problems.push(format!("{what} must be a schema (an object or a boolean)"));
+/// What claims a model-facing tool name in an agent.
+enum Claimant<'a> {
+    /// The tool of this key.
+    Tool(&'a str),
+    /// The handoff to this agent.
+    Handoff(&'a str),
+}
+
+impl fmt::Display for Claimant<'_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tool(tool) => write!(formatter, "tool `{tool}`"),
+            Self::Handoff(agent) => write!(formatter, "the handoff to `{agent}`"),
+        }
     }
 }
 
-fn check_sorted<T: Ord>(list: &[T], what: &str, problems: &mut Problems) {
+/// `what` names the place, and is only written out when there is a problem.
+fn check_schema(schema: Option<&Schema>, what: impl FnOnce() -> String, problems: &mut Problems) {
+    if let Some(schema) = schema
+        && !schema.is_schema()
+    {
+        problems.push(format!("{} must be a schema (an object or a boolean)", what()));
+    }
+}
+
+fn check_sorted<T: Ord>(list: &[T], what: impl FnOnce() -> String, problems: &mut Problems) {
     let sorted = list.windows(2).all(|pair| match pair {
         [a, b] => a < b,
         _ => true,
@@ -385,13 +401,8 @@ fn check_sorted<T: Ord>(list: &[T], what: &str, problems: &mut Problems) {
     if !sorted {
         problems
             .unsorted
-            .push(format!("{what} must be sorted and without repeats"));
+            .push(format!("{} must be sorted and without repeats", what()));
     }
-}
-
-/// A JSON Schema is an object or a boolean.
-fn is_schema(value: &Value) -> bool {
-    value.is_object() || value.is_boolean()
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: an environment variable name.

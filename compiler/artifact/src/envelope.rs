@@ -37,6 +37,9 @@ pub(crate) struct SignatureIn {
     pub(crate) signature: String,
 }
 
+/// What a canonical envelope starts with, before the body.
+pub(crate) const HEAD: &[u8] = b"{\"artifact\":";
+
 /// The canonical bytes of an envelope around an already canonical `body`.
 ///
 /// Keys are written in sorted order by hand (`artifact`, `format`, `id`, `signature`; inside the
@@ -44,25 +47,36 @@ pub(crate) struct SignatureIn {
 /// of the same envelope as a JSON value.
 pub(crate) fn write(body: &[u8], id: &ArtifactId, signature: Option<&Signature>) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 256);
-    out.extend_from_slice(b"{\"artifact\":");
+    out.extend_from_slice(HEAD);
     out.extend_from_slice(body);
+    write_tail(&mut out, id, signature);
+    out
+}
+
+/// The canonical bytes after the body: `,"format":…,"id":…,"signature":…}`.
+pub(crate) fn tail(id: &ArtifactId, signature: Option<&Signature>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    write_tail(&mut out, id, signature);
+    out
+}
+
+fn write_tail(out: &mut Vec<u8>, id: &ArtifactId, signature: Option<&Signature>) {
     out.extend_from_slice(b",\"format\":");
-    write_string(&mut out, FORMAT);
+    write_string(out, FORMAT);
     out.extend_from_slice(b",\"id\":");
-    write_string(&mut out, id.as_str());
+    write_string(out, id.as_str());
     out.extend_from_slice(b",\"signature\":");
     match signature {
         None => out.extend_from_slice(b"null"),
         Some(signature) => {
             out.extend_from_slice(b"{\"algorithm\":");
-            write_string(&mut out, ALGORITHM);
+            write_string(out, ALGORITHM);
             out.extend_from_slice(b",\"public_key\":");
-            write_string(&mut out, &signature.public_key().to_base64());
+            write_string(out, &signature.public_key().to_base64());
             out.extend_from_slice(b",\"signature\":");
-            write_string(&mut out, &signature.to_base64());
+            write_string(out, &signature.to_base64());
             out.push(b'}');
         }
     }
     out.push(b'}');
-    out
 }

@@ -35,7 +35,8 @@ pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::{
     Agent, Approval, Arm, Artifact, CompareOp, Condition, END, Edge, EdgeKind, FORMAT, Graph, Handoff, HttpMethod,
-    Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, SourceLocation, Tool, Validator, ValidatorUse,
+    Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema, SourceLocation, Tool, Validator,
+    ValidatorUse,
 };
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::check::check;
-use crate::envelope::{ALGORITHM, EnvelopeIn, SignatureIn};
+use crate::envelope::{ALGORITHM, EnvelopeIn, HEAD, SignatureIn};
 use crate::id::shorten;
 use crate::sign::decode_signature;
 use crate::{Artifact, ArtifactId, FORMAT, PublicKey, Signature, signed_message, strict_json};
@@ -204,17 +204,18 @@ struct EnvelopeTail {
 /// What comes right after the body in a canonical envelope.
 const TAIL_START: &str = ",\"format\":";
 
-/// Splits a canonical envelope into its body's text and its tail, without reading the body:
-/// the body is everything between the leading `{"artifact":` and the last [`TAIL_START`] (the
-/// tail itself holds no such text). `None` if the bytes are not laid out that way.
-fn split_as_written(bytes: &[u8]) -> Option<(&str, EnvelopeTail)> {
+/// Splits a canonical envelope into its body's text and its tail (as bytes and as read),
+/// without reading the body: the body is everything between [`HEAD`] and the last
+/// [`TAIL_START`] (the tail itself holds no such text). `None` if the bytes are not laid out
+/// that way.
+fn split_as_written(bytes: &[u8]) -> Option<(&str, &str, EnvelopeTail)> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let rest = text.strip_prefix("{\"artifact\":")?;
+    let rest = text.strip_prefix(std::str::from_utf8(HEAD).ok()?)?;
     let tail_at = rest.rfind(TAIL_START)?;
-    let (body, tail) = rest.split_at(tail_at);
-    let tail = tail.strip_prefix(',')?;
+    let (body, tail_text) = rest.split_at(tail_at);
+    let tail = tail_text.strip_prefix(',')?;
     let tail: EnvelopeTail = serde_json::from_str(&format!("{{{tail}")).ok()?;
-    Some((body, tail))
+    Some((body, tail_text, tail))
 }
 
 /// The fast path, for a file exactly as [`crate::seal`] writes it (the usual case): the body's
@@ -227,7 +228,7 @@ fn split_as_written(bytes: &[u8]) -> Option<(&str, EnvelopeTail)> {
 /// anywhere; here a repeated key inside a map of the body would keep its last value. No sealer
 /// writes one, and for a signed artifact the signer sealed exactly these bytes.
 fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedArtifact, LoadError>> {
-    let (body, tail) = split_as_written(bytes)?;
+    let (body, tail_text, tail) = split_as_written(bytes)?;
     if tail.format != FORMAT {
         return None;
     }
@@ -239,7 +240,8 @@ fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedAr
         Ok(signer) => signer,
         Err(error) => return Some(Err(error)),
     };
-    if crate::envelope::write(body.as_bytes(), &recorded, signer.as_ref()) != bytes {
+    // The file is `HEAD`, the body, and the tail; the first two are so by construction.
+    if crate::envelope::tail(&recorded, signer.as_ref()) != tail_text.as_bytes() {
         return None;
     }
     // Plain deserialisation: tracking the path of every field costs a third of the time, and
@@ -332,7 +334,8 @@ mod tests {
         artifact.compiler = "a \",\"format\": b".to_owned();
         let sealed = seal(artifact).unwrap();
         let bytes = sealed.to_bytes();
-        let (body, tail) = split_as_written(&bytes).unwrap();
+        let (body, tail_text, tail) = split_as_written(&bytes).unwrap();
+        assert_eq!(format!("{{\"artifact\":{body}{tail_text}").as_bytes(), bytes);
         assert!(body.starts_with("{\"agents\":") && body.ends_with('}'), "{body}");
         assert!(body.contains(",\"format\":\"tenx-graph/1\""), "{body}");
         assert_eq!(tail.id, sealed.id().as_str());

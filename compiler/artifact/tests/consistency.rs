@@ -214,12 +214,12 @@ fn schemas_and_limits_have_their_kinds() {
     let cases: [(&str, Break, &str); 3] = [
         (
             "state schema",
-            |a| graph(a).state_schema = json!("object"),
+            |a| graph(a).state_schema = json!("object").into(),
             "`state_schema` must be a schema",
         ),
         (
             "parameters",
-            |a| a.tools.get_mut("now").unwrap().parameters = json!(true),
+            |a| a.tools.get_mut("now").unwrap().parameters = json!(true).into(),
             "`parameters` must be",
         ),
         (

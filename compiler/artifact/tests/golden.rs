@@ -63,7 +63,7 @@ fn hello() -> Artifact {
             routes: Vec::new(),
             recursion_limit: 25,
             input_validators: Vec::new(),
-            state_schema: json!({"type": "object"}),
+            state_schema: json!({"type": "object"}).into(),
         },
     );
     artifact.source_map.insert(

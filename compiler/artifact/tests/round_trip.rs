@@ -148,7 +148,9 @@ fn a_body_holding_the_envelopes_own_text_loads_as_written() {
     let tail = r#"","format":"tenx-graph/1","id":"sha256:00","signature":null}"#;
     for tool in artifact.tools.values_mut() {
         tool.description = format!("{{\"artifact\":{tail}{tail}");
-        tool.parameters["properties"]["format"] = serde_json::json!({"type": "string", "description": tail});
+        let mut parameters = tool.parameters.to_value();
+        parameters["properties"]["format"] = serde_json::json!({"type": "string", "description": tail});
+        tool.parameters = parameters.into();
     }
     let (secret, public) = generate_keypair().unwrap();
     for sealed in [

@@ -253,7 +253,8 @@ fn models(out: &mut String, artifact: &Artifact) {
 }
 
 /// The properties an answer must have: `{approved}`, `{decision, comment?, edited_arguments?}`.
-fn answer(schema: &serde_json::Value) -> String {
+fn answer(schema: &tenx_artifact::Schema) -> String {
+    let schema = schema.to_value();
     let required: Vec<&str> = schema
         .get("required")
         .and_then(|r| r.as_array())

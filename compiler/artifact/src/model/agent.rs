@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::Schema;
+
 use super::sort_unique;
 
 /// An agent: a model, a prompt, and the exact tools and handoffs it may use.
@@ -20,7 +22,7 @@ pub struct Agent {
     pub handoffs: Vec<Handoff>,
     /// JSON Schema of the agent's structured final output, if it has one.
     #[serde(deserialize_with = "super::required")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Schema>,
 }
 
 impl Agent {

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::Schema;
+
 use super::{Condition, sort_unique};
 
 /// One servable graph: an entry node, nodes, the ways between them and its limits.
@@ -24,7 +26,7 @@ pub struct Graph {
     /// Validators applied, in this order, to every input before a run starts.
     pub input_validators: Vec<ValidatorUse>,
     /// JSON Schema (draft 2020-12) of the run state that routes and templates read.
-    pub state_schema: Value,
+    pub state_schema: Schema,
 }
 
 impl Graph {

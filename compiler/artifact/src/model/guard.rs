@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::Schema;
+
 /// An input validator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -38,7 +40,7 @@ pub struct Interrupt {
     #[serde(deserialize_with = "super::required")]
     pub value: Option<Value>,
     /// JSON Schema the answer must match.
-    pub response_schema: Value,
+    pub response_schema: Schema,
     /// How long the question stays answerable, in milliseconds; `null` for no expiry.
     #[serde(deserialize_with = "super::required")]
     pub expires_ms: Option<u64>,

@@ -10,6 +10,7 @@ mod agent;
 mod condition;
 mod graph;
 mod guard;
+mod schema;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ pub use agent::{Agent, Handoff, Model, Provider};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
 pub use guard::{Interrupt, Validator};
+pub use schema::Schema;
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};
 
 /// The format string of this version of the artifact, written in the body and the envelope.

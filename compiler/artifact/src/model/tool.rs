@@ -1,7 +1,7 @@
 //! Tools: what the model sees, how risky a call is, who must approve it and how it runs.
 
+use super::Schema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::sort_unique;
 
@@ -14,10 +14,10 @@ pub struct Tool {
     /// The model-facing description.
     pub description: String,
     /// JSON Schema (draft 2020-12) of the arguments, an object schema.
-    pub parameters: Value,
+    pub parameters: Schema,
     /// JSON Schema of the result, if declared.
     #[serde(deserialize_with = "super::required")]
-    pub result: Option<Value>,
+    pub result: Option<Schema>,
     /// How dangerous a call is; decides the default gate.
     pub risk: Risk,
     /// Tags, sorted (informational: selection by tag is already resolved into `allowed_tools`).
@@ -68,7 +68,7 @@ pub struct Approval {
     #[serde(deserialize_with = "super::required")]
     pub target: Option<String>,
     /// JSON Schema the approver's answer must match.
-    pub response_schema: Value,
+    pub response_schema: Schema,
     /// How long the approval stays answerable, in milliseconds; `null` for no expiry.
     #[serde(deserialize_with = "super::required")]
     pub expires_ms: Option<u64>,

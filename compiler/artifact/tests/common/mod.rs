@@ -30,7 +30,8 @@ pub fn tool(name: &str, risk: Risk, tags: &[&str], run: Run) -> Tool {
         name: name.to_owned(),
         description: format!("The {name} tool."),
         parameters: json!({"type": "object", "properties": {"order_id": {"type": "string"}},
-                           "required": ["order_id"], "additionalProperties": false}),
+                           "required": ["order_id"], "additionalProperties": false})
+        .into(),
         result: None,
         risk,
         tags: tags.iter().map(|tag| (*tag).to_owned()).collect(),
@@ -94,7 +95,8 @@ pub fn sample() -> Artifact {
         reason: "tool_approval".into(),
         target: Some("order {order_id}".into()),
         response_schema: json!({"type": "object", "properties": {"approved": {"type": "boolean"}},
-                                "required": ["approved"]}),
+                                "required": ["approved"]})
+        .into(),
         expires_ms: Some(86_400_000),
         on_reject: Some("Refund declined.".into()),
         evidence: vec!["order_id".into()],
@@ -102,7 +104,7 @@ pub fn sample() -> Artifact {
     refund.idempotency_key = Some("refund-{order_id}".into());
     let mut close = tool("close_account", Risk::High, &["accounts"], Run::Remote);
     close.approved_by = vec!["manager_review".into()];
-    close.result = Some(json!({"type": "object"}));
+    close.result = Some(json!({"type": "object"}).into());
     let weather = tool(
         "weather",
         Risk::Medium,
@@ -152,7 +154,7 @@ pub fn sample() -> Artifact {
             prompt: "You are a support agent. Refund orders when asked.".into(),
             allowed_tools: vec!["issue_refund".into(), "lookup_order".into(), "weather".into()],
             handoffs: Vec::new(),
-            output_schema: Some(json!({"type": "object", "properties": {"route": {"type": "string"}}})),
+            output_schema: Some(json!({"type": "object", "properties": {"route": {"type": "string"}}}).into()),
         },
     );
 
@@ -178,7 +180,8 @@ pub fn sample() -> Artifact {
             message: "Close the account of {customer}?".into(),
             reason: "human_review".into(),
             value: Some(json!({"customer": "{customer}"})),
-            response_schema: json!({"type": "object", "properties": {"decision": {"enum": ["approve", "deny"]}}}),
+            response_schema: json!({"type": "object", "properties": {"decision": {"enum": ["approve", "deny"]}}})
+                .into(),
             expires_ms: None,
             approves: vec!["close_account".into()],
             on_reject: Some("The manager declined.".into()),
@@ -243,7 +246,8 @@ pub fn sample() -> Artifact {
             ],
             state_schema: json!({"type": "object", "properties": {
                 "decision": {"type": "string"}, "customer": {"type": "string"},
-                "order": {"type": "object"}}}),
+                "order": {"type": "object"}}})
+            .into(),
         },
     );
 

@@ -2,7 +2,7 @@
 //! resolved by the check stage's facts) and the handoffs with their generated tool names.
 
 use super::Lowerer;
-use tenx_artifact::{Agent, Artifact, Handoff};
+use tenx_artifact::{Agent, Artifact, Handoff, Schema};
 
 /// The prefix of the generated tool a handoff gives its agent: `transfer_to_billing`.
 pub const HANDOFF_PREFIX: &str = "transfer_to_";
@@ -40,7 +40,8 @@ impl Lowerer<'_, '_> {
                 output_schema: decl
                     .output
                     .as_ref()
-                    .and_then(|schema| self.schema_ref(located.file, schema)),
+                    .and_then(|schema| self.schema_ref(located.file, schema))
+                    .map(Schema::from),
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("agent.{name}"), located.file, decl.name.span);

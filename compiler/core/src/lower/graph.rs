@@ -7,7 +7,9 @@ use crate::check::topology::Topology;
 use crate::resolve::DeclKind;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tenx_artifact::{Arm, Artifact, CompareOp, Condition, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
+use tenx_artifact::{
+    Arm, Artifact, CompareOp, Condition, Edge, EdgeKind, Graph, Node, NodeKind, Route, Schema, ValidatorUse,
+};
 
 /// The recursion limit of a graph that does not set one.
 pub const DEFAULT_RECURSION_LIMIT: u64 = 25;
@@ -70,7 +72,7 @@ impl Lowerer<'_, '_> {
                 routes,
                 recursion_limit: decl.recursion_limit.map_or(DEFAULT_RECURSION_LIMIT, |(limit, _)| limit),
                 input_validators: self.input_validators(decl),
-                state_schema: self.params_schema(file, &decl.state),
+                state_schema: Schema::from(self.params_schema(file, &decl.state)),
             };
             artifact.graphs.insert(name.clone(), graph);
         }

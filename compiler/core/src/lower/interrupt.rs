@@ -4,7 +4,7 @@
 use super::Lowerer;
 use super::tool::default_response_schema;
 use crate::ast::Expr;
-use tenx_artifact::{Artifact, Interrupt};
+use tenx_artifact::{Artifact, Interrupt, Schema};
 
 /// The `reason` of an interrupt that does not set one.
 pub const DEFAULT_INTERRUPT_REASON: &str = "human_review";
@@ -28,7 +28,7 @@ impl Lowerer<'_, '_> {
                     .response
                     .as_ref()
                     .and_then(|schema| self.schema_ref(located.file, schema))
-                    .unwrap_or_else(default_response_schema),
+                    .map_or_else(|| Schema::from(default_response_schema()), Schema::from),
                 expires_ms: decl.expires.map(|(ms, _)| ms),
                 approves: decl.approves.iter().map(|tool| tool.name.clone()).collect(),
                 on_reject: decl.on_reject.as_ref().and_then(super::text),

@@ -102,7 +102,9 @@ fn defaults_and_bindings() {
     assert_eq!(approval.reason, super::DEFAULT_APPROVAL_REASON);
     assert_eq!(
         approval.response_schema,
-        serde_json::from_str::<serde_json::Value>(super::DEFAULT_RESPONSE_SCHEMA).unwrap()
+        serde_json::from_str::<serde_json::Value>(super::DEFAULT_RESPONSE_SCHEMA)
+            .unwrap()
+            .into()
     );
     assert_eq!(approval.evidence, ["to", "policy-1"]);
     assert_eq!(approval.expires_ms, None);
@@ -258,8 +260,8 @@ graph flow {
     let interrupt = &artifact.interrupts["approve"];
     assert_eq!(interrupt.reason, super::DEFAULT_INTERRUPT_REASON);
     assert_eq!(interrupt.approves, ["publish"]);
-    assert_eq!(interrupt.response_schema["required"], json!(["approved"]));
-    assert_eq!(graph.state_schema["required"], json!(["topic"]));
+    assert_eq!(interrupt.response_schema.to_value()["required"], json!(["approved"]));
+    assert_eq!(graph.state_schema.to_value()["required"], json!(["topic"]));
     assert_eq!(artifact.models["m"].turns, Some(json!([])));
     assert_eq!(artifact.source_map["graph.flow.edge.front.back"].line, 40);
 }

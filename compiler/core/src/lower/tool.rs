@@ -5,7 +5,7 @@
 use super::Lowerer;
 use crate::ast::{self, RunBinding};
 use serde_json::{Value, json};
-use tenx_artifact::{Approval, Artifact, HttpMethod, Risk, Run, Tool};
+use tenx_artifact::{Approval, Artifact, HttpMethod, Risk, Run, Schema, Tool};
 use tenx_diagnostics::FileId;
 
 /// The `reason` of an approval that does not set one.
@@ -46,8 +46,11 @@ impl Lowerer<'_, '_> {
             let tool = Tool {
                 name: decl.model_name().to_string(),
                 description: decl.description.as_ref().and_then(super::text).unwrap_or_default(),
-                parameters: self.tool_parameters(located),
-                result: decl.result.as_ref().map(|ty| self.type_schema(located.file, ty)),
+                parameters: Schema::from(self.tool_parameters(located)),
+                result: decl
+                    .result
+                    .as_ref()
+                    .map(|ty| Schema::from(self.type_schema(located.file, ty))),
                 risk: match decl.risk_level() {
                     ast::Risk::Low => Risk::Low,
                     ast::Risk::Medium => Risk::Medium,
@@ -81,7 +84,7 @@ impl Lowerer<'_, '_> {
                 .response
                 .as_ref()
                 .and_then(|schema| self.schema_ref(file, schema))
-                .unwrap_or_else(default_response_schema),
+                .map_or_else(|| Schema::from(default_response_schema()), Schema::from),
             expires_ms: approval.expires.map(|(ms, _)| ms),
             on_reject: approval.on_reject.as_ref().and_then(super::text),
             evidence: approval.evidence.iter().filter_map(super::name_or_text).collect(),

@@ -7,8 +7,9 @@
 //! next to two baselines measured in the same run: `tenxc --version` (process start-up) and
 //! reading the file with `cat`. Then it times `tenxc build` of each program (target for the large
 //! one: under 1 s) and reading plus verifying the built artifact in-process with
-//! `tenx_artifact::load` (target: under 50 ms). Figures are medians because the machine is shared
-//! and noisy.
+//! `tenx_artifact::load` (target: under 50 ms), and the same cold: `tenxc inspect` of the artifact,
+//! a fresh process that reads, verifies and summarises it. Figures are medians because the
+//! machine is shared and noisy.
 
 mod generate;
 
@@ -111,6 +112,14 @@ fn main() -> ExitCode {
                     ms(wall),
                     ms(cpu),
                     target(lines, wall, LOAD_TARGET)
+                );
+                // The same work cold: a fresh process that reads, verifies and summarises it.
+                let inspect = measure(&tenxc, &["inspect", artifact.to_string_lossy().as_ref()], None);
+                ok &= inspect.clean;
+                println!(
+                    "  tenxc inspect (fresh process)   {:>9.2} ms   (cpu {:.2} ms)",
+                    ms(inspect.wall),
+                    ms(inspect.cpu)
                 );
                 ok &= lines < 100_000 || (build.wall < BUILD_TARGET && wall < LOAD_TARGET);
             }

@@ -233,7 +233,17 @@ fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedAr
         return None;
     }
     let recorded: ArtifactId = tail.id.parse().ok()?;
-    if ArtifactId::of_canonical_bytes(body.as_bytes()) != recorded {
+    // Hashing and deserialising are independent; on a large body they run side by side. The
+    // deserialised body is only used once the hash matches.
+    // Plain deserialisation: tracking the path of every field costs a third of the time, and on
+    // an error the full path runs again and reports where. It also proves the body is one JSON
+    // value: trailing bytes are an error.
+    let (computed, artifact) = side_by_side(
+        body.len() >= PARALLEL_FROM_BYTES,
+        || ArtifactId::of_canonical_bytes(body.as_bytes()),
+        || serde_json::from_str::<Artifact>(body).ok(),
+    );
+    if computed? != recorded {
         return None;
     }
     let signer = match verify_signer(tail.signature.as_ref(), &recorded, policy) {
@@ -244,11 +254,31 @@ fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedAr
     if crate::envelope::tail(&recorded, signer.as_ref()) != tail_text.as_bytes() {
         return None;
     }
-    // Plain deserialisation: tracking the path of every field costs a third of the time, and
-    // on an error the full path runs again and reports where. It also proves the body is one
-    // JSON value: trailing bytes are an error.
-    let artifact: Artifact = serde_json::from_str(body).ok()?;
-    Some(finish(artifact, recorded, signer))
+    Some(finish(artifact?, recorded, signer))
+}
+
+/// Bodies from this size on are hashed on a second thread while they are deserialised; for
+/// smaller ones starting a thread costs more than it saves.
+const PARALLEL_FROM_BYTES: usize = 1 << 20;
+
+/// Runs `first` and `second`, on two threads when `parallel`, and returns both results.
+/// `first` gives `None` if its thread could not be started or panicked; the caller then takes
+/// the slow path.
+fn side_by_side<A: Send, B>(
+    parallel: bool,
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B,
+) -> (Option<A>, B) {
+    if !parallel {
+        return (Some(first()), second());
+    }
+    std::thread::scope(|scope| match std::thread::Builder::new().spawn_scoped(scope, first) {
+        Ok(handle) => {
+            let second = second();
+            (handle.join().ok(), second)
+        }
+        Err(_) => (None, second()),
+    })
 }
 
 /// Steps 8 (format of the body) and 9 (consistency), shared by both paths.

@@ -217,3 +217,31 @@ fn base64_of_zeros(count: usize) -> String {
     assert_eq!(count, 64);
     format!("{}AA==", "AAAA".repeat(21))
 }
+
+#[test]
+fn a_large_artifact_loads_and_a_flipped_byte_in_it_breaks_the_seal() {
+    // Over 1 MiB, the loader hashes on a second thread while it deserialises; the outcome must
+    // be the same as for a small file.
+    let mut artifact = sample();
+    let template = artifact.tools["now"].clone();
+    for index in 0..3000 {
+        let mut tool = template.clone();
+        tool.name = format!("extra_{index}");
+        tool.description = format!("Extra tool number {index}. {}", "Padding text. ".repeat(20));
+        artifact.tools.insert(tool.name.clone(), tool);
+    }
+    let (secret, public) = generate_keypair().unwrap();
+    let sealed = sign(artifact, &secret).unwrap();
+    let bytes = sealed.to_bytes();
+    assert!(bytes.len() > 1 << 20, "{} bytes", bytes.len());
+    let policy = TrustPolicy::signature_required([public]);
+    let loaded = load(&bytes, &policy).unwrap();
+    assert_eq!(&loaded.artifact, sealed.artifact());
+
+    let needle = b"Extra tool number 2999";
+    let at = bytes.windows(needle.len()).position(|window| window == needle).unwrap();
+    let mut edited = bytes.clone();
+    edited[at] = b'e';
+    let error = load(&edited, &policy).unwrap_err();
+    assert!(matches!(error, LoadError::SealMismatch { .. }), "{error}");
+}

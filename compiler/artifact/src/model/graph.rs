@@ -16,6 +16,7 @@ pub struct Graph {
     /// The node a run starts at.
     pub entry: String,
     /// Nodes by name (unique within the graph; `END` is reserved).
+    #[serde(deserialize_with = "super::packed_map")]
     pub nodes: BTreeMap<String, Node>,
     /// Fixed ways out of nodes, sorted by `(from, to, kind)`.
     pub edges: Vec<Edge>,

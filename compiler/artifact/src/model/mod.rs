@@ -41,19 +41,26 @@ pub struct Artifact {
     /// The compiler that produced the artifact, e.g. `tenxc 0.1.0`.
     pub compiler: String,
     /// Graphs by name; each is one servable entry point.
+    #[serde(deserialize_with = "packed_map")]
     pub graphs: BTreeMap<String, Graph>,
     /// Agents by name.
+    #[serde(deserialize_with = "packed_map")]
     pub agents: BTreeMap<String, Agent>,
     /// Tools by name (the declared name; the model-facing name is [`Tool::name`]).
+    #[serde(deserialize_with = "packed_map")]
     pub tools: BTreeMap<String, Tool>,
     /// Model configurations by name.
+    #[serde(deserialize_with = "packed_map")]
     pub models: BTreeMap<String, Model>,
     /// Input validators by name.
+    #[serde(deserialize_with = "packed_map")]
     pub validators: BTreeMap<String, Validator>,
     /// Human steps (interrupts) by name.
+    #[serde(deserialize_with = "packed_map")]
     pub interrupts: BTreeMap<String, Interrupt>,
     /// Where each part was declared, keyed like `graph.support_desk.node.triage` or
     /// `tool.issue_refund`; for runtime error messages only.
+    #[serde(deserialize_with = "packed_map")]
     pub source_map: BTreeMap<String, SourceLocation>,
 }
 
@@ -112,6 +119,37 @@ pub(crate) fn sort_unique<T: Ord>(list: &mut Vec<T>) {
     list.dedup();
 }
 
+/// Deserializes a map into a `BTreeMap` built in one pass from all its entries, instead of one
+/// insertion at a time: the tree's nodes come out full rather than about half full, which on a
+/// large artifact saves megabytes and time. A repeated key keeps its last value, as with
+/// insertion.
+pub(crate) fn packed_map<'de, D, V>(deserializer: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Entries<V>(std::marker::PhantomData<V>);
+
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Entries<V> {
+        type Value = BTreeMap<String, V>;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a map")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+            while let Some(entry) = map.next_entry::<String, V>()? {
+                entries.push(entry);
+            }
+            // Sorted input (as every sealed body has) is detected in one pass by the sort.
+            Ok(entries.into_iter().collect())
+        }
+    }
+
+    deserializer.deserialize_map(Entries(std::marker::PhantomData))
+}
+
 /// Deserializes an `Option` field that must be present (possibly as `null`).
 ///
 /// Serde treats a missing `Option` field as `None`; with this the field is required, so a body
@@ -122,4 +160,32 @@ where
     T: Deserialize<'de>,
 {
     Option::<T>::deserialize(deserializer)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    struct Holder {
+        #[serde(deserialize_with = "super::packed_map")]
+        map: BTreeMap<String, u32>,
+    }
+
+    #[test]
+    fn a_packed_map_is_the_map_insertion_would_build() {
+        let read: Holder = serde_json::from_str(r#"{"map":{"b":1,"a":2,"c":3,"a":4}}"#).unwrap();
+        let expected: BTreeMap<String, u32> = [("a", 4), ("b", 1), ("c", 3)]
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect();
+        assert_eq!(read.map, expected);
+        let large: String = (0..1000).map(|index| format!("\"k{index:04}\":{index},")).collect();
+        let read: Holder = serde_json::from_str(&format!("{{\"map\":{{{}}}}}", large.trim_end_matches(','))).unwrap();
+        assert_eq!(read.map.len(), 1000);
+        assert_eq!(read.map.get("k0999"), Some(&999));
+        assert!(serde_json::from_str::<Holder>(r#"{"map":[1]}"#).is_err());
+    }
 }

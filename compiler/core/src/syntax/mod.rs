@@ -364,9 +364,24 @@ pub(crate) fn child<'i>(pair: &Pair<'i, Rule>, rule: Rule) -> Option<Pair<'i, Ru
     pair.clone().into_inner().find(|p| p.as_rule() == rule)
 }
 
+/// Whether `text` may hold a file import: `import` followed, after whitespace, by a string or
+/// by a comment. Without one, reading the file's imports needs no parse (most files import only
+/// `std` modules, if anything).
+fn may_import_a_file(text: &str) -> bool {
+    text.match_indices("import").any(|(at, word)| {
+        let after = text.get(at + word.len()..).unwrap_or_default();
+        // Every character `WHITESPACE` skips is one of these.
+        let after = after.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}');
+        after.starts_with(['"', '/'])
+    })
+}
+
 /// The paths of a file's `import "…"` items, as written. Cheap: only chunks that start with
 /// `import` are parsed, so the CLI can find a program's files without parsing them twice.
 pub fn file_import_paths(text: &str) -> Vec<String> {
+    if !may_import_a_file(text) {
+        return Vec::new();
+    }
     let (chunks, _) = chunks::split(text);
     let mut paths = Vec::new();
     for chunk in chunks.iter().filter(|c| c.has_tokens) {
@@ -405,4 +420,22 @@ pub fn file_import_paths(text: &str) -> Vec<String> {
         }
     }
     paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_import_paths;
+
+    #[test]
+    fn file_imports_are_found_however_they_are_spaced() {
+        let text = "import std.approval.yes_no\n\
+                    tool t {\n  description = \"import data\"\n}\n\
+                    import \"a.tenx\"\n\
+                    import /* the billing part */ \"b.tenx\"\n\
+                    import\u{FEFF}\"c.tenx\"\n\
+                    import\n  // next line\n  \"d.tenx\"\n";
+        assert_eq!(file_import_paths(text), ["a.tenx", "b.tenx", "c.tenx", "d.tenx"]);
+        assert!(file_import_paths("import std.validators.*\ntool t { description = \"import\" }\n").is_empty());
+        assert!(file_import_paths("").is_empty());
+    }
 }

@@ -4,33 +4,88 @@
 //! never prints the secret: a diagnostic names only the kind of secret.
 
 use super::Facts;
+use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
+/// One kind of secret.
+struct Kind {
+    /// What it looks like, for the message: `an OpenAI API key`.
+    what: &'static str,
+    pattern: &'static str,
+    /// The match must hold a digit (real keys do; prose that happens to fit rarely does).
+    needs_digit: bool,
+    /// Texts one of which every match contains (a test proves it from the pattern). A literal
+    /// without any of them is not searched with the patterns at all.
+    triggers: &'static [&'static str],
+}
+
 /// The kinds of secret, in the order they are tried: the first kind whose pattern matches a
-/// literal names it. Each pattern's match is checked by the kind's `accept` as well.
-const KINDS: &[(&str, &str, bool)] = &[
-    // (what it looks like, pattern, needs a digit in the match)
-    ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----", false),
-    ("an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", true),
-    ("an OpenAI API key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}", true),
-    ("an AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", false),
-    (
-        "a GitHub token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-        false,
-    ),
-    ("a Slack token", r"\bxox[baprs]-[A-Za-z0-9\-]{10,}", true),
-    ("a Google API key", r"\bAIza[0-9A-Za-z_\-]{35}", false),
-    (
-        "a JSON Web Token",
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
-        false,
-    ),
-    ("a bearer token", r"\bBearer\s+[A-Za-z0-9\-._~+/]{20,}=*", true),
+/// literal names it.
+const KINDS: &[Kind] = &[
+    Kind {
+        what: "a private key",
+        pattern: r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+        needs_digit: false,
+        triggers: &["-----BEGIN "],
+    },
+    Kind {
+        what: "an Anthropic API key",
+        pattern: r"\bsk-ant-[A-Za-z0-9_\-]{20,}",
+        needs_digit: true,
+        triggers: &["sk-"],
+    },
+    Kind {
+        what: "an OpenAI API key",
+        pattern: r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
+        needs_digit: true,
+        triggers: &["sk-"],
+    },
+    Kind {
+        what: "an AWS access key id",
+        pattern: r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        needs_digit: false,
+        triggers: &["AKIA", "ASIA"],
+    },
+    Kind {
+        what: "a GitHub token",
+        pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        needs_digit: false,
+        triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    },
+    Kind {
+        what: "a Slack token",
+        pattern: r"\bxox[baprs]-[A-Za-z0-9\-]{10,}",
+        needs_digit: true,
+        triggers: &["xox"],
+    },
+    Kind {
+        what: "a Google API key",
+        pattern: r"\bAIza[0-9A-Za-z_\-]{35}",
+        needs_digit: false,
+        triggers: &["AIza"],
+    },
+    Kind {
+        what: "a JSON Web Token",
+        pattern: r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        needs_digit: false,
+        triggers: &["eyJ"],
+    },
+    Kind {
+        what: "a bearer token",
+        pattern: r"\bBearer\s+[A-Za-z0-9\-._~+/]{20,}=*",
+        needs_digit: true,
+        triggers: &["Bearer"],
+    },
 ];
+
+/// Every kind's triggers in one automaton: one pass over a literal says whether any pattern
+/// could match it. Building it is cheap; compiling the patterns costs about as much as the rest
+/// of checking a small program, so they are only compiled when a literal has a trigger.
+static TRIGGERS: LazyLock<Option<AhoCorasick>> =
+    LazyLock::new(|| AhoCorasick::new(KINDS.iter().flat_map(|kind| kind.triggers)).ok());
 
 /// The compiled patterns: one set to find whether any kind matches, and each pattern to find
 /// where. `None` if a pattern failed to compile (they are constants; a test proves they do).
@@ -40,10 +95,10 @@ struct Patterns {
 }
 
 static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
-    let set = RegexSet::new(KINDS.iter().map(|(_, p, _)| *p)).ok()?;
+    let set = RegexSet::new(KINDS.iter().map(|kind| kind.pattern)).ok()?;
     let each = KINDS
         .iter()
-        .map(|(_, p, _)| Regex::new(p))
+        .map(|kind| Regex::new(kind.pattern))
         .collect::<Result<Vec<_>, _>>()
         .ok()?;
     Some(Patterns { set, each })
@@ -52,7 +107,6 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
 /// Reports the secret-looking literals of every file of the program that is not a stdlib module.
 /// `skip` holds spans already reported as credentials (`TENX0802`).
 pub(super) fn check(facts: &Facts<'_>, skip: &[(FileId, Span)], diagnostics: &mut Vec<Diagnostic>) {
-    let Some(patterns) = PATTERNS.as_ref() else { return };
     let program = facts.program;
     // The program's own files: the root and every file that declares something. Other files of
     // the source set (stdlib modules, other programs checked in the same run) are not scanned.
@@ -80,7 +134,7 @@ pub(super) fn check(facts: &Facts<'_>, skip: &[(FileId, Span)], diagnostics: &mu
             {
                 continue;
             }
-            if let Some((kind, found)) = find_secret(patterns, body) {
+            if let Some((kind, found)) = find_secret(body) {
                 diagnostics.push(report(file, Span::new(start + found.start, start + found.end), kind));
             }
         }
@@ -88,21 +142,26 @@ pub(super) fn check(facts: &Facts<'_>, skip: &[(FileId, Span)], diagnostics: &mu
 }
 
 /// The first secret in `text`: its kind and byte range.
-fn find_secret(patterns: &Patterns, text: &str) -> Option<(&'static str, std::ops::Range<usize>)> {
+fn find_secret(text: &str) -> Option<(&'static str, std::ops::Range<usize>)> {
+    let triggers = TRIGGERS.as_ref()?;
+    if !triggers.is_match(text) {
+        return None;
+    }
+    let patterns = PATTERNS.as_ref()?;
     if !patterns.set.is_match(text) {
         return None;
     }
     for index in patterns.set.matches(text).iter() {
-        let (Some(regex), Some((kind, _, needs_digit))) = (patterns.each.get(index), KINDS.get(index)) else {
+        let (Some(regex), Some(kind)) = (patterns.each.get(index), KINDS.get(index)) else {
             continue;
         };
         let accepted = regex
             .find_iter(text)
-            .find(|m| !needs_digit || m.as_str().bytes().any(|b| b.is_ascii_digit()));
+            .find(|m| !kind.needs_digit || m.as_str().bytes().any(|b| b.is_ascii_digit()));
         if let Some(m) = accepted {
             // A token at the end of a sentence: the full stop is not part of it.
             let end = m.start() + m.as_str().trim_end_matches('.').len();
-            return Some((kind, m.start()..end));
+            return Some((kind.what, m.start()..end));
         }
     }
     None
@@ -178,12 +237,38 @@ mod tests {
     use super::*;
 
     fn kind_of(text: &str) -> Option<&'static str> {
-        find_secret(PATTERNS.as_ref().unwrap(), text).map(|(k, _)| k)
+        find_secret(text).map(|(k, _)| k)
     }
 
     #[test]
     fn patterns_compile() {
         assert!(PATTERNS.is_some());
+        assert!(TRIGGERS.is_some());
+    }
+
+    #[test]
+    fn every_match_of_a_pattern_holds_one_of_its_triggers() {
+        // Every match starts with one of the pattern's literal prefixes; each prefix must start
+        // with a trigger, so a literal without a trigger cannot match and may be skipped.
+        use regex_syntax::hir::literal::Extractor;
+        for kind in KINDS {
+            let hir = regex_syntax::parse(kind.pattern).unwrap();
+            let prefixes = Extractor::new().extract(&hir);
+            let literals = prefixes
+                .literals()
+                .unwrap_or_else(|| panic!("{}: no finite prefixes", kind.what));
+            assert!(!literals.is_empty(), "{}", kind.what);
+            for literal in literals {
+                let bytes = literal.as_bytes();
+                assert!(
+                    kind.triggers.iter().any(|t| bytes.starts_with(t.as_bytes())),
+                    "{}: prefix {:?} has none of the triggers {:?}",
+                    kind.what,
+                    String::from_utf8_lossy(bytes),
+                    kind.triggers
+                );
+            }
+        }
     }
 
     #[test]

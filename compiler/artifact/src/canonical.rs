@@ -46,10 +46,22 @@ fn write_value(out: &mut Vec<u8>, value: &Value) -> Result<(), SealError> {
 }
 
 fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>) -> Result<(), SealError> {
+    // serde_json's map is a `BTreeMap` (sorted) unless some crate turns on its `preserve_order`
+    // feature; only then do the entries need sorting here.
+    if map.keys().is_sorted_by(|a, b| a.as_bytes() < b.as_bytes()) {
+        return write_entries(out, map.iter());
+    }
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    write_entries(out, entries.into_iter())
+}
+
+fn write_entries<'a>(
+    out: &mut Vec<u8>,
+    entries: impl Iterator<Item = (&'a String, &'a Value)>,
+) -> Result<(), SealError> {
     out.push(b'{');
-    for (index, (key, item)) in entries.into_iter().enumerate() {
+    for (index, (key, item)) in entries.enumerate() {
         if index > 0 {
             out.push(b',');
         }
@@ -82,23 +94,32 @@ fn write_number(out: &mut Vec<u8>, number: &Number) -> Result<(), SealError> {
 pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
-    for &byte in text.as_bytes() {
-        match byte {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x00..=0x1f => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX.get(usize::from(byte >> 4)).copied().unwrap_or(b'0'));
-                out.push(HEX.get(usize::from(byte & 0x0f)).copied().unwrap_or(b'0'));
-            }
-            _ => out.push(byte),
+    let bytes = text.as_bytes();
+    // Runs of bytes that need no escape are copied whole.
+    let mut run_start = 0;
+    for (index, &byte) in bytes.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(bytes.get(run_start..index).unwrap_or_default());
+        run_start = index + 1;
+        if escape.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX.get(usize::from(byte >> 4)).copied().unwrap_or(b'0'));
+            out.push(HEX.get(usize::from(byte & 0x0f)).copied().unwrap_or(b'0'));
+        } else {
+            out.extend_from_slice(escape);
         }
     }
+    out.extend_from_slice(bytes.get(run_start..).unwrap_or_default());
     out.push(b'"');
 }
 
@@ -127,5 +148,14 @@ mod tests {
     fn strings_escape_only_what_json_requires() {
         let value = json!("a\"b\\c\nd\u{1}é€");
         assert_eq!(canon(&value), "\"a\\\"b\\\\c\\nd\\u0001é€\"");
+    }
+
+    #[test]
+    fn every_ascii_character_is_written_as_serde_json_writes_it() {
+        let all: String = (0u8..=0x7f).map(char::from).chain(['é', '\u{2028}', '€']).collect();
+        for text in [all.clone(), format!("x{all}y"), all.repeat(3)] {
+            let value = Value::String(text);
+            assert_eq!(canon(&value), serde_json::to_string(&value).unwrap());
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Every example compiles to a sealed artifact that loads back unchanged; the artifact and the
 //! Mermaid picture of each example are snapshots (`tests/snapshots/artifact__<example>.snap`,
 //! `mermaid__<example>.snap`); and a build depends only on the sources: not on the names the
-//! files were given (relative, absolute), nor on the order they were read in.
+//! files were given (relative, absolute), nor on the order they were read in. Every program that
+//! checks without errors (fixtures, catalog and reference examples) seals and loads.
 
 #![allow(
     clippy::unwrap_used,
@@ -191,4 +192,60 @@ fn artifacts_hold_what_the_graphs_run_and_no_secrets() {
             }
         }
     }
+}
+
+/// Every program the checker accepts (no errors; warnings allowed) must lower to an artifact that
+/// seals and loads: a build never fails with an internal error after a clean check. Runs over
+/// every fixture, every example of the code catalog and every example of the language reference.
+#[test]
+fn every_program_that_checks_without_errors_seals_and_loads() {
+    let root = repo_root();
+    let mut programs: Vec<(String, String)> = files_under(&root.join("tests/fixtures"), "tenx")
+        .into_iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).ok()?;
+            let name = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+            Some((name, text))
+        })
+        .collect();
+    let pages = files_under(&root.join("compiler/diagnostics/codes"), "md")
+        .into_iter()
+        .chain([root.join("docs/language.md")]);
+    for page in pages {
+        let markdown = std::fs::read_to_string(&page).unwrap();
+        let stem = page.file_stem().unwrap().to_string_lossy().into_owned();
+        for (index, (_, code)) in tenx_tests::tenx_blocks(&markdown).into_iter().enumerate() {
+            programs.push((format!("{stem}-{index}.tenx"), code));
+        }
+    }
+    let mut sealed = 0;
+    for (name, text) in &programs {
+        let mut sources = SourceSet::new();
+        let file = sources.add(name.as_str(), text.as_str());
+        let base = Path::new(name.as_str())
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        tenx_compiler::load_imports(&mut sources, file, |import| {
+            std::fs::read_to_string(root.join(&base).join(import))
+                .or_else(|_| std::fs::read_to_string(root.join(import)))
+                .ok()
+        });
+        let compiled = tenx_compiler::compile(&mut sources, file, &LintLevels::default());
+        if compiled.diagnostics.iter().any(|d| d.is_error()) {
+            continue;
+        }
+        let artifact = compiled
+            .artifact
+            .unwrap_or_else(|| panic!("{name}: checked without errors but lowered to nothing"));
+        let sealed_artifact = seal(artifact).unwrap_or_else(|e| panic!("{name}: checked clean but does not seal: {e}"));
+        load(&sealed_artifact.to_bytes(), &TrustPolicy::signature_optional())
+            .unwrap_or_else(|e| panic!("{name}: sealed but does not load: {e}"));
+        sealed += 1;
+    }
+    assert!(
+        sealed >= 50,
+        "only {sealed} of {} programs checked without errors",
+        programs.len()
+    );
 }

@@ -1,5 +1,5 @@
-//! Conditional routes: a fallback on every route, labels that their `by` field can hold and
-//! that have arms, conditions over declared state fields with matching types.
+//! Conditional routes: a fallback on every route, and last; labels that their `by` field can
+//! hold and that have arms; conditions over declared state fields with matching types.
 
 use super::{GraphCheck, is_else};
 use crate::ast::{ArmKind, CompareOp, Condition, Expr, ExprKind, Param, Route, TypeExpr};
@@ -82,6 +82,25 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
                 .help("keep one `else` arm, last");
                 c.report(d);
             }
+        }
+    }
+
+    if let Some(first_else) = route.arms.iter().position(|a| is_else(&a.kind)) {
+        let else_span = route.arms.get(first_else).map_or(route.span, |a| a.span);
+        for arm in route.arms.iter().skip(first_else + 1).filter(|a| !is_else(&a.kind)) {
+            let d = Diagnostic::new(
+                Code::TENX0317,
+                format!(
+                    "this arm of the route from `{}` comes after `else` and can never be taken",
+                    route.from.name
+                ),
+                file,
+                arm.span,
+            )
+            .label("never taken")
+            .secondary(file, else_span, "`else` matches every state first")
+            .help("move this arm above `else`; arms are tried in order and `else` must be last");
+            c.report(d);
         }
     }
 

@@ -224,9 +224,11 @@ fn split_as_written(bytes: &[u8]) -> Option<(&str, &str, EnvelopeTail)> {
 /// tree, no re-canonicalisation and no separate pass to find where it ends. Any other file
 /// (reformatted, altered, or not canonical) returns `None` and takes the full path, which decides
 /// the precise error. Bytes that hash to the recorded id are the bytes that were sealed, so
-/// integrity is the same on both paths. One difference: the full path refuses a repeated key
-/// anywhere; here a repeated key inside a map of the body would keep its last value. No sealer
-/// writes one, and for a signed artifact the signer sealed exactly these bytes.
+/// integrity is the same on both paths. Two differences, only for hand-made files: the full path
+/// refuses a repeated key anywhere, where here a repeated key inside a map of the body keeps its
+/// last value; and a non-canonical body whose id is the hash of its bytes as written loads here,
+/// where the full path (hashing the canonical form) refuses it. No sealer writes either, and for
+/// a signed artifact the signer sealed exactly these bytes.
 fn load_as_written(bytes: &[u8], policy: &TrustPolicy) -> Option<Result<LoadedArtifact, LoadError>> {
     let (body, tail_text, tail) = split_as_written(bytes)?;
     if tail.format != FORMAT {

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::check::check;
-use crate::{Artifact, ArtifactId, FORMAT, SecretKey, Signature, canonical_json, envelope};
+use crate::{Artifact, ArtifactId, FORMAT, SecretKey, Signature, envelope};
 
 /// An artifact with its id (and maybe a signature), ready to be written to a `.tenxg` file.
 #[derive(Clone)]
@@ -52,8 +52,7 @@ pub fn seal(mut artifact: Artifact) -> Result<SealedArtifact, SealError> {
     }
     artifact.normalize();
     check(&artifact).map_err(SealError::Inconsistent)?;
-    let value = serde_json::to_value(&artifact).map_err(|error| SealError::Serialize(error.to_string()))?;
-    let body = canonical_json(&value)?;
+    let body = crate::canonical::canonical_bytes(&artifact)?;
     let id = ArtifactId::of_canonical_bytes(&body);
     Ok(SealedArtifact {
         id,

@@ -11,6 +11,10 @@ use serde_json::{Map, Number, Value};
 
 use crate::SealError;
 
+mod serializer;
+
+pub(crate) use serializer::canonical_bytes;
+
 /// The canonical bytes of a JSON value.
 ///
 /// # Errors

@@ -386,7 +386,7 @@ impl<'a> Object<'a> {
 
     fn entry<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), Error> {
         if self.kind == Kind::Raw {
-            let text = value.serialize(RawText)?;
+            let text = value.serialize(Text::Raw)?;
             let value: Value = serde_json::from_str(&text).map_err(|error| Error::Other(error.to_string()))?;
             return write_value(self.out, &value).map_err(from_seal);
         }
@@ -443,7 +443,7 @@ impl ser::SerializeMap for Object<'_> {
     type Error = Error;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
-        self.pending_key = Some(key.serialize(MapKey)?);
+        self.pending_key = Some(key.serialize(Text::MapKey)?);
         Ok(())
     }
 
@@ -460,7 +460,7 @@ impl ser::SerializeMap for Object<'_> {
         key: &K,
         value: &V,
     ) -> Result<(), Error> {
-        let key = key.serialize(MapKey)?;
+        let key = key.serialize(Text::MapKey)?;
         self.entry(key, value)
     }
 
@@ -495,15 +495,34 @@ impl ser::SerializeStructVariant for Object<'_> {
     }
 }
 
-/// A map key: JSON keys are strings. As `serde_json` does, integer and boolean keys are written
-/// as their decimal or `true`/`false` text; anything else is refused.
-struct MapKey;
-
-fn key_error() -> Error {
-    Error::Other("a map key must be a string".to_owned())
+/// Reads a string out of a value: a map key, or the text of a `RawValue`.
+///
+/// As `serde_json` does, a map key may also be an integer, a boolean, a character or a unit
+/// variant, written as its text; a `RawValue` holds only its text. Anything else is refused.
+#[derive(Clone, Copy)]
+enum Text {
+    MapKey,
+    Raw,
 }
 
-impl ser::Serializer for MapKey {
+impl Text {
+    fn error(self) -> Error {
+        Error::Other(match self {
+            Text::MapKey => "a map key must be a string".to_owned(),
+            Text::Raw => "a raw JSON value must hold its text".to_owned(),
+        })
+    }
+
+    /// The text of a scalar that is only a valid map key.
+    fn key(self, text: impl ToString) -> Result<String, Error> {
+        match self {
+            Text::MapKey => Ok(text.to_string()),
+            Text::Raw => Err(self.error()),
+        }
+    }
+}
+
+impl ser::Serializer for Text {
     type Ok = String;
     type Error = Error;
     type SerializeSeq = Impossible<String, Error>;
@@ -519,224 +538,82 @@ impl ser::Serializer for MapKey {
     }
 
     fn serialize_char(self, value: char) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_bool(self, value: bool) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_i8(self, value: i8) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_i16(self, value: i16) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_i32(self, value: i32) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_i64(self, value: i64) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_u8(self, value: u8) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_u16(self, value: u16) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_u32(self, value: u32) -> Result<String, Error> {
-        Ok(value.to_string())
+        self.key(value)
     }
 
     fn serialize_u64(self, value: u64) -> Result<String, Error> {
-        Ok(value.to_string())
-    }
-
-    fn serialize_f32(self, _value: f32) -> Result<String, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_f64(self, _value: f64) -> Result<String, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_bytes(self, _value: &[u8]) -> Result<String, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_none(self) -> Result<String, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<String, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_unit(self) -> Result<String, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<String, Error> {
-        Err(key_error())
+        self.key(value)
     }
 
     fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<String, Error> {
-        Ok(variant.to_owned())
+        self.key(variant)
     }
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<String, Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result<String, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(key_error())
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_error())
-    }
-}
-
-/// The text of a `RawValue`'s one field.
-struct RawText;
-
-impl ser::Serializer for RawText {
-    type Ok = String;
-    type Error = Error;
-    type SerializeSeq = Impossible<String, Error>;
-    type SerializeTuple = Impossible<String, Error>;
-    type SerializeTupleStruct = Impossible<String, Error>;
-    type SerializeTupleVariant = Impossible<String, Error>;
-    type SerializeMap = Impossible<String, Error>;
-    type SerializeStruct = Impossible<String, Error>;
-    type SerializeStructVariant = Impossible<String, Error>;
-
-    fn serialize_str(self, value: &str) -> Result<String, Error> {
-        Ok(value.to_owned())
-    }
-
-    fn serialize_bool(self, _value: bool) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_i8(self, _value: i8) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_i16(self, _value: i16) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_i32(self, _value: i32) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_i64(self, _value: i64) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_u8(self, _value: u8) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_u16(self, _value: u16) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_u32(self, _value: u32) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_u64(self, _value: u64) -> Result<String, Error> {
-        Err(raw_error())
+        match self {
+            Text::MapKey => value.serialize(self),
+            Text::Raw => Err(self.error()),
+        }
     }
 
     fn serialize_f32(self, _value: f32) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_f64(self, _value: f64) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_char(self, _value: char) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_bytes(self, _value: &[u8]) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_none(self) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_unit(self) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_unit_struct(self, _name: &'static str) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_unit_variant(self, _name: &'static str, _index: u32, _variant: &'static str) -> Result<String, Error> {
-        Err(raw_error())
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, _value: &T) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -746,19 +623,19 @@ impl ser::Serializer for RawText {
         _variant: &'static str,
         _value: &T,
     ) -> Result<String, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_tuple_variant(
@@ -768,15 +645,15 @@ impl ser::Serializer for RawText {
         _variant: &'static str,
         _len: usize,
     ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
 
     fn serialize_struct_variant(
@@ -786,12 +663,8 @@ impl ser::Serializer for RawText {
         _variant: &'static str,
         _len: usize,
     ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(raw_error())
+        Err(self.error())
     }
-}
-
-fn raw_error() -> Error {
-    Error::Other("a raw JSON value must hold its text".to_owned())
 }
 
 #[cfg(test)]

@@ -289,57 +289,28 @@ impl Sequence<'_> {
     }
 }
 
-impl ser::SerializeSeq for Sequence<'_> {
-    type Ok = ();
-    type Error = Error;
+/// The four sequence traits of serde differ only in name.
+macro_rules! sequence_trait {
+    ($trait:ident, $method:ident) => {
+        impl ser::$trait for Sequence<'_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.element(value)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
+            fn end(self) -> Result<(), Error> {
+                self.finish()
+            }
+        }
+    };
 }
 
-impl ser::SerializeTuple for Sequence<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for Sequence<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for Sequence<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
-}
+sequence_trait!(SerializeSeq, serialize_element);
+sequence_trait!(SerializeTuple, serialize_element);
+sequence_trait!(SerializeTupleStruct, serialize_field);
+sequence_trait!(SerializeTupleVariant, serialize_field);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -469,31 +440,26 @@ impl ser::SerializeMap for Object<'_> {
     }
 }
 
-impl ser::SerializeStruct for Object<'_> {
-    type Ok = ();
-    type Error = Error;
+/// Struct fields and struct-variant fields are written alike.
+macro_rules! struct_trait {
+    ($trait:ident) => {
+        impl ser::$trait for Object<'_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
-        self.entry(key.to_owned(), value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
+                self.entry(key.to_owned(), value)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
+            fn end(self) -> Result<(), Error> {
+                self.finish()
+            }
+        }
+    };
 }
 
-impl ser::SerializeStructVariant for Object<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
-        self.entry(key.to_owned(), value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
-}
+struct_trait!(SerializeStruct);
+struct_trait!(SerializeStructVariant);
 
 /// Reads a string out of a value: a map key, or the text of a `RawValue`.
 ///

@@ -204,9 +204,13 @@ impl Subschemas<'_> {
             return self.direct.as_deref();
         }
         let root = self.root;
-        let map = self
-            .map
-            .get_or_insert_with(|| draft202012::options().offline().build_map(root).ok());
+        let map = self.map.get_or_insert_with(|| {
+            draft202012::options()
+                .should_validate_formats(true)
+                .offline()
+                .build_map(root)
+                .ok()
+        });
         map.as_ref()?.get(&format!("#{at}"))
     }
 }
@@ -255,7 +259,12 @@ fn compiled(schema: &Value) -> Option<Rc<Validator>> {
         if let Some(found) = cache.borrow().get(&key) {
             return found.clone();
         }
-        let validator = draft202012::options().offline().build(&stripped).ok().map(Rc::new);
+        let validator = draft202012::options()
+            .should_validate_formats(true)
+            .offline()
+            .build(&stripped)
+            .ok()
+            .map(Rc::new);
         let mut cache = cache.borrow_mut();
         if cache.len() >= CACHE_LIMIT {
             cache.clear();

@@ -11,7 +11,7 @@ use tenx_grammar::pest::error::{Error, ErrorVariant, InputLocation};
 pub fn describe(rule: Rule) -> Option<&'static str> {
     Some(match rule {
         Rule::EOI => "end of input",
-        Rule::WHITESPACE | Rule::line_comment | Rule::block_comment => return None,
+        Rule::WHITESPACE | Rule::comment | Rule::line_comment | Rule::block_comment => return None,
         Rule::nl | Rule::quote | Rule::backslash | Rule::slash | Rule::star => return None,
         Rule::file | Rule::item_chunk | Rule::item_strict | Rule::entry_only => return None,
         Rule::stray_text | Rule::bad_line | Rule::balanced | Rule::missing_close => return None,

@@ -35,14 +35,18 @@ fn remove_refund_approval(envelope: &mut Value) {
     envelope["artifact"]["tools"]["issue_refund"]["approval"] = Value::Null;
 }
 
+/// `bytes` with the first byte of the first `needle` changed to `to`.
+fn flip(bytes: &[u8], needle: &[u8], to: u8) -> Vec<u8> {
+    let at = bytes.windows(needle.len()).position(|window| window == needle).unwrap();
+    let mut edited = bytes.to_vec();
+    edited[at] = to;
+    edited
+}
+
 #[test]
 fn a_flipped_byte_inside_a_string_breaks_the_seal() {
     let (bytes, policy) = signed_sample();
-    let needle = b"Approve a refund";
-    let at = bytes.windows(needle.len()).position(|window| window == needle).unwrap();
-    let mut edited = bytes.clone();
-    edited[at] = b'a';
-    let error = load(&edited, &policy).unwrap_err();
+    let error = load(&flip(&bytes, b"Approve a refund", b'a'), &policy).unwrap_err();
     assert!(matches!(error, LoadError::SealMismatch { .. }), "{error}");
 }
 
@@ -238,10 +242,6 @@ fn a_large_artifact_loads_and_a_flipped_byte_in_it_breaks_the_seal() {
     let loaded = load(&bytes, &policy).unwrap();
     assert_eq!(&loaded.artifact, sealed.artifact());
 
-    let needle = b"Extra tool number 2999";
-    let at = bytes.windows(needle.len()).position(|window| window == needle).unwrap();
-    let mut edited = bytes.clone();
-    edited[at] = b'e';
-    let error = load(&edited, &policy).unwrap_err();
+    let error = load(&flip(&bytes, b"Extra tool number 2999", b'e'), &policy).unwrap_err();
     assert!(matches!(error, LoadError::SealMismatch { .. }), "{error}");
 }

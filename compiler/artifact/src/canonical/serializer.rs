@@ -86,6 +86,17 @@ impl Canonical<'_> {
     }
 }
 
+/// Integers are written as their decimal text, whatever their width.
+macro_rules! integer_methods {
+    ($($method:ident: $type:ty),*) => {
+        $(
+            fn $method(self, value: $type) -> Result<(), Error> {
+                self.integer(value.to_string())
+            }
+        )*
+    };
+}
+
 impl<'a> ser::Serializer for Canonical<'a> {
     type Ok = ();
     type Error = Error;
@@ -102,45 +113,18 @@ impl<'a> ser::Serializer for Canonical<'a> {
         Ok(())
     }
 
-    fn serialize_i8(self, value: i8) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_i16(self, value: i16) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_i32(self, value: i32) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_i64(self, value: i64) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_i128(self, value: i128) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_u8(self, value: u8) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_u16(self, value: u16) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_u32(self, value: u32) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_u64(self, value: u64) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
-
-    fn serialize_u128(self, value: u128) -> Result<(), Error> {
-        self.integer(value.to_string())
-    }
+    integer_methods!(
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_i64: i64,
+        serialize_i128: i128,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32,
+        serialize_u64: u64,
+        serialize_u128: u128
+    );
 
     fn serialize_f32(self, value: f32) -> Result<(), Error> {
         self.number(Number::from_f64(f64::from(value)))
@@ -488,6 +472,17 @@ impl Text {
     }
 }
 
+/// Scalars that a map key may be, written as their text.
+macro_rules! key_methods {
+    ($($method:ident: $type:ty),*) => {
+        $(
+            fn $method(self, value: $type) -> Result<String, Error> {
+                self.key(value)
+            }
+        )*
+    };
+}
+
 impl ser::Serializer for Text {
     type Ok = String;
     type Error = Error;
@@ -503,45 +498,18 @@ impl ser::Serializer for Text {
         Ok(value.to_owned())
     }
 
-    fn serialize_char(self, value: char) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_bool(self, value: bool) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_i8(self, value: i8) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_i16(self, value: i16) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_i32(self, value: i32) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_i64(self, value: i64) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_u8(self, value: u8) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_u16(self, value: u16) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_u32(self, value: u32) -> Result<String, Error> {
-        self.key(value)
-    }
-
-    fn serialize_u64(self, value: u64) -> Result<String, Error> {
-        self.key(value)
-    }
+    key_methods!(
+        serialize_char: char,
+        serialize_bool: bool,
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_i64: i64,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32,
+        serialize_u64: u64
+    );
 
     fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<String, Error> {
         self.key(variant)

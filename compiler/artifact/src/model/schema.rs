@@ -20,6 +20,10 @@ use crate::canonical_json;
 /// Two schemas are equal when their texts are; for canonical texts that is equality of the JSON
 /// values. Every schema the compiler writes, and every schema read from a sealed file, is
 /// canonical: the seal is the hash of canonical bytes.
+///
+/// It is (de)serialised as embedded JSON with `serde_json` (a `RawValue`), so other serde formats
+/// cannot hold it, and a pretty printer writes it compact: print `serde_json::to_value` of the
+/// artifact to indent schemas too.
 #[derive(Clone)]
 pub struct Schema(Box<RawValue>);
 

@@ -30,7 +30,7 @@ pub struct BuildArgs {
 }
 
 pub fn run(args: &BuildArgs) -> Result<ExitCode> {
-    let lints = args.report.lint_levels()?;
+    let lints = args.report.lints.lint_levels()?;
     let key = args.sign.as_deref().map(read_secret_key).transpose()?;
     if std::fs::metadata(&args.path)
         .into_diagnostic()

@@ -28,6 +28,19 @@ pub struct ReportArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
+    #[command(flatten)]
+    pub lints: LintArgs,
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+    /// Show at most this many diagnostics in human output (0 = all); the rest are counted.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub max_diagnostics: usize,
+}
+
+/// The lint-level flags, shared by every command that compiles a program.
+#[derive(Debug, Clone, Args)]
+pub struct LintArgs {
     /// Make a code an error: a code (`TENX0605`), a name (`tag-matches-no-tool`), or `warnings`
     /// for every warning. Repeatable.
     #[arg(long, value_name = "CODE")]
@@ -39,15 +52,9 @@ pub struct ReportArgs {
     /// nearest parent).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// When to colour human output.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
-    /// Show at most this many diagnostics in human output (0 = all); the rest are counted.
-    #[arg(long, default_value_t = 200, value_name = "N")]
-    pub max_diagnostics: usize,
 }
 
-impl ReportArgs {
+impl LintArgs {
     /// The lint levels: the project file, then `--deny` and `--allow`.
     pub fn lint_levels(&self) -> Result<LintLevels> {
         config::lint_levels(self.config.as_deref(), &self.deny, &self.allow)
@@ -55,7 +62,7 @@ impl ReportArgs {
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
-    let lints = args.report.lint_levels()?;
+    let lints = args.report.lints.lint_levels()?;
     let roots = files::roots(&files::collect(&args.paths)?);
     let mut sources = SourceSet::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();

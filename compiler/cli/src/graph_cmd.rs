@@ -22,21 +22,7 @@ pub struct GraphArgs {
     pub format: GraphFormat,
     /// Diagnostic flags for a `.tenx` program (as for `tenxc check`; its output format is human).
     #[command(flatten)]
-    pub lints: LintArgs,
-}
-
-/// The lint flags `tenxc graph` shares with `tenxc check` (its `--format` is the picture's).
-#[derive(Debug, Args)]
-pub struct LintArgs {
-    /// Make a code an error (as for `tenxc check`). Repeatable.
-    #[arg(long, value_name = "CODE")]
-    pub deny: Vec<String>,
-    /// Silence a warning code. Repeatable.
-    #[arg(long, value_name = "CODE")]
-    pub allow: Vec<String>,
-    /// The project file with lint levels.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub lints: check_cmd::LintArgs,
 }
 
 /// Picture formats.
@@ -58,13 +44,11 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode> {
     } else {
         let report = check_cmd::ReportArgs {
             format: crate::Format::Human,
-            deny: args.lints.deny.clone(),
-            allow: args.lints.allow.clone(),
-            config: args.lints.config.clone(),
+            lints: args.lints.clone(),
             color: crate::ColorChoice::Auto,
             max_diagnostics: 200,
         };
-        let lints = report.lint_levels()?;
+        let lints = args.lints.lint_levels()?;
         std::fs::metadata(&args.path)
             .into_diagnostic()
             .wrap_err_with(|| format!("cannot read `{}`", args.path.display()))?;

@@ -82,19 +82,44 @@ pub enum ColorChoice {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    guarded(|| match cli.command {
         Command::Check(args) => check_cmd::run(&args),
         Command::Build(args) => build_cmd::run(&args),
         Command::Inspect(args) => inspect_cmd::run(&args),
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Keygen(args) => keygen_cmd::run(&args),
         Command::Explain { code } => explain_cmd::run(code.as_deref()),
-    };
-    match result {
-        Ok(code) => code,
-        Err(report) => {
+    })
+}
+
+/// Runs a command and turns its outcome into the exit status. An error is printed and exits 2;
+/// so does a panic (a bug in tenxc), which must never end as a pass: the panic message has
+/// already been printed by the panic hook.
+fn guarded(command: impl FnOnce() -> miette::Result<ExitCode>) -> ExitCode {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(command)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(report)) => {
             eprintln!("{report:?}");
             ExitCode::from(2)
         }
+        Err(_) => {
+            eprintln!(
+                "internal error: tenxc stopped on a bug; nothing was checked to the end, so this run fails. Please report it with the program"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guarded;
+    use std::process::ExitCode;
+
+    #[test]
+    fn a_panic_fails_the_run_with_status_2() {
+        assert_eq!(guarded(|| Ok(ExitCode::SUCCESS)), ExitCode::SUCCESS);
+        assert_eq!(guarded(|| panic!("injected failure")), ExitCode::from(2));
+        assert_eq!(guarded(|| Err(miette::miette!("usage"))), ExitCode::from(2));
     }
 }

@@ -39,7 +39,8 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         if names_resolve {
             unused::check(&facts, diagnostics);
         }
-        schema_thread.join().unwrap_or_default()
+        // A panic in the schema checks panics the caller: never a pass with checks missing.
+        crate::parallel::join(schema_thread)
     });
     diagnostics.extend(schema_diagnostics);
 }

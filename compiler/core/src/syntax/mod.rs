@@ -76,15 +76,9 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     let live: Vec<&chunks::Chunk> = chunks.iter().filter(|c| c.has_tokens).collect();
     // Chunks are independent, so a large file is parsed on several threads; results are joined
     // in chunk order, so the output does not depend on the number of threads.
+    // A panic in a worker panics the caller: never a silently shorter module.
     let parts: Vec<Parsed> = if live.len() >= PARALLEL_MIN_CHUNKS {
-        let per_thread = live.len().div_ceil(PARSE_THREADS);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = live
-                .chunks(per_thread)
-                .map(|group| scope.spawn(move || group.iter().map(|c| parse_chunk(file, text, c)).collect::<Vec<_>>()))
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-        })
+        crate::parallel::map_in_threads(&live, PARSE_THREADS, |c| parse_chunk(file, text, c))
     } else {
         live.iter().map(|c| parse_chunk(file, text, c)).collect()
     };

@@ -7,7 +7,8 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    reason = "test code (helpers included): a panic is a failed test"
+    clippy::disallowed_methods,
+    reason = "test code (helpers included): a panic is a failed test; the test times itself and reads its size from the environment"
 )]
 
 use std::time::{Duration, Instant};

@@ -38,19 +38,38 @@ impl Outcome {
 }
 
 /// Checks `text` as the root file named `name` (relative to the repository root, with `/`).
-/// Files it imports are read from disk relative to the repository root.
+/// Files it imports are read from disk relative to the repository root, as `tenxc check`
+/// reads them: confined to the root's folder, at most [`tenxc::disk::MAX_SOURCE_BYTES`] each.
 pub fn check_text(name: &str, text: &str) -> Outcome {
+    check_text_with_limit(name, text, tenxc::disk::MAX_SOURCE_BYTES)
+}
+
+/// [`check_text`] with another limit on the size of an imported file.
+pub fn check_text_with_limit(name: &str, text: &str, limit: u64) -> Outcome {
+    let (mut sources, root, mut diagnostics) = load_text(name, text, limit);
+    let checked = tenx_compiler::check(&mut sources, root, &LintLevels::default());
+    diagnostics.extend(checked.diagnostics);
+    tenx_diagnostics::sort_and_dedup(&mut diagnostics);
+    Outcome { sources, diagnostics }
+}
+
+/// Loads `text` as the root file named `name` (relative to the repository root) and the files it
+/// imports, as `tenxc check` reads them: from disk relative to the repository root, confined to
+/// the root's folder, each at most `limit` bytes. Returns the files, the root, and the
+/// diagnostics of loading (imported files that are not UTF-8).
+#[expect(
+    clippy::panic,
+    reason = "test harness: a fixture outside any folder is a broken test"
+)]
+pub fn load_text(name: &str, text: &str, limit: u64) -> (SourceSet, tenx_diagnostics::FileId, Vec<Diagnostic>) {
     let mut sources = SourceSet::new();
     let root = sources.add(name, text);
-    let base = repo_root();
-    tenx_compiler::load_imports(&mut sources, root, |import| {
-        std::fs::read_to_string(base.join(import)).ok()
-    });
-    let checked = tenx_compiler::check(&mut sources, root, &LintLevels::default());
-    Outcome {
-        sources,
-        diagnostics: checked.diagnostics,
+    let mut reader = tenxc::disk::DiskReader::new(repo_root()).with_limit(limit);
+    if let Err(refusal) = reader.enter_project_of(name, None) {
+        panic!("cannot find the project folder of `{name}`: {refusal:?}");
     }
+    let diagnostics = tenx_compiler::load_imports(&mut sources, root, &mut reader);
+    (sources, root, diagnostics)
 }
 
 /// Checks the file at `path` (absolute or relative to the repository root). A file that is not
@@ -72,7 +91,18 @@ pub fn check_file(path: &Path) -> Outcome {
         };
     }
     let text = sources.get(root).map(|f| f.text.clone()).unwrap_or_default();
-    check_text(&name, &text)
+    let limit = import_limit_header(&text).unwrap_or(tenxc::disk::MAX_SOURCE_BYTES);
+    check_text_with_limit(&name, &text, limit)
+}
+
+/// The `// import-limit: BYTES` line of a fixture's header: the fixture is checked with that
+/// limit on the size of an imported file instead of the real one (16 MiB), so that a fixture can
+/// show what an import over the limit reports without a 16 MiB file in the repository.
+pub fn import_limit_header(text: &str) -> Option<u64> {
+    text.lines()
+        .take(5)
+        .find_map(|l| l.trim().strip_prefix("// import-limit:"))
+        .and_then(|n| n.trim().parse().ok())
 }
 
 /// What a fixture's header expects.

@@ -15,7 +15,7 @@
 use std::path::Path;
 use tenx_artifact::{Artifact, TrustPolicy, load, seal};
 use tenx_compiler::LintLevels;
-use tenx_diagnostics::SourceSet;
+use tenx_diagnostics::{ImportRefusal, SourceSet};
 use tenx_tests::{files_under, repo_root};
 use tenxc::picture::{PictureFormat, render};
 
@@ -48,16 +48,35 @@ fn compile(files: &[Named], order: &[usize]) -> Artifact {
         sources.add(name, std::fs::read_to_string(repo_root().join(path)).unwrap());
     }
     let root = sources.find(files[0].0).unwrap();
-    tenx_compiler::load_imports(&mut sources, root, |name| {
-        let relative = name
-            .strip_prefix(&root_name_dir)
-            .unwrap_or(name)
-            .trim_start_matches('/');
-        std::fs::read_to_string(repo_root().join(&root_dir).join(relative)).ok()
-    });
+    let mut reader = RenamedFiles {
+        root_dir,
+        root_name_dir,
+    };
+    assert!(tenx_compiler::load_imports(&mut sources, root, &mut reader).is_empty());
     let compiled = tenx_compiler::compile(&mut sources, root, &LintLevels::default());
     assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
     compiled.artifact.expect("a clean program lowers to an artifact")
+}
+
+/// Reads the files of a program whose root is shown as `root_name_dir/…` but lives in
+/// `root_dir` of the repository.
+struct RenamedFiles {
+    root_dir: std::path::PathBuf,
+    root_name_dir: String,
+}
+
+impl tenx_compiler::ImportReader for RenamedFiles {
+    fn locate(&mut self, importer: &str, written: &str) -> Result<String, ImportRefusal> {
+        Ok(tenx_compiler::import_file_name(importer, written))
+    }
+
+    fn read(&mut self, name: &str) -> Result<Vec<u8>, ImportRefusal> {
+        let relative = name
+            .strip_prefix(&self.root_name_dir)
+            .unwrap_or(name)
+            .trim_start_matches('/');
+        std::fs::read(repo_root().join(&self.root_dir).join(relative)).map_err(|_| ImportRefusal::NotFound)
+    }
 }
 
 fn compile_example(example: &str) -> Artifact {
@@ -220,17 +239,7 @@ fn every_program_that_checks_without_errors_seals_and_loads() {
     }
     let mut sealed = 0;
     for (name, text) in &programs {
-        let mut sources = SourceSet::new();
-        let file = sources.add(name.as_str(), text.as_str());
-        let base = Path::new(name.as_str())
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        tenx_compiler::load_imports(&mut sources, file, |import| {
-            std::fs::read_to_string(root.join(&base).join(import))
-                .or_else(|_| std::fs::read_to_string(root.join(import)))
-                .ok()
-        });
+        let (mut sources, file, _) = tenx_tests::load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
         let compiled = tenx_compiler::compile(&mut sources, file, &LintLevels::default());
         if compiled.diagnostics.iter().any(|d| d.is_error()) {
             continue;

@@ -16,7 +16,8 @@ use tenx_artifact::SecretKey;
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The program's root `.tenx` file; the files it imports are read too.
+    /// The program's root `.tenx` file (the files it imports are read too), or a directory that
+    /// holds one program.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// Where to write the sealed artifact (conventionally `NAME.tenxg`).
@@ -32,23 +33,15 @@ pub struct BuildArgs {
 pub fn run(args: &BuildArgs) -> Result<ExitCode> {
     let lints = args.report.lints.lint_levels()?;
     let key = args.sign.as_deref().map(read_secret_key).transpose()?;
-    if std::fs::metadata(&args.path)
-        .into_diagnostic()
-        .wrap_err_with(|| format!("cannot read `{}`", args.path.display()))?
-        .is_dir()
-    {
-        return Err(miette!(
-            help = format!(
-                "pass the program's root file, e.g. `tenxc build {}/main.tenx -o app.tenxg`",
-                args.path.display()
-            ),
-            "`{}` is a directory; `tenxc build` compiles one program from its root file",
-            args.path.display()
-        ));
-    }
-    let (sources, mut diagnostics, artifact) = files::compile_program(&args.path, &lints)?;
-    let errors = check_cmd::print_diagnostics(&args.report, &mut diagnostics, &sources, 1);
-    let Some(artifact) = artifact.filter(|_| errors == 0) else {
+    let config = args.report.lints.config.as_deref();
+    let mut program = files::compile_program(&args.path, "build", &lints, config)?;
+    let errors = check_cmd::print_diagnostics(
+        &args.report,
+        &mut program.diagnostics,
+        &program.sources,
+        &program.coverage,
+    );
+    let Some(artifact) = program.artifact.filter(|_| errors == 0) else {
         return Ok(ExitCode::from(1));
     };
     let sealed = match &key {

@@ -63,17 +63,21 @@ impl LintArgs {
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let lints = args.report.lints.lint_levels()?;
-    let roots = files::roots(&files::collect(&args.paths)?);
+    let config = args.report.lints.config.as_deref();
+    let roots = files::find_roots(&args.paths, config)?;
+    let mut reader = files::disk_reader()?;
     let mut sources = SourceSet::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    for path in &roots {
-        let Some(root) = files::read_program(&mut sources, path, &mut diagnostics)? else {
-            continue;
-        };
-        let checked = tenx_compiler::check(&mut sources, root, &lints);
-        diagnostics.extend(checked.diagnostics);
+    let mut coverage = Coverage::default();
+    for found in &roots {
+        let root = files::read_program(&mut sources, &mut reader, &found.name, config, &mut diagnostics)?;
+        coverage.add(&sources, &found.name, root);
+        if let Some(root) = root {
+            let checked = tenx_compiler::check(&mut sources, root, &lints);
+            diagnostics.extend(checked.diagnostics);
+        }
     }
-    let errors = print_diagnostics(&args.report, &mut diagnostics, &sources, roots.len());
+    let errors = print_diagnostics(&args.report, &mut diagnostics, &sources, &coverage);
     Ok(if errors > 0 {
         ExitCode::from(1)
     } else {
@@ -81,13 +85,33 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     })
 }
 
-/// Sorts and prints `diagnostics` in the chosen format, with the summary line for `files`
-/// checked files; returns the number of errors.
+/// What a run checked: each program's root and file count, and every file read.
+#[derive(Debug, Default)]
+pub struct Coverage {
+    /// Each program checked: its root's display name and how many files it has.
+    programs: Vec<(String, usize)>,
+    /// Every file read, once however many programs share it.
+    files: std::collections::BTreeSet<tenx_diagnostics::FileId>,
+}
+
+impl Coverage {
+    /// Records the program rooted at `name`, just loaded into `sources` (`root` is `None` when
+    /// the root could not be parsed at all; it still counts as a file checked).
+    pub fn add(&mut self, sources: &SourceSet, name: &str, root: Option<tenx_diagnostics::FileId>) {
+        let mut files = sources.imported_files();
+        files.extend(root.or_else(|| sources.find(name)));
+        self.programs.push((name.to_owned(), files.len().max(1)));
+        self.files.extend(files);
+    }
+}
+
+/// Sorts and prints `diagnostics` in the chosen format, with the summary of what `coverage`
+/// checked; returns the number of errors.
 pub fn print_diagnostics(
     args: &ReportArgs,
     diagnostics: &mut Vec<Diagnostic>,
     sources: &SourceSet,
-    files: usize,
+    coverage: &Coverage,
 ) -> usize {
     sort_and_dedup(diagnostics);
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
@@ -117,7 +141,7 @@ pub fn print_diagnostics(
                     diagnostics.len() - shown
                 ));
             }
-            text.push_str(&summary(files, errors, warnings));
+            text.push_str(&summary(coverage, errors, warnings));
             let mut stderr = std::io::stderr().lock();
             stderr.write_all(text.as_bytes())
         }
@@ -131,7 +155,7 @@ pub fn print_diagnostics(
             let text = render::render_github(diagnostics, sources);
             stdout.write_all(text.as_bytes()).and_then(|()| {
                 let mut stderr = std::io::stderr().lock();
-                stderr.write_all(summary(files, errors, warnings).as_bytes())
+                stderr.write_all(summary(coverage, errors, warnings).as_bytes())
             })
         }
     };
@@ -140,7 +164,9 @@ pub fn print_diagnostics(
     errors
 }
 
-fn summary(files: usize, errors: usize, warnings: usize) -> String {
+/// The lines that close human and GitHub output: the programs checked (when more than one) and
+/// the totals. `checked 5 files in 4 programs: 1 error, 0 warnings`.
+fn summary(coverage: &Coverage, errors: usize, warnings: usize) -> String {
     let plural = |n: usize, word: &str| {
         if n == 1 {
             format!("{n} {word}")
@@ -148,14 +174,25 @@ fn summary(files: usize, errors: usize, warnings: usize) -> String {
             format!("{n} {word}s")
         }
     };
+    let mut text = String::new();
+    if coverage.programs.len() > 1 {
+        for (root, files) in &coverage.programs {
+            text.push_str(&format!("program {root} ({})\n", plural(*files, "file")));
+        }
+    }
+    let checked = format!(
+        "checked {} in {}",
+        plural(coverage.files.len().max(coverage.programs.len().min(1)), "file"),
+        plural(coverage.programs.len(), "program")
+    );
     if errors == 0 && warnings == 0 {
-        format!("checked {}: no problems\n", plural(files, "file"))
+        text.push_str(&format!("{checked}: no problems\n"));
     } else {
-        format!(
-            "checked {}: {}, {}\n",
-            plural(files, "file"),
+        text.push_str(&format!(
+            "{checked}: {}, {}\n",
             plural(errors, "error"),
             plural(warnings, "warning")
-        )
+        ));
     }
+    text
 }

@@ -5,7 +5,7 @@
 
 use crate::{check_cmd, files, inspect_cmd};
 use clap::{Args, ValueEnum};
-use miette::{IntoDiagnostic, Result, WrapErr};
+use miette::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tenx_artifact::TrustPolicy;
@@ -14,7 +14,7 @@ use tenxc::picture::{self, PictureFormat};
 
 #[derive(Debug, Args)]
 pub struct GraphArgs {
-    /// A root `.tenx` file, or a sealed `.tenxg` artifact.
+    /// A root `.tenx` file, a directory that holds one program, or a sealed `.tenxg` artifact.
     #[arg(value_name = "PATH|FILE")]
     pub path: PathBuf,
     /// The picture's language.
@@ -49,14 +49,14 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode> {
             max_diagnostics: 200,
         };
         let lints = args.lints.lint_levels()?;
-        std::fs::metadata(&args.path)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("cannot read `{}`", args.path.display()))?;
-        let (sources, mut diagnostics, artifact) = files::compile_program(&args.path, &lints)?;
-        if !diagnostics.is_empty() {
-            check_cmd::print_diagnostics(&report, &mut diagnostics, &sources, 1);
+        let mut program = files::compile_program(&args.path, "graph", &lints, args.lints.config.as_deref())?;
+        if !program.diagnostics.is_empty() {
+            check_cmd::print_diagnostics(&report, &mut program.diagnostics, &program.sources, &program.coverage);
         }
-        match artifact.filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) {
+        match program
+            .artifact
+            .filter(|_| !program.diagnostics.iter().any(Diagnostic::is_error))
+        {
             Some(artifact) => artifact,
             None => return Ok(ExitCode::from(1)),
         }

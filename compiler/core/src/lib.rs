@@ -12,7 +12,9 @@
 pub mod ast;
 pub mod check;
 pub mod lints;
+pub mod load;
 pub mod lower;
+mod parallel;
 pub mod resolve;
 pub mod schema;
 pub mod source;
@@ -21,6 +23,7 @@ pub mod syntax;
 pub mod template;
 
 pub use lints::LintLevels;
+pub use load::{ImportReader, MemoryReader, file_imports, load_imports};
 pub use resolve::{Program, import_file_name};
 pub use source::add_source_bytes;
 pub use suggest::did_you_mean;
@@ -44,8 +47,9 @@ impl Checked {
     }
 }
 
-/// Checks the program rooted at `root`. Imported files must already be in `sources` (see
-/// [`file_imports`]); stdlib modules are added to `sources` as `<stdlib>/name.tenx`.
+/// Checks the program rooted at `root`. Imported files must already be in `sources`, loaded by
+/// [`load_imports`] (an import it did not record is reported as not found); stdlib modules are
+/// added to `sources` as `<stdlib>/name.tenx`.
 pub fn check(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Checked {
     let mut diagnostics = Vec::new();
     let program = resolve::resolve(sources, root, &mut diagnostics);
@@ -76,38 +80,5 @@ pub fn compile(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Com
     Compiled {
         artifact,
         diagnostics: checked.diagnostics,
-    }
-}
-
-/// The files a source imports with `import "…"`, as display names relative to `name` (see
-/// [`import_file_name`]). The CLI uses this to load a program's files before [`check`].
-pub fn file_imports(name: &str, text: &str) -> Vec<String> {
-    syntax::file_import_paths(text)
-        .iter()
-        .map(|path| import_file_name(name, path))
-        .collect()
-}
-
-/// Adds every file a root imports (transitively) to `sources`, reading each with `read`, which
-/// returns `None` for a file that cannot be read (the compiler then reports the import). IO is
-/// the caller's: the CLI reads from disk, tests from fixtures.
-pub fn load_imports(sources: &mut SourceSet, root: FileId, mut read: impl FnMut(&str) -> Option<String>) {
-    let mut queue = vec![root];
-    let mut seen = vec![root];
-    while let Some(file) = queue.pop() {
-        let Some(source) = sources.get(file) else { continue };
-        for name in file_imports(&source.name, &source.text) {
-            let id = match sources.find(&name) {
-                Some(id) => id,
-                None => match read(&name) {
-                    Some(text) => sources.add(name, text),
-                    None => continue,
-                },
-            };
-            if !seen.contains(&id) {
-                seen.push(id);
-                queue.push(id);
-            }
-        }
     }
 }

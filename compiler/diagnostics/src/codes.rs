@@ -89,6 +89,9 @@ code_table! {
     TENX0109 "unknown-tag"                     Error   "a tag is used but never declared";
     TENX0110 "unknown-type"                    Error   "a parameter or state field has a type that does not exist";
     TENX0111 "duplicate-parameter"             Error   "a parameter or state field is declared twice";
+    TENX0112 "import-outside-project"          Error   "an import resolves to a file outside the project folder";
+    TENX0113 "import-not-a-file"               Error   "an import names a directory, a device or anything else that is not a regular file";
+    TENX0114 "import-too-large"                Error   "an imported file is larger than a source file may be";
     TENX0201 "tool-name-collision"             Error   "two tools visible to one agent claim the same name";
     TENX0202 "reserved-handoff-name"           Error   "a tool that is not a handoff is named `transfer_to_*`";
     TENX0203 "handoff-name-collision"          Error   "a handoff's generated tool name collides with another name";

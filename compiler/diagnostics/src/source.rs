@@ -1,6 +1,8 @@
-//! The set of source files a compilation reads, and line/column lookup for renderers.
+//! The set of source files a compilation reads, which file each of their imports resolved to,
+//! and line/column lookup for renderers.
 
-use crate::Span;
+use crate::{ImportRefusal, Span};
+use std::collections::BTreeMap;
 
 /// Index of a file in a [`SourceSet`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
@@ -62,10 +64,13 @@ impl SourceFile {
     }
 }
 
-/// All files of one compilation. File ids are indexes into it.
+/// All files of one compilation, and what each file import among them resolved to. File ids are
+/// indexes into it.
 #[derive(Debug, Clone, Default)]
 pub struct SourceSet {
     files: Vec<SourceFile>,
+    /// `(importing file, path as written)` → the file it resolved to, or why it was refused.
+    imports: BTreeMap<(FileId, String), Result<FileId, ImportRefusal>>,
 }
 
 impl SourceSet {
@@ -117,6 +122,31 @@ impl SourceSet {
     /// Whether the set holds no file.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
+    }
+
+    /// Records what `import "written"` in the file `importer` resolved to.
+    pub fn link_import(&mut self, importer: FileId, written: &str, target: Result<FileId, ImportRefusal>) {
+        self.imports.insert((importer, written.to_owned()), target);
+    }
+
+    /// What `import "written"` in the file `importer` resolved to; `None` when no reader
+    /// recorded it (the import was never loaded).
+    pub fn imported(&self, importer: FileId, written: &str) -> Option<&Result<FileId, ImportRefusal>> {
+        self.imports.get(&(importer, written.to_owned()))
+    }
+
+    /// Every file a recorded import resolved to.
+    pub fn imported_files(&self) -> std::collections::BTreeSet<FileId> {
+        self.imports
+            .values()
+            .filter_map(|target| target.as_ref().ok().copied())
+            .collect()
+    }
+
+    /// Forgets every recorded import (the files stay). What a file may import depends on the
+    /// program it is part of, so each program's imports are resolved afresh.
+    pub fn clear_imports(&mut self) {
+        self.imports.clear();
     }
 }
 

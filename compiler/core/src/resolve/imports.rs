@@ -5,7 +5,7 @@
 use crate::ast::{ImportTarget, Item, Module};
 use crate::syntax::{parse, parse_file};
 use std::collections::BTreeSet;
-use tenx_diagnostics::{Code, Diagnostic, FileId, SourceSet, Span};
+use tenx_diagnostics::{Code, Diagnostic, FileId, ImportRefusal, SourceSet, Span};
 
 /// A parsed module and, for stdlib modules, the names it contributes (`None` = all).
 pub(crate) struct LoadedModule {
@@ -72,25 +72,19 @@ pub(crate) fn load_modules(
         for item in &module.items {
             let Item::Import(import) = item else { continue };
             match &import.target {
-                ImportTarget::File { path, span } => {
-                    let name = import_file_name(&importer, path);
-                    match sources.find(&name) {
-                        Some(id) => {
-                            if seen.insert(id) {
-                                queue.push(id);
-                            }
-                        }
-                        None => {
-                            missing_file = true;
-                            diagnostics.push(
-                                Diagnostic::new(Code::TENX0104, format!("cannot find the file `{path}`"), file, *span)
-                                    .label(format!("looked for `{name}`"))
-                                    .help("imported paths are relative to the importing file")
-                                    .note("until it is found, names it may declare are not reported as unknown"),
-                            );
+                ImportTarget::File { path, span } => match sources.imported(file, path) {
+                    Some(Ok(id)) => {
+                        if seen.insert(*id) {
+                            queue.push(*id);
                         }
                     }
-                }
+                    refused => {
+                        missing_file = true;
+                        let refusal = refused.and_then(|r| r.as_ref().err());
+                        let name = import_file_name(&importer, path);
+                        diagnostics.push(refused_import(file, *span, path, &name, refusal));
+                    }
+                },
                 ImportTarget::Std { path, star } => {
                     let names: Vec<&str> = path.iter().map(|i| i.name.as_str()).collect();
                     let (module_name, decl) = match (names.as_slice(), star) {
@@ -216,6 +210,68 @@ pub(crate) fn load_modules(
         });
     }
     loaded
+}
+
+/// The diagnostic for `import "written"` (shown as `name`) at `span` of `file`, which was not
+/// loaded: refused for `refusal`, or never recorded by a reader (reported as not found). It
+/// never shows anything of the target: a refused import is not read.
+fn refused_import(file: FileId, span: Span, written: &str, name: &str, refusal: Option<&ImportRefusal>) -> Diagnostic {
+    let not_found = || {
+        Diagnostic::new(Code::TENX0104, format!("cannot find the file `{written}`"), file, span)
+            .label(format!("looked for `{name}`"))
+            .help("imported paths are relative to the importing file")
+            .note("until it is found, names it may declare are not reported as unknown")
+    };
+    match refusal {
+        None | Some(ImportRefusal::NotFound) => not_found(),
+        Some(ImportRefusal::Unreadable { reason }) => {
+            Diagnostic::new(Code::TENX0104, format!("cannot read the file `{written}`"), file, span)
+                .label(reason.clone())
+                .note("until it can be read, names it may declare are not reported as unknown")
+        }
+        Some(ImportRefusal::OutsideProject { project }) => Diagnostic::new(
+            Code::TENX0112,
+            format!("`{written}` is outside the project"),
+            file,
+            span,
+        )
+        .label(format!("resolves outside `{project}`"))
+        .help("a program imports only files inside its project folder: move the file into it")
+        .note("the project folder is the folder of `tenx.toml`, or without one the folder of the file checked; links are followed first"),
+        Some(ImportRefusal::NotAFile { kind }) => Diagnostic::new(
+            Code::TENX0113,
+            format!("`{written}` is not a regular file"),
+            file,
+            span,
+        )
+        .label(format!("this is {kind}"))
+        .help(if *kind == "a directory" {
+            "import the `.tenx` files in it one by one"
+        } else {
+            "import a `.tenx` file"
+        }),
+        Some(ImportRefusal::TooLarge { bytes, limit }) => Diagnostic::new(
+            Code::TENX0114,
+            format!("`{written}` is too large to import"),
+            file,
+            span,
+        )
+        .label(format!(
+            "{bytes} bytes, more than the {} a source file may hold",
+            byte_size(*limit)
+        ))
+        .help("split the file, or check that the import names the file you meant"),
+    }
+}
+
+/// A size limit as people write it: `16 MiB`, `64 bytes`.
+pub fn byte_size(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// The names a stdlib module declares (none for a module that does not exist).

@@ -6,7 +6,7 @@ mod imports;
 mod program;
 mod references;
 
-pub use imports::import_file_name;
+pub use imports::{byte_size, import_file_name};
 pub use program::{DeclKind, Located, Program, Symbol};
 
 use tenx_diagnostics::{Diagnostic, FileId, SourceSet};

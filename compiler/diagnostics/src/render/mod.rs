@@ -7,11 +7,13 @@ mod github;
 mod human;
 mod json;
 mod sarif;
+mod snippet;
 
 pub use github::render_github;
 pub use human::{HumanOptions, render_human};
 pub use json::{JsonDiagnostic, render_json, to_json};
 pub use sarif::{SRCROOT_BASE, STDLIB_BASE, render_sarif};
+pub use snippet::{CONTEXT, FULL_LINE, LABEL_KEEP, WINDOW};
 
 use crate::{Diagnostic, Label, SourceSet};
 

@@ -220,3 +220,71 @@ fn a_label_at_the_end_of_a_long_line_is_kept() {
     assert_eq!(cut(&line, &[(1_000, 1_000)]), [(1_000 - WINDOW, 1_000)]);
     assert_eq!(cut(&line, &[(0, 0)]), [(0, WINDOW)]);
 }
+
+/// A small deterministic generator (an LCG), so the test needs no dependency and never flakes.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+#[test]
+fn any_labels_on_any_text_render_at_their_original_places() {
+    let mut rng = Lcg(8);
+    let pieces = [
+        "a",
+        "é",
+        "€",
+        "🦀",
+        " ",
+        "\t",
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    ];
+    let mut cut_lines = 0;
+    for _ in 0..300 {
+        let mut sources = SourceSet::new();
+        let mut texts = Vec::new();
+        for f in 0..2 {
+            // Lines of any length: one line break in 40 pieces, short or long lines by turns.
+            let breaks = if rng.below(2) == 0 { 40 } else { 4 };
+            let text: String = (0..rng.below(600))
+                .map(|_| match rng.below(breaks) {
+                    0 => ["\n", "\r\n"][rng.below(2)],
+                    _ => pieces[rng.below(pieces.len())],
+                })
+                .collect();
+            sources.add(format!("f{f}.tenx"), text.clone());
+            texts.push(text);
+        }
+        // Offsets anywhere, including inside a character and past the end.
+        let label = |rng: &mut Lcg| {
+            let file = rng.below(2);
+            let len = texts[file].len() + 3;
+            let (a, b) = (rng.below(len), rng.below(len));
+            (FileId(file as u32), Span::new(a.min(b), a.max(b)))
+        };
+        let (file, span) = label(&mut rng);
+        let mut d = Diagnostic::new(Code::TENX0001, "m", file, span).label("primary");
+        for _ in 0..rng.below(4) {
+            let (file, span) = label(&mut rng);
+            d = d.secondary(file, span, "secondary");
+        }
+        let out = render_human(std::slice::from_ref(&d), &sources, HumanOptions { color: false });
+        let text = &texts[file.0 as usize];
+        let start = floor_char_boundary(text, span.start as usize);
+        let at = sources.get(file).unwrap().line_col(start);
+        let header = format!("┌─ f{}.tenx:{}:{}", file.0, at.line, at.column);
+        assert!(out.contains(&header), "missing `{header}` for {d:?} in:\n{out}");
+        for line in out.lines() {
+            assert!(line.chars().count() < 4 * WINDOW, "too wide: {line}");
+        }
+        cut_lines += out.matches(CUT).count();
+    }
+    assert!(cut_lines > 100, "the texts should have long lines: {cut_lines} cuts");
+}

@@ -1,3 +1,7 @@
+//! Unit tests of the SARIF log: what a result's message and locations carry, how file names
+//! become URIs against declared bases, and the rules made from the code table. The log is
+//! validated against the SARIF 2.1.0 schema end to end, in `compiler/cli/tests/formats.rs`.
+
 use super::*;
 use crate::Span;
 

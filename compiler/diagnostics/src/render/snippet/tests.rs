@@ -1,3 +1,6 @@
+//! Unit tests of bounded snippets: a 58 KB line with diagnostics of every shape (snapshot,
+//! size, carets, places), the cutting rules on their own, and generated labels anywhere.
+
 use super::*;
 use crate::Code;
 use crate::render::{HumanOptions, render_human};

@@ -62,6 +62,26 @@ impl SourceFile {
     pub(crate) fn line_starts(&self) -> &[usize] {
         &self.line_starts
     }
+
+    /// The 0-based index of the line holding a byte offset (the last line past the end).
+    pub(crate) fn line_index(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= offset).saturating_sub(1)
+    }
+
+    /// Number of lines (a final newline starts an empty last line).
+    pub(crate) fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// The bytes of a line without its `\n`, or `None` past the last line.
+    pub(crate) fn line_content(&self, index: usize) -> Option<std::ops::Range<usize>> {
+        let start = *self.line_starts.get(index)?;
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .map_or(self.text.len(), |next| next.saturating_sub(1));
+        Some(start..end.max(start))
+    }
 }
 
 /// All files of one compilation, and what each file import among them resolved to. File ids are

@@ -19,7 +19,7 @@ use common::{Edit, envelope, reseal, sample, to_bytes};
 use ed25519_dalek::Signer as _;
 use serde_json::{Value, json};
 use tenx_artifact::{
-    ArtifactId, LoadError, SecretKey, TrustPolicy, generate_keypair, load, seal, signed_message,
+    ArtifactId, LoadError, PolicyViolation, Risk, SecretKey, TrustPolicy, generate_keypair, load, seal, signed_message,
 };
 
 /// The sample, sealed and unsigned, as an envelope to edit.
@@ -87,7 +87,10 @@ fn refused_both_ways(what: &str, edit: Edit, expected: &str) {
 /// review step approves.
 fn reroute_edge_around_review(envelope: &mut Value) {
     let edges = graph(envelope)["edges"].as_array_mut().unwrap();
-    let edge = edges.iter_mut().find(|e| e["from"] == "triage" && e["to"] == "review").unwrap();
+    let edge = edges
+        .iter_mut()
+        .find(|e| e["from"] == "triage" && e["to"] == "review")
+        .unwrap();
     edge["to"] = json!("close");
 }
 
@@ -95,11 +98,14 @@ fn reroute_edge_around_review(envelope: &mut Value) {
 /// from `triage`, then a route arm, never passing the review.
 fn route_arm_around_review(envelope: &mut Value) {
     let graph = graph(envelope);
-    graph["edges"].as_array_mut().unwrap().retain(|e| e["from"] != "billing");
-    graph["routes"]
+    graph["edges"]
         .as_array_mut()
         .unwrap()
-        .insert(0, json!({"from": "billing", "by": null, "arms": [{"kind": "else", "target": "close"}]}));
+        .retain(|e| e["from"] != "billing");
+    graph["routes"].as_array_mut().unwrap().insert(
+        0,
+        json!({"from": "billing", "by": null, "arms": [{"kind": "else", "target": "close"}]}),
+    );
 }
 
 /// A `recheck` tool node that runs `lookup_order`, added to the graph.
@@ -114,11 +120,14 @@ fn loop_back_without_review(envelope: &mut Value) {
     let edges = graph["edges"].as_array_mut().unwrap();
     let edge = edges.iter_mut().find(|e| e["from"] == "close").unwrap();
     edge["to"] = json!("recheck");
-    graph["routes"].as_array_mut().unwrap().insert(0, json!({
-        "from": "recheck",
-        "by": null,
-        "arms": [{"kind": "label", "label": "retry", "target": "close"}, {"kind": "else", "target": "END"}],
-    }));
+    graph["routes"].as_array_mut().unwrap().insert(
+        0,
+        json!({
+            "from": "recheck",
+            "by": null,
+            "arms": [{"kind": "label", "label": "retry", "target": "close"}, {"kind": "else", "target": "END"}],
+        }),
+    );
 }
 
 /// After `close` runs, the run goes back through `review`: every run of the tool is approved.
@@ -194,6 +203,22 @@ fn an_edge_rerouted_around_the_approving_interrupt_is_refused() {
         reroute_edge_around_review,
         "graph `support_desk`: tool `close_account` (risk high) can run without its approval: \
          entry `triage` → `close`",
+    );
+    let error = refused(
+        &forged_unsigned(reroute_edge_around_review),
+        &TrustPolicy::signature_optional(),
+    );
+    assert_eq!(
+        error,
+        LoadError::PolicyViolation {
+            violation: PolicyViolation::ApprovalBypassed {
+                graph: "support_desk".into(),
+                tool: "close_account".into(),
+                risk: Risk::High,
+                path: vec!["triage".into(), "close".into()],
+            },
+            more: 0,
+        }
     );
 }
 

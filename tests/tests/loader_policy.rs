@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tenx_artifact::{ArtifactId, TrustPolicy, load, seal};
+use tenx_artifact::{ArtifactId, PolicyViolation, SealError, TrustPolicy, load, seal};
 use tenx_compiler::LintLevels;
 use tenx_diagnostics::SourceSet;
 use tenx_tests::{files_under, repo_root};
@@ -77,6 +77,7 @@ fn lower_despite_policy_errors(name: &str, text: &str) -> Option<(BTreeSet<Strin
 #[test]
 fn seal_refuses_exactly_the_programs_the_compiler_refuses_for_policy() {
     let mut refused = BTreeSet::new();
+    let mut count = 0;
     for (name, text) in programs() {
         let Some((errors, artifact)) = lower_despite_policy_errors(&name, &text) else {
             continue;
@@ -85,15 +86,30 @@ fn seal_refuses_exactly_the_programs_the_compiler_refuses_for_policy() {
             Ok(_) if errors.is_empty() => {}
             Ok(_) => panic!("{name}: the compiler reports {errors:?}, but the artifact seals"),
             Err(error) if errors.is_empty() => panic!("{name}: checks clean, but does not seal: {error}"),
-            Err(error) => {
-                let text = error.to_string();
-                assert!(text.starts_with("artifact breaks the risk policy: "), "{name}: {text}");
-                refused.extend(errors);
+            Err(SealError::PolicyViolation { violation, .. }) => {
+                let code = code_of(&violation);
+                assert!(
+                    errors.contains(code),
+                    "{name}: the compiler reports {errors:?}, seal {violation}"
+                );
+                refused.insert(code.to_owned());
+                count += 1;
             }
+            Err(error) => panic!("{name}: the compiler reports {errors:?}, seal {error}"),
         }
     }
+    assert!(count >= 9, "only {count} programs were refused for their policy errors");
     // Each policy code was seen refused, from its fixtures and catalog pages.
     assert_eq!(refused, POLICY_CODES.iter().map(|c| (*c).to_string()).collect());
+}
+
+/// The compiler's code for the rule a violation breaks.
+fn code_of(violation: &PolicyViolation) -> &'static str {
+    match violation {
+        PolicyViolation::HighRiskWithoutApproval { .. } => "TENX0601",
+        PolicyViolation::ProhibitedToolOffered { .. } | PolicyViolation::ProhibitedToolRun { .. } => "TENX0602",
+        _ => "TENX0604",
+    }
 }
 
 /// The research flow example, built and sealed, as an envelope to edit.
@@ -130,7 +146,9 @@ fn a_built_example_edited_around_its_approval_is_refused() {
 
     // The writer's model is given the tool itself.
     let mut envelope = research_flow();
-    let tools = envelope["artifact"]["agents"]["writer"]["allowed_tools"].as_array_mut().unwrap();
+    let tools = envelope["artifact"]["agents"]["writer"]["allowed_tools"]
+        .as_array_mut()
+        .unwrap();
     tools.push(json!("publish_report"));
     assert_eq!(
         reseal_and_load(envelope),

@@ -28,10 +28,12 @@
 //! in a single pass over each graph's ways: the node is not the entry, and every reachable node
 //! with a way into it is one of its tool's approving interrupt nodes. (A way from the entry, or
 //! back from the tool, that avoids the approvers must end with a step from a reachable
-//! non-approver into the node.) So a whole artifact costs one breadth-first search per graph
-//! plus one look at each way and each allowed tool: linear in its size, however many tools
-//! and graphs it has. Only the first violation found is explained with a path, which takes up to
-//! three more searches of its graph; the others are counted.
+//! non-approver into the node.) So there is no search per tool: a graph costs one
+//! breadth-first search and one look at each way, and only if it has a node of an
+//! interrupt-approved tool or an agent node that may call one; names are looked up in a sorted
+//! list of the few prohibited and interrupt-approved tools, not in all of `tools`. The whole
+//! artifact costs time linear in its size. Only the first violation found is explained with a
+//! path, which takes up to three more searches of its graph; the others are counted.
 
 #[cfg(test)]
 mod tests;
@@ -56,35 +58,50 @@ pub(crate) struct Refusal {
 /// (on any other artifact it still returns, never panics).
 pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
     let mut found = Found::default();
+    // The only tools the graph rules look at: prohibited and interrupt-approved ones, in name
+    // order. Usually few, so looking a name up here is cheaper than in `artifact.tools`.
+    let mut guarded: Vec<(&str, &Tool)> = Vec::new();
     for (name, tool) in &artifact.tools {
         if tool.risk == Risk::High && tool.approval.is_none() && tool.approved_by.is_empty() {
             found.add(|| PolicyViolation::HighRiskWithoutApproval { tool: name.clone() });
         }
+        if tool.risk == Risk::Prohibited || interrupt_approved(tool) {
+            guarded.push((name, tool));
+        }
     }
+    if guarded.is_empty() {
+        return found.into_result();
+    }
+    let guarded = Guarded(guarded);
     // For each agent allowed to call an interrupt-approved tool, those tools.
     let mut calls: BTreeMap<&str, Vec<(&str, &Tool)>> = BTreeMap::new();
     for (agent, spec) in &artifact.agents {
-        for name in &spec.allowed_tools {
-            let Some(tool) = artifact.tools.get(name) else { continue };
+        for (name, tool) in spec.allowed_tools.iter().filter_map(|name| guarded.get(name)) {
             if tool.risk == Risk::Prohibited {
                 found.add(|| PolicyViolation::ProhibitedToolOffered {
                     agent: agent.clone(),
-                    tool: name.clone(),
+                    tool: name.to_owned(),
                 });
-            } else if interrupt_approved(tool) {
+            }
+            if interrupt_approved(tool) {
                 calls.entry(agent).or_default().push((name, tool));
             }
         }
     }
     for (name, graph) in &artifact.graphs {
-        check_graph(artifact, name, graph, &calls, &mut found);
+        check_graph(&guarded, name, graph, &calls, &mut found);
     }
-    match found.first {
-        None => Ok(()),
-        Some(violation) => Err(Refusal {
-            violation,
-            more: found.count.saturating_sub(1),
-        }),
+    found.into_result()
+}
+
+/// The prohibited and interrupt-approved tools, sorted by name.
+struct Guarded<'a>(Vec<(&'a str, &'a Tool)>);
+
+impl<'a> Guarded<'a> {
+    /// The tool of this name, if it is one of them.
+    fn get(&self, name: &str) -> Option<(&'a str, &'a Tool)> {
+        let at = self.0.binary_search_by(|(key, _)| (*key).cmp(name)).ok()?;
+        self.0.get(at).copied()
     }
 }
 
@@ -96,6 +113,17 @@ struct Found {
 }
 
 impl Found {
+    /// `Err` with the first violation, if there is one.
+    fn into_result(self) -> Result<(), Refusal> {
+        match self.first {
+            None => Ok(()),
+            Some(violation) => Err(Refusal {
+                violation,
+                more: self.count.saturating_sub(1),
+            }),
+        }
+    }
+
     /// Counts a violation; `explain` runs only for the first.
     fn add(&mut self, explain: impl FnOnce() -> PolicyViolation) {
         if self.first.is_none() {
@@ -118,35 +146,48 @@ struct Approved<'a> {
 }
 
 fn check_graph(
-    artifact: &Artifact,
+    guarded: &Guarded<'_>,
     graph_name: &str,
     graph: &Graph,
     calls: &BTreeMap<&str, Vec<(&str, &Tool)>>,
     found: &mut Found,
 ) {
+    // Prohibited tool nodes need no search; a graph with no node of an interrupt-approved tool
+    // and no agent node that may call one needs none at all.
+    let mut needs_search = false;
+    for (node_name, node) in &graph.nodes {
+        match node.kind {
+            NodeKind::Tool => {
+                let Some((tool, spec)) = guarded.get(&node.reference) else {
+                    continue;
+                };
+                if spec.risk == Risk::Prohibited {
+                    found.add(|| PolicyViolation::ProhibitedToolRun {
+                        graph: graph_name.to_owned(),
+                        node: node_name.clone(),
+                        tool: tool.to_owned(),
+                    });
+                }
+                needs_search |= interrupt_approved(spec);
+            }
+            NodeKind::Agent => needs_search |= calls.contains_key(node.reference.as_str()),
+            NodeKind::Interrupt => {}
+        }
+    }
+    if !needs_search {
+        return;
+    }
     let topology = Topology::build(graph);
     let Some(entry) = topology.entry() else { return };
     let reachable = topology.reach(&[entry], |_| false);
     // The interrupt-approved tool each node runs, if any.
-    let mut approved: Vec<Option<Approved<'_>>> = Vec::with_capacity(topology.len());
-    for index in 0..topology.len() {
-        let tool = topology
-            .node(index)
-            .filter(|node| node.kind == NodeKind::Tool)
-            .and_then(|node| Some((node.reference.as_str(), artifact.tools.get(&node.reference)?)));
-        approved.push(match tool {
-            Some((name, tool)) if tool.risk == Risk::Prohibited => {
-                found.add(|| PolicyViolation::ProhibitedToolRun {
-                    graph: graph_name.to_owned(),
-                    node: topology.name(index).to_owned(),
-                    tool: name.to_owned(),
-                });
-                None
-            }
-            Some((name, tool)) if interrupt_approved(tool) => Some(Approved { name, tool }),
-            _ => None,
-        });
-    }
+    let approved: Vec<Option<Approved<'_>>> = (0..topology.len())
+        .map(|index| {
+            let node = topology.node(index).filter(|node| node.kind == NodeKind::Tool)?;
+            let (name, tool) = guarded.get(&node.reference)?;
+            interrupt_approved(tool).then_some(Approved { name, tool })
+        })
+        .collect();
     // Nodes of interrupt-approved tools that a run can reach other than straight from an
     // approving interrupt node: the entry, or after any other reachable node.
     let mut unapproved = vec![false; topology.len()];

@@ -21,8 +21,9 @@
 //!     tool's node is an approving interrupt node.
 //!
 //! A way is any plain edge, handoff edge or route arm: the search does not guess which arm a
-//! route takes. Nodes that no run can reach are ignored, as the compiler ignores them (it
-//! refuses them with `TENX0303` anyway).
+//! route takes. The graph rules of interrupt-approved tools ignore nodes that no run can reach
+//! from the entry, as the compiler does (it refuses such nodes with `TENX0303` anyway); a node
+//! that runs a prohibited tool is refused wherever it is.
 //!
 //! Cost: the three graph rules together are equivalent to one local fact per tool node, checked
 //! in a single pass over each graph's ways: the node is not the entry, and every reachable node
@@ -278,8 +279,9 @@ fn explain_unapproved(topology: &Topology<'_>, graph: &str, index: usize, target
         node != index && !is_approver(node) && reachable.contains(node) && topology.successors(node).contains(&index)
     });
     let Some(before) = before else {
-        // Not reached: a flagged node is the entry (found above) or entered from a reachable
-        // non-approver, itself (found above) or another node (found here).
+        // Never taken: a node is flagged because it is the entry (found by `around`) or has a
+        // way in from a reachable non-approver: itself (found by `again`) or another node
+        // (found by `before`).
         return PolicyViolation::ApprovalBypassed {
             graph,
             tool,

@@ -48,8 +48,8 @@ pub enum SealError {
 /// Seals an artifact, unsigned.
 ///
 /// Sorts its order-insensitive lists ([`Artifact::normalize`]), refuses it if it breaks a rule
-/// the loader checks (structure, then the risk policy), and computes its canonical bytes and id. The same artifact always seals
-/// to the same bytes.
+/// the loader checks (structure, then the risk policy), and computes its canonical bytes and
+/// id. The same artifact always seals to the same bytes.
 ///
 /// # Errors
 ///

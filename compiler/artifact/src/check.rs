@@ -1,14 +1,15 @@
 //! Structural self-checks: the rules a runtime relies on without checking them again.
 //!
-//! The compiler proves far more (reachability, approval dominance, templates, schemas); these are
-//! the cheap local facts that keep the runtime from ever looking up a name that is not there or
-//! choosing between two ways on. [`crate::seal`] refuses an artifact that breaks one, and
-//! [`crate::load`] refuses a sealed file that breaks one.
+//! The compiler proves far more (reachability, templates, schemas); these are the cheap local
+//! facts that keep the runtime from ever looking up a name that is not there or choosing between
+//! two ways on. The risk policy (approvals, prohibited tools) is [`crate::policy`]'s, and runs
+//! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
+//! and [`crate::load`] refuses a sealed file that breaks one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::model::{Agent, Arm, Artifact, END, EdgeKind, Graph, NodeKind, Risk, Schema, Tool, Validator};
+use crate::model::{Agent, Arm, Artifact, END, EdgeKind, Graph, NodeKind, Schema, Validator};
 
 /// Checks `artifact`; the error names the first problem and how many more there are.
 pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
@@ -82,11 +83,6 @@ fn check_tools(artifact: &Artifact, problems: &mut Problems) {
         if let Some(approval) = &tool.approval {
             let what = || format!("tool `{name}`: approval `response_schema`");
             check_schema(Some(&approval.response_schema), what, problems);
-        }
-        if tool.risk == Risk::High && tool.approval.is_none() && tool.approved_by.is_empty() {
-            problems.push(format!(
-                "tool `{name}` has risk `high` but neither an approval nor an approving interrupt"
-            ));
         }
         check_sorted(&tool.tags, || format!("tool `{name}`: `tags`"), problems);
         check_sorted(&tool.approved_by, || format!("tool `{name}`: `approved_by`"), problems);
@@ -167,11 +163,6 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
     for tool_name in &agent.allowed_tools {
         match artifact.tools.get(tool_name) {
             None => problems.push(format!("agent `{name}` allows unknown tool `{tool_name}`")),
-            Some(Tool {
-                risk: Risk::Prohibited, ..
-            }) => problems.push(format!(
-                "agent `{name}` allows tool `{tool_name}`, whose risk is `prohibited`"
-            )),
             Some(tool) => claim(&tool.name, Claimant::Tool(tool_name), problems),
         }
     }

@@ -6,8 +6,10 @@
 //! with the format, the id, the body and an optional Ed25519 signature of the id.
 //!
 //! The runtime calls [`load`] with a [`TrustPolicy`]; it refuses anything altered, unsigned
-//! when a signature is required, signed by an untrusted key, of an unknown format, malformed or
-//! inconsistent, each with its own [`LoadError`]. The format is documented in `docs/artifact.md`
+//! when a signature is required, signed by an untrusted key, of an unknown format, malformed,
+//! inconsistent, or breaking the risk policy the compiler proves (a tool that can run around its
+//! approval, a prohibited tool offered or run: a [`PolicyViolation`], refused even when signed),
+//! each with its own [`LoadError`]. The format is documented in `docs/artifact.md`
 //! and described by the JSON Schema in [`JSON_SCHEMA`].
 //!
 //! ```
@@ -26,6 +28,7 @@ mod envelope;
 mod id;
 mod load;
 mod model;
+mod policy;
 mod seal;
 mod sign;
 mod strict_json;
@@ -38,6 +41,7 @@ pub use model::{
     Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema, SourceLocation, Tool, Validator,
     ValidatorUse,
 };
+pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};
 

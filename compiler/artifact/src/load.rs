@@ -8,7 +8,9 @@
 //! 6. a present signature is a valid Ed25519 signature of the id;
 //! 7. its key is trusted, if the policy names trusted keys or requires a signature;
 //! 8. the body deserialises strictly into [`Artifact`];
-//! 9. the body is structurally consistent (the same checks as [`crate::seal`]).
+//! 9. the body is structurally consistent (the same checks as [`crate::seal`]);
+//! 10. the body keeps the risk policy the compiler proves (see [`PolicyViolation`]), whoever
+//!     signed it.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -17,7 +19,7 @@ use crate::check::check;
 use crate::envelope::{ALGORITHM, EnvelopeIn, HEAD, SignatureIn};
 use crate::id::shorten;
 use crate::sign::decode_signature;
-use crate::{Artifact, ArtifactId, FORMAT, PublicKey, Signature, signed_message, strict_json};
+use crate::{Artifact, ArtifactId, FORMAT, PolicyViolation, PublicKey, Signature, policy, signed_message, strict_json};
 
 const FORMAT_FAMILY: &str = "tenx-graph/";
 
@@ -134,6 +136,16 @@ pub enum LoadError {
     /// The body breaks a structural rule a runtime relies on.
     #[error("inconsistent artifact: {0}")]
     Inconsistent(String),
+    /// The body breaks the risk policy the compiler proves: a tool can run around its
+    /// approval, or a prohibited tool is offered or run. A valid, trusted signature does not
+    /// excuse it.
+    #[error("artifact breaks the risk policy: {violation}{}", crate::policy::and_more(.more))]
+    PolicyViolation {
+        /// The first violation found.
+        violation: PolicyViolation,
+        /// How many more there are.
+        more: usize,
+    },
 }
 
 /// Loads and verifies a sealed artifact (the bytes of a `.tenxg` file) under `policy`.
@@ -283,7 +295,7 @@ fn side_by_side<A: Send, B>(
     })
 }
 
-/// Steps 8 (format of the body) and 9 (consistency), shared by both paths.
+/// Steps 8 (format of the body), 9 (consistency) and 10 (risk policy), shared by both paths.
 fn finish(artifact: Artifact, id: ArtifactId, signer: Option<Signature>) -> Result<LoadedArtifact, LoadError> {
     if artifact.format != FORMAT {
         return Err(LoadError::Malformed {
@@ -295,6 +307,10 @@ fn finish(artifact: Artifact, id: ArtifactId, signer: Option<Signature>) -> Resu
         });
     }
     check(&artifact).map_err(LoadError::Inconsistent)?;
+    policy::check(&artifact).map_err(|refusal| LoadError::PolicyViolation {
+        violation: refusal.violation,
+        more: refusal.more,
+    })?;
     Ok(LoadedArtifact {
         id,
         artifact,

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::check::check;
-use crate::{Artifact, ArtifactId, FORMAT, SecretKey, Signature, envelope};
+use crate::{Artifact, ArtifactId, FORMAT, PolicyViolation, SecretKey, Signature, envelope, policy};
 
 /// An artifact with its id (and maybe a signature), ready to be written to a `.tenxg` file.
 #[derive(Clone)]
@@ -34,24 +34,37 @@ pub enum SealError {
     /// The artifact breaks a rule a runtime relies on (the loader would refuse it).
     #[error("inconsistent artifact: {0}")]
     Inconsistent(String),
+    /// The artifact breaks the risk policy (the loader would refuse it): a compiler that
+    /// proves the policy never gets here.
+    #[error("artifact breaks the risk policy: {violation}{}", crate::policy::and_more(.more))]
+    PolicyViolation {
+        /// The first violation found.
+        violation: PolicyViolation,
+        /// How many more there are.
+        more: usize,
+    },
 }
 
 /// Seals an artifact, unsigned.
 ///
 /// Sorts its order-insensitive lists ([`Artifact::normalize`]), refuses it if it breaks a rule
-/// the loader checks, and computes its canonical bytes and id. The same artifact always seals
-/// to the same bytes.
+/// the loader checks (structure, then the risk policy), and computes its canonical bytes and
+/// id. The same artifact always seals to the same bytes.
 ///
 /// # Errors
 ///
-/// [`SealError`] when the format is not [`FORMAT`], the artifact is inconsistent, or it holds
-/// a non-finite number.
+/// [`SealError`] when the format is not [`FORMAT`], the artifact is inconsistent or breaks the
+/// risk policy, or it holds a non-finite number.
 pub fn seal(mut artifact: Artifact) -> Result<SealedArtifact, SealError> {
     if artifact.format != FORMAT {
         return Err(SealError::WrongFormat { found: artifact.format });
     }
     artifact.normalize();
     check(&artifact).map_err(SealError::Inconsistent)?;
+    policy::check(&artifact).map_err(|refusal| SealError::PolicyViolation {
+        violation: refusal.violation,
+        more: refusal.more,
+    })?;
     let body = crate::canonical::canonical_bytes(&artifact)?;
     let id = ArtifactId::of_canonical_bytes(&body);
     Ok(SealedArtifact {

@@ -1,4 +1,5 @@
-//! Each structural rule: `seal` refuses an artifact that breaks it, naming the problem.
+//! Each structural rule: `seal` refuses an artifact that breaks it, naming the problem; the risk
+//! policy is checked after them (its rules are tested in `policy.rs`).
 
 #![allow(
     clippy::unwrap_used,
@@ -12,7 +13,7 @@ mod common;
 
 use common::{edge, node, sample};
 use serde_json::json;
-use tenx_artifact::{Arm, Artifact, EdgeKind, Handoff, NodeKind, Route, SealError, seal};
+use tenx_artifact::{Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, SealError, seal};
 
 type Break = fn(&mut Artifact);
 
@@ -163,24 +164,8 @@ fn handoffs_match_edges_between_agent_nodes() {
 }
 
 #[test]
-fn tool_policy_holds() {
-    let cases: [(&str, Break, &str); 6] = [
-        (
-            "prohibited visible",
-            |a| {
-                a.agents
-                    .get_mut("triage")
-                    .unwrap()
-                    .allowed_tools
-                    .push("wipe_database".into())
-            },
-            "allows tool `wipe_database`, whose risk is `prohibited`",
-        ),
-        (
-            "high without approval",
-            |a| a.tools.get_mut("close_account").unwrap().approved_by.clear(),
-            "tool `close_account` has risk `high` but neither an approval nor an approving interrupt",
-        ),
+fn tools_and_their_approvers_are_consistent() {
+    let cases: [(&str, Break, &str); 4] = [
         (
             "one-sided approval",
             |a| a.interrupts.get_mut("manager_review").unwrap().approves.clear(),
@@ -207,6 +192,48 @@ fn tool_policy_holds() {
     for (what, edit, expected) in cases {
         refused(what, edit, expected);
     }
+}
+
+#[test]
+fn the_risk_policy_is_checked_after_the_structure() {
+    // A prohibited tool offered to an agent breaks the policy, not the structure.
+    let mut artifact = sample();
+    graph(&mut artifact).edges.push(edge("review", "END", EdgeKind::Plain));
+    let offer = |a: &mut Artifact| {
+        let triage = a.agents.get_mut("triage").unwrap();
+        triage.allowed_tools.push("wipe_database".into());
+    };
+    offer(&mut artifact);
+    // With a structural problem too, the structural one is reported.
+    assert!(matches!(seal(artifact), Err(SealError::Inconsistent(_))));
+    let mut artifact = sample();
+    offer(&mut artifact);
+    assert_eq!(
+        seal(artifact).unwrap_err(),
+        SealError::PolicyViolation {
+            violation: PolicyViolation::ProhibitedToolOffered {
+                agent: "triage".into(),
+                tool: "wipe_database".into(),
+            },
+            more: 0,
+        }
+    );
+    // Both halves of an approval gone: a `high` tool with neither gate.
+    let mut artifact = sample();
+    artifact.tools.get_mut("close_account").unwrap().approved_by.clear();
+    artifact.interrupts.get_mut("manager_review").unwrap().approves.clear();
+    artifact.tools.get_mut("issue_refund").unwrap().approval = None;
+    let error = seal(artifact).unwrap_err();
+    assert_eq!(
+        error,
+        SealError::PolicyViolation {
+            violation: PolicyViolation::HighRiskWithoutApproval {
+                tool: "close_account".into()
+            },
+            more: 1,
+        }
+    );
+    assert!(error.to_string().ends_with("interrupt (and 1 more problem)"), "{error}");
 }
 
 #[test]

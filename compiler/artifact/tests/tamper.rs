@@ -12,7 +12,7 @@ mod common;
 
 use common::{Edit, envelope, reseal, sample, to_bytes};
 use serde_json::{Value, json};
-use tenx_artifact::{LoadError, SealError, TrustPolicy, generate_keypair, load, seal, sign};
+use tenx_artifact::{LoadError, PolicyViolation, SealError, TrustPolicy, generate_keypair, load, seal, sign};
 
 fn signed_sample() -> (Vec<u8>, TrustPolicy) {
     let (secret, public) = generate_keypair().unwrap();
@@ -102,20 +102,53 @@ fn a_consistent_reseal_without_signature_is_refused_when_signatures_are_required
 fn a_reseal_that_breaks_structure_is_inconsistent() {
     let (bytes, _) = signed_sample();
     let mut edited = envelope(&bytes);
-    remove_refund_approval(&mut edited);
+    edited["artifact"]["tools"]["close_account"]["approved_by"] = json!([]);
     edited["signature"] = Value::Null;
     reseal(&mut edited);
     let error = load(&to_bytes(&edited), &TrustPolicy::signature_optional()).unwrap_err();
     let LoadError::Inconsistent(what) = &error else {
         panic!("expected Inconsistent, got {error}");
     };
-    assert!(what.contains("issue_refund") && what.contains("high"), "{what}");
+    assert!(
+        what.contains("interrupt `manager_review` approves tool `close_account`, but the tool does not list"),
+        "{what}"
+    );
 
     // The compiler side refuses to seal the same artifact.
     let mut artifact = sample();
-    artifact.tools.get_mut("issue_refund").unwrap().approval = None;
+    artifact.tools.get_mut("close_account").unwrap().approved_by.clear();
     let error = seal(artifact).unwrap_err();
     assert!(matches!(error, SealError::Inconsistent(_)), "{error}");
+}
+
+#[test]
+fn a_reseal_without_a_required_approval_breaks_the_risk_policy() {
+    let (bytes, _) = signed_sample();
+    let mut edited = envelope(&bytes);
+    remove_refund_approval(&mut edited);
+    edited["signature"] = Value::Null;
+    reseal(&mut edited);
+    let error = load(&to_bytes(&edited), &TrustPolicy::signature_optional()).unwrap_err();
+    let expected = PolicyViolation::HighRiskWithoutApproval {
+        tool: "issue_refund".into(),
+    };
+    assert_eq!(
+        error,
+        LoadError::PolicyViolation {
+            violation: expected.clone(),
+            more: 0
+        }
+    );
+    let mut artifact = sample();
+    artifact.tools.get_mut("issue_refund").unwrap().approval = None;
+    let error = seal(artifact).unwrap_err();
+    assert_eq!(
+        error,
+        SealError::PolicyViolation {
+            violation: expected,
+            more: 0
+        }
+    );
 }
 
 #[test]
@@ -138,7 +171,6 @@ fn an_allowed_tool_list_out_of_order_or_naming_an_unknown_tool_is_inconsistent()
             json!(["lookup_order", "now", "steal_money"]),
             "unknown tool `steal_money`",
         ),
-        (json!(["lookup_order", "wipe_database"]), "prohibited"),
     ];
     for (list, expected) in lists {
         let mut edited = envelope(&seal(sample()).unwrap().to_bytes());

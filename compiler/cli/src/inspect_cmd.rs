@@ -60,6 +60,7 @@ fn refusal(path: &Path, error: &LoadError) -> miette::Report {
         LoadError::BadSignature(_) => ("tenx::artifact::bad_signature", "the signature does not belong to this content: the file was altered or the signature copied; rebuild and sign it again".to_string()),
         LoadError::UntrustedKey { .. } => ("tenx::artifact::untrusted", "if you trust the signer, pass their public key with `--trust KEY.public`".to_string()),
         LoadError::Malformed { .. } | LoadError::Inconsistent(_) => ("tenx::artifact::malformed", "the file was edited or written by an incompatible compiler; rebuild it with `tenxc build`".to_string()),
+        LoadError::PolicyViolation { .. } => ("tenx::artifact::policy", "`tenxc build` never writes this: the file was edited after it was built (a signature does not excuse it); rebuild it from its sources with `tenxc build`".to_string()),
         _ => ("tenx::artifact::refused", "rebuild it with `tenxc build`".to_string()),
     };
     miette!(code = code, help = help, "refusing `{}`: {error}", path.display())

@@ -281,6 +281,49 @@ fn build_inspect_graph() {
 }
 
 #[test]
+fn inspect_refuses_an_artifact_edited_around_its_approval() {
+    let dir = temp_dir("policy");
+    let built = dir.join("research.tenxg");
+    let build = tenxc(&[
+        "build",
+        "examples/research_flow/main.tenx",
+        "-o",
+        built.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&build), 0, "{}", stderr(&build));
+    // The reviewer's `publish` arm goes straight to the tool, and the id is recomputed so the
+    // seal matches.
+    let mut envelope: serde_json::Value = serde_json::from_slice(&std::fs::read(&built).unwrap()).unwrap();
+    let arm = &mut envelope["artifact"]["graphs"]["research"]["routes"][0]["arms"][0];
+    assert_eq!(arm["target"], "approve_publication");
+    arm["target"] = serde_json::json!("publish_report");
+    let id = tenx_artifact::ArtifactId::of_body(&envelope["artifact"]).unwrap();
+    envelope["id"] = serde_json::json!(id.to_string());
+    std::fs::write(dir.join("edited.tenxg"), serde_json::to_vec(&envelope).unwrap()).unwrap();
+    for command in ["inspect", "graph"] {
+        let refused = tenxc_in(&dir, &[command, "edited.tenxg"]);
+        assert_eq!(code(&refused), 2, "{command}");
+        assert!(stdout(&refused).is_empty(), "{command}: {}", stdout(&refused));
+        let text = stderr(&refused);
+        assert!(text.contains("tenx::artifact::policy"), "{command}: {text}");
+        // Without the wrapping (and its `│` gutter) of the report.
+        let message: String = text
+            .split_whitespace()
+            .filter(|word| *word != "│")
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            message.contains(
+                "refusing `edited.tenxg`: artifact breaks the risk policy: graph `research`: tool \
+                 `publish_report` (risk high) can run without its approval: entry `researcher` → \
+                 `writer` → `reviewer` → `publish_report`"
+            ),
+            "{command}: {text}"
+        );
+    }
+}
+
+#[test]
 fn build_with_errors_writes_nothing() {
     let dir = temp_dir("errors");
     write(&dir, "bad.tenx", BAD);

@@ -56,6 +56,25 @@ pub enum Risk {
     Prohibited,
 }
 
+impl Risk {
+    /// The risk as the artifact and the language write it: `low`, `medium`, `high` or
+    /// `prohibited`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Prohibited => "prohibited",
+        }
+    }
+}
+
+impl std::fmt::Display for Risk {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
 /// What a person is asked before a tool call runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,301 @@
+//! The risk policy, re-proved from the artifact alone: the rules the compiler proves in
+//! `compiler/core/src/check/policy.rs` (`TENX0601`, `TENX0602`, `TENX0604`), checked again on the
+//! lowered graph, so that an artifact edited by hand and resealed (or even signed) cannot run a
+//! tool around its approval or offer a prohibited one. [`crate::seal`] runs it after the
+//! structural self-checks ([`crate::check`]), so a compiler can never seal what a loader
+//! refuses, and [`crate::load`] runs it last.
+//!
+//! The rules, as the compiler states them:
+//!
+//! - A `high` risk tool has an `approval` of its own or at least one approving interrupt.
+//! - No agent allows a `prohibited` tool, and no node runs one.
+//! - A tool's own `approval` is asked before each of its executions by the runtime, so it holds
+//!   by construction. A tool approved only by interrupts (an *interrupt-approved* tool, whatever
+//!   its risk) is approved by graph steps, so in every graph:
+//!   - no node reachable from the entry runs an agent allowed to call it: an interrupt earlier
+//!     in the graph is not bound to the call the model makes later;
+//!   - every node that runs it is unreachable from the entry once its approving interrupt nodes
+//!     are removed (they dominate it), and unreachable from its own previous run without passing
+//!     one of them again (each run needs a fresh approval);
+//!   - nothing runs between the approval and the tool: every reachable node with a way into the
+//!     tool's node is an approving interrupt node.
+//!
+//! A way is any plain edge, handoff edge or route arm: the search does not guess which arm a
+//! route takes. The graph rules of interrupt-approved tools ignore nodes that no run can reach
+//! from the entry, as the compiler does (it refuses such nodes with `TENX0303` anyway); a node
+//! that runs a prohibited tool is refused wherever it is.
+//!
+//! Cost: the three graph rules together are equivalent to one local fact per tool node, checked
+//! in a single pass over each graph's ways: the node is not the entry, and every reachable node
+//! with a way into it is one of its tool's approving interrupt nodes. (A way from the entry, or
+//! back from the tool, that avoids the approvers must end with a step from a reachable
+//! non-approver into the node.) So there is no search per tool: a graph costs one
+//! breadth-first search and one look at each way, and only if it has a node of an
+//! interrupt-approved tool or an agent node that may call one; names are looked up in a sorted
+//! list of the few prohibited and interrupt-approved tools, not in all of `tools`. The whole
+//! artifact costs time linear in its size. Only the first violation found is explained with a
+//! path, which takes up to three more searches of its graph; the others are counted.
+
+#[cfg(test)]
+mod tests;
+mod topology;
+mod violation;
+
+use std::collections::BTreeMap;
+
+use crate::model::{Artifact, Graph, NodeKind, Risk, Tool};
+use topology::Topology;
+pub use violation::PolicyViolation;
+pub(crate) use violation::and_more;
+
+/// The first violation found, and how many more there are.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub(crate) violation: PolicyViolation,
+    pub(crate) more: usize,
+}
+
+/// Checks the risk policy of an artifact whose structure [`crate::check`] already accepted
+/// (on any other artifact it still returns, never panics).
+pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
+    let mut found = Found::default();
+    // The only tools the graph rules look at: prohibited and interrupt-approved ones, in name
+    // order. Usually few, so looking a name up here is cheaper than in `artifact.tools`.
+    let mut guarded: Vec<(&str, &Tool)> = Vec::new();
+    for (name, tool) in &artifact.tools {
+        if tool.risk == Risk::High && tool.approval.is_none() && tool.approved_by.is_empty() {
+            found.add(|| PolicyViolation::HighRiskWithoutApproval { tool: name.clone() });
+        }
+        if tool.risk == Risk::Prohibited || interrupt_approved(tool) {
+            guarded.push((name, tool));
+        }
+    }
+    if guarded.is_empty() {
+        return found.into_result();
+    }
+    let guarded = Guarded(guarded);
+    // For each agent allowed to call an interrupt-approved tool, those tools.
+    let mut calls: BTreeMap<&str, Vec<(&str, &Tool)>> = BTreeMap::new();
+    for (agent, spec) in &artifact.agents {
+        for (name, tool) in spec.allowed_tools.iter().filter_map(|name| guarded.get(name)) {
+            if tool.risk == Risk::Prohibited {
+                found.add(|| PolicyViolation::ProhibitedToolOffered {
+                    agent: agent.clone(),
+                    tool: name.to_owned(),
+                });
+            }
+            if interrupt_approved(tool) {
+                calls.entry(agent).or_default().push((name, tool));
+            }
+        }
+    }
+    for (name, graph) in &artifact.graphs {
+        check_graph(&guarded, name, graph, &calls, &mut found);
+    }
+    found.into_result()
+}
+
+/// The prohibited and interrupt-approved tools, sorted by name.
+struct Guarded<'a>(Vec<(&'a str, &'a Tool)>);
+
+impl<'a> Guarded<'a> {
+    /// The tool of this name, if it is one of them.
+    fn get(&self, name: &str) -> Option<(&'a str, &'a Tool)> {
+        let at = self.0.binary_search_by(|(key, _)| (*key).cmp(name)).ok()?;
+        self.0.get(at).copied()
+    }
+}
+
+/// Violations found: the first, explained, and a count of all.
+#[derive(Default)]
+struct Found {
+    first: Option<PolicyViolation>,
+    count: usize,
+}
+
+impl Found {
+    /// `Err` with the first violation, if there is one.
+    fn into_result(self) -> Result<(), Refusal> {
+        match self.first {
+            None => Ok(()),
+            Some(violation) => Err(Refusal {
+                violation,
+                more: self.count.saturating_sub(1),
+            }),
+        }
+    }
+
+    /// Counts a violation; `explain` runs only for the first.
+    fn add(&mut self, explain: impl FnOnce() -> PolicyViolation) {
+        if self.first.is_none() {
+            self.first = Some(explain());
+        }
+        self.count += 1;
+    }
+}
+
+/// Whether the tool's approval is a graph step rather than its own `approval` block.
+fn interrupt_approved(tool: &Tool) -> bool {
+    tool.approval.is_none() && !tool.approved_by.is_empty()
+}
+
+/// A node of a graph that runs an interrupt-approved tool.
+#[derive(Clone, Copy)]
+struct Approved<'a> {
+    name: &'a str,
+    tool: &'a Tool,
+}
+
+fn check_graph(
+    guarded: &Guarded<'_>,
+    graph_name: &str,
+    graph: &Graph,
+    calls: &BTreeMap<&str, Vec<(&str, &Tool)>>,
+    found: &mut Found,
+) {
+    // Prohibited tool nodes need no search; a graph with no node of an interrupt-approved tool
+    // and no agent node that may call one needs none at all.
+    let mut needs_search = false;
+    for (node_name, node) in &graph.nodes {
+        match node.kind {
+            NodeKind::Tool => {
+                let Some((tool, spec)) = guarded.get(&node.reference) else {
+                    continue;
+                };
+                if spec.risk == Risk::Prohibited {
+                    found.add(|| PolicyViolation::ProhibitedToolRun {
+                        graph: graph_name.to_owned(),
+                        node: node_name.clone(),
+                        tool: tool.to_owned(),
+                    });
+                }
+                needs_search |= interrupt_approved(spec);
+            }
+            NodeKind::Agent => needs_search |= calls.contains_key(node.reference.as_str()),
+            NodeKind::Interrupt => {}
+        }
+    }
+    if !needs_search {
+        return;
+    }
+    let topology = Topology::build(graph);
+    let Some(entry) = topology.entry() else { return };
+    let reachable = topology.reach(&[entry], |_| false);
+    // The interrupt-approved tool each node runs, if any.
+    let approved: Vec<Option<Approved<'_>>> = (0..topology.len())
+        .map(|index| {
+            let node = topology.node(index).filter(|node| node.kind == NodeKind::Tool)?;
+            let (name, tool) = guarded.get(&node.reference)?;
+            interrupt_approved(tool).then_some(Approved { name, tool })
+        })
+        .collect();
+    // Nodes of interrupt-approved tools that a run can reach other than straight from an
+    // approving interrupt node: the entry, or after any other reachable node.
+    let mut unapproved = vec![false; topology.len()];
+    if let Some(Some(_)) = approved.get(entry)
+        && let Some(flag) = unapproved.get_mut(entry)
+    {
+        *flag = true;
+    }
+    for from in (0..topology.len()).filter(|&from| reachable.contains(from)) {
+        for &to in topology.successors(from) {
+            if let Some(Some(target)) = approved.get(to)
+                && !approves(&topology, from, target.tool)
+                && let Some(flag) = unapproved.get_mut(to)
+            {
+                *flag = true;
+            }
+        }
+    }
+    for index in 0..topology.len() {
+        if let (Some(true), Some(Some(target))) = (unapproved.get(index), approved.get(index)) {
+            found.add(|| explain_unapproved(&topology, graph_name, index, *target));
+        }
+        let agent = topology.node(index).filter(|node| node.kind == NodeKind::Agent);
+        let Some(tools) = agent.and_then(|node| calls.get(node.reference.as_str())) else {
+            continue;
+        };
+        if !reachable.contains(index) {
+            continue;
+        }
+        for &(name, tool) in tools {
+            found.add(|| {
+                let around = topology.reach(&[entry], |node| approves(&topology, node, tool));
+                let path = if around.contains(index) {
+                    around.path_to(index)
+                } else {
+                    reachable.path_to(index)
+                };
+                PolicyViolation::AgentCallsApprovedTool {
+                    graph: graph_name.to_owned(),
+                    node: topology.name(index).to_owned(),
+                    tool: name.to_owned(),
+                    risk: tool.risk,
+                    path: topology.names_of(&path),
+                }
+            });
+        }
+    }
+}
+
+/// Whether `node` is an interrupt node that approves `tool`.
+fn approves(topology: &Topology<'_>, node: usize, tool: &Tool) -> bool {
+    topology
+        .node(node)
+        .is_some_and(|node| node.kind == NodeKind::Interrupt && tool.approved_by.binary_search(&node.reference).is_ok())
+}
+
+/// Which rule the node `index` of an interrupt-approved tool breaks, with its path, in the
+/// compiler's order: reached from the entry around the approvers; reached again after its own
+/// run; or entered from a node other than an approver.
+fn explain_unapproved(topology: &Topology<'_>, graph: &str, index: usize, target: Approved<'_>) -> PolicyViolation {
+    let is_approver = |node: usize| approves(topology, node, target.tool);
+    let (graph, tool, risk) = (graph.to_owned(), target.name.to_owned(), target.tool.risk);
+    let entry = topology.entry();
+    let around = topology.reach(entry.as_slice(), is_approver);
+    if around.contains(index) {
+        let path = topology.names_of(&around.path_to(index));
+        return PolicyViolation::ApprovalBypassed {
+            graph,
+            tool,
+            risk,
+            path,
+        };
+    }
+    let again = topology.reach(topology.successors(index), is_approver);
+    if again.contains(index) {
+        let mut path = vec![index];
+        path.extend(again.path_to(index));
+        let path = topology.names_of(&path);
+        return PolicyViolation::ApprovalReused {
+            graph,
+            tool,
+            risk,
+            path,
+        };
+    }
+    let reachable = topology.reach(entry.as_slice(), |_| false);
+    let before = (0..topology.len()).find(|&node| {
+        node != index && !is_approver(node) && reachable.contains(node) && topology.successors(node).contains(&index)
+    });
+    let Some(before) = before else {
+        // Never taken: a node is flagged because it is the entry (found by `around`) or has a
+        // way in from a reachable non-approver: itself (found by `again`) or another node
+        // (found by `before`).
+        return PolicyViolation::ApprovalBypassed {
+            graph,
+            tool,
+            risk,
+            path: topology.names_of(&[index]),
+        };
+    };
+    let mut path = reachable.path_to(before);
+    path.push(index);
+    PolicyViolation::StepAfterApproval {
+        graph,
+        node: topology.name(before).to_owned(),
+        tool,
+        risk,
+        path: topology.names_of(&path),
+    }
+}

@@ -1,0 +1,390 @@
+//! The policy proof on small hand-written graphs: approvals on every path or not, loops that
+//! re-approve or reuse an approval, handoff edges and route arms as ways on, unreachable nodes,
+//! and a deep graph.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::{PolicyViolation, check};
+use crate::model::{
+    Agent, Approval, Arm, Artifact, Edge, EdgeKind, Graph, Interrupt, Model, Node, NodeKind, Provider, Risk, Route,
+    Run, Tool,
+};
+
+fn tool(risk: Risk, approved_by: &[&str]) -> Tool {
+    Tool {
+        name: "t".into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}).into(),
+        result: None,
+        risk,
+        tags: Vec::new(),
+        approval: None,
+        approved_by: approved_by.iter().map(|name| (*name).to_owned()).collect(),
+        idempotency_key: None,
+        run: Run::Remote,
+    }
+}
+
+fn agent(allowed: &[&str]) -> Agent {
+    Agent {
+        model: "m".into(),
+        prompt: String::new(),
+        allowed_tools: allowed.iter().map(|name| (*name).to_owned()).collect(),
+        handoffs: Vec::new(),
+        output_schema: None,
+    }
+}
+
+fn interrupt(approves: &[&str]) -> Interrupt {
+    Interrupt {
+        message: String::new(),
+        reason: "human_review".into(),
+        value: None,
+        response_schema: json!({}).into(),
+        expires_ms: None,
+        approves: approves.iter().map(|name| (*name).to_owned()).collect(),
+        on_reject: None,
+    }
+}
+
+/// Tools: `pay` (high, approved by the interrupt `approve`), `refund` (high, with its own
+/// approval, and also listed by `approve`), `draft` (medium, ungated) and `wipe` (prohibited).
+/// Interrupts: `approve`, and `other`, which approves nothing. Agents: `planner` (allowed
+/// `draft`), `clerk` (allowed `pay`) and `cashier` (allowed `refund`).
+fn world() -> Artifact {
+    let mut artifact = Artifact::new("test");
+    artifact.models.insert(
+        "m".into(),
+        Model {
+            provider: Provider::Scripted,
+            name: None,
+            base_url: None,
+            api_key_env: None,
+            params: json!({}),
+            turns: Some(json!([])),
+        },
+    );
+    let mut refund = tool(Risk::High, &["approve"]);
+    refund.approval = Some(Approval {
+        message: "Refund?".into(),
+        reason: "tool_approval".into(),
+        target: None,
+        response_schema: json!({}).into(),
+        expires_ms: None,
+        on_reject: None,
+        evidence: Vec::new(),
+    });
+    artifact.tools.insert("pay".into(), tool(Risk::High, &["approve"]));
+    artifact.tools.insert("refund".into(), refund);
+    artifact.tools.insert("draft".into(), tool(Risk::Medium, &[]));
+    artifact.tools.insert("wipe".into(), tool(Risk::Prohibited, &[]));
+    artifact
+        .interrupts
+        .insert("approve".into(), interrupt(&["pay", "refund"]));
+    artifact.interrupts.insert("other".into(), interrupt(&[]));
+    artifact.agents.insert("planner".into(), agent(&["draft"]));
+    artifact.agents.insert("clerk".into(), agent(&["pay"]));
+    artifact.agents.insert("cashier".into(), agent(&["refund"]));
+    artifact
+}
+
+/// A graph. A node's kind follows from its name: the name of a tool or an interrupt of
+/// [`world`] runs that; any other name runs the agent named before its first `_` (`planner`,
+/// `clerk_2`, `cashier`), or `planner`. Ways are plain edges, `~>` handoff edges, and `|`
+/// separates the arms of a route: `"a -> b"`, `"a ~> b"`, `"a -> b | c | END"`.
+fn graph(entry: &str, ways: &[&str]) -> Graph {
+    let artifact = world();
+    let mut nodes = BTreeMap::new();
+    let mut edges = Vec::new();
+    let mut routes = Vec::new();
+    let mut add_node = |name: &str| {
+        if name == "END" {
+            return;
+        }
+        let node = if artifact.tools.contains_key(name) {
+            Node {
+                kind: NodeKind::Tool,
+                reference: name.into(),
+            }
+        } else if artifact.interrupts.contains_key(name) {
+            Node {
+                kind: NodeKind::Interrupt,
+                reference: name.into(),
+            }
+        } else {
+            let agent = name.split('_').next().unwrap_or(name);
+            let agent = if artifact.agents.contains_key(agent) {
+                agent
+            } else {
+                "planner"
+            };
+            Node {
+                kind: NodeKind::Agent,
+                reference: agent.into(),
+            }
+        };
+        nodes.insert(name.to_owned(), node);
+    };
+    add_node(entry);
+    for way in ways {
+        let (from, to, kind) = match (way.split_once(" -> "), way.split_once(" ~> ")) {
+            (Some((from, to)), _) => (from, to, EdgeKind::Plain),
+            (None, Some((from, to))) => (from, to, EdgeKind::Handoff),
+            (None, None) => panic!("not a way: {way}"),
+        };
+        add_node(from);
+        let targets: Vec<&str> = to.split(" | ").collect();
+        for target in &targets {
+            add_node(target);
+        }
+        if let [target] = targets.as_slice() {
+            edges.push(Edge {
+                from: from.into(),
+                to: (*target).into(),
+                kind,
+            });
+        } else {
+            let arms = targets
+                .iter()
+                .map(|target| Arm::Else {
+                    target: (*target).into(),
+                })
+                .collect();
+            routes.push(Route {
+                from: from.into(),
+                by: None,
+                arms,
+            });
+        }
+    }
+    Graph {
+        entry: entry.into(),
+        nodes,
+        edges,
+        routes,
+        recursion_limit: 25,
+        input_validators: Vec::new(),
+        state_schema: json!({"type": "object"}).into(),
+    }
+}
+
+/// The first violation of [`world`] with these graphs, and how many more there are.
+fn proof(graphs: &[(&str, Graph)]) -> Option<(PolicyViolation, usize)> {
+    let mut artifact = world();
+    for (name, graph) in graphs {
+        artifact.graphs.insert((*name).to_owned(), graph.clone());
+    }
+    check(&artifact).err().map(|refusal| (refusal.violation, refusal.more))
+}
+
+/// The first violation of one graph `g`.
+fn violation(entry: &str, ways: &[&str]) -> Option<PolicyViolation> {
+    proof(&[("g", graph(entry, ways))]).map(|(violation, _)| violation)
+}
+
+fn path(names: &[&str]) -> Vec<String> {
+    names.iter().map(|name| (*name).to_owned()).collect()
+}
+
+fn bypassed(names: &[&str]) -> Option<PolicyViolation> {
+    Some(PolicyViolation::ApprovalBypassed {
+        graph: "g".into(),
+        tool: "pay".into(),
+        risk: Risk::High,
+        path: path(names),
+    })
+}
+
+fn reused(names: &[&str]) -> Option<PolicyViolation> {
+    Some(PolicyViolation::ApprovalReused {
+        graph: "g".into(),
+        tool: "pay".into(),
+        risk: Risk::High,
+        path: path(names),
+    })
+}
+
+#[test]
+fn an_approval_on_every_path_is_accepted() {
+    let ways = ["planner -> approve", "approve -> pay", "pay -> END"];
+    assert_eq!(violation("planner", &ways), None);
+}
+
+#[test]
+fn a_loop_that_passes_the_approval_each_time_is_accepted() {
+    let ways = ["planner -> END | approve", "approve -> pay", "pay -> planner"];
+    assert_eq!(violation("planner", &ways), None);
+}
+
+#[test]
+fn a_loop_back_to_the_tool_without_the_approval_is_refused() {
+    let ways = [
+        "planner -> approve",
+        "approve -> pay",
+        "pay -> planner_keeper",
+        "planner_keeper -> END | pay",
+    ];
+    assert_eq!(violation("planner", &ways), reused(&["pay", "planner_keeper", "pay"]));
+}
+
+#[test]
+fn a_tool_that_can_run_again_straight_after_itself_is_refused() {
+    let ways = ["planner -> approve", "approve -> pay", "pay -> pay | END"];
+    assert_eq!(violation("planner", &ways), reused(&["pay", "pay"]));
+}
+
+#[test]
+fn an_approval_on_only_some_paths_is_refused() {
+    let ways = ["planner -> pay | approve", "approve -> pay", "pay -> END"];
+    assert_eq!(violation("planner", &ways), bypassed(&["planner", "pay"]));
+}
+
+#[test]
+fn a_handoff_edge_around_the_approval_is_refused() {
+    let ways = [
+        "planner -> approve",
+        "planner ~> planner_desk",
+        "planner_desk -> pay",
+        "approve -> pay",
+        "pay -> END",
+    ];
+    assert_eq!(
+        violation("planner", &ways),
+        bypassed(&["planner", "planner_desk", "pay"])
+    );
+}
+
+#[test]
+fn a_run_that_starts_at_the_tool_is_refused() {
+    let ways = ["pay -> END", "approve -> pay"];
+    assert_eq!(violation("pay", &ways), bypassed(&["pay"]));
+}
+
+#[test]
+fn a_node_between_the_approval_and_the_tool_is_refused() {
+    let ways = ["approve -> planner", "planner -> pay", "pay -> END"];
+    assert_eq!(
+        violation("approve", &ways),
+        Some(PolicyViolation::StepAfterApproval {
+            graph: "g".into(),
+            node: "planner".into(),
+            tool: "pay".into(),
+            risk: Risk::High,
+            path: path(&["approve", "planner", "pay"]),
+        })
+    );
+}
+
+#[test]
+fn an_interrupt_that_approves_another_tool_does_not_count() {
+    let ways = ["planner -> other", "other -> pay", "pay -> END"];
+    assert_eq!(violation("planner", &ways), bypassed(&["planner", "other", "pay"]));
+}
+
+#[test]
+fn nodes_no_run_reaches_are_not_checked() {
+    // An agent that may call `pay`, and a way into `pay` that skips the approval, both
+    // unreachable from the entry; a prohibited tool node is refused even there.
+    let ways = [
+        "planner -> approve",
+        "approve -> pay",
+        "pay -> END",
+        "clerk -> pay",
+        "planner_orphan -> pay",
+    ];
+    assert_eq!(violation("planner", &ways), None);
+    let ways = ["planner -> END", "wipe -> END"];
+    assert_eq!(
+        violation("planner", &ways),
+        Some(PolicyViolation::ProhibitedToolRun {
+            graph: "g".into(),
+            node: "wipe".into(),
+            tool: "wipe".into(),
+        })
+    );
+}
+
+#[test]
+fn an_agent_that_may_call_the_tool_is_refused_even_after_the_approval() {
+    let ways = ["approve -> clerk", "clerk -> END"];
+    let found = violation("approve", &ways);
+    assert_eq!(
+        found,
+        Some(PolicyViolation::AgentCallsApprovedTool {
+            graph: "g".into(),
+            node: "clerk".into(),
+            tool: "pay".into(),
+            risk: Risk::High,
+            path: path(&["approve", "clerk"]),
+        })
+    );
+    assert_eq!(
+        found.map(|violation| violation.to_string()).unwrap_or_default(),
+        "graph `g`: agent node `clerk` can call tool `pay` (risk high) without passing its \
+         approval: entry `approve` → `clerk` calls `pay`"
+    );
+}
+
+#[test]
+fn a_tool_with_its_own_approval_is_gated_wherever_it_runs() {
+    let ways = ["cashier -> refund", "refund -> END"];
+    assert_eq!(violation("cashier", &ways), None);
+}
+
+#[test]
+fn ungated_medium_tools_and_agents_in_no_graph_are_not_refused() {
+    // `planner` may call the medium tool `draft`; `clerk`, which may call `pay`, is in no graph.
+    assert_eq!(violation("planner", &["planner -> END"]), None);
+}
+
+#[test]
+fn a_prohibited_tool_in_an_allowed_list_is_refused() {
+    let mut artifact = world();
+    artifact.agents.insert("spy".into(), agent(&["wipe"]));
+    let refusal = check(&artifact).err().map(|refusal| refusal.violation);
+    assert_eq!(
+        refusal,
+        Some(PolicyViolation::ProhibitedToolOffered {
+            agent: "spy".into(),
+            tool: "wipe".into(),
+        })
+    );
+}
+
+#[test]
+fn the_first_violation_is_explained_and_the_others_counted() {
+    let bad = graph("pay", &["pay -> END"]);
+    let found = proof(&[("b", bad.clone()), ("a", bad)]);
+    let Some((PolicyViolation::ApprovalBypassed { graph, .. }, more)) = found else {
+        panic!("{found:?}");
+    };
+    assert_eq!((graph.as_str(), more), ("a", 1));
+}
+
+#[test]
+fn a_deep_graph_needs_no_deep_stack_and_its_path_is_shortened() {
+    let names: Vec<String> = (0..100_000).map(|index| format!("planner_{index:06}")).collect();
+    let mut ways: Vec<String> = names
+        .windows(2)
+        .map(|pair| format!("{} -> {}", pair[0], pair[1]))
+        .collect();
+    ways.push(format!("{} -> pay | approve", names[names.len() - 1]));
+    ways.push("approve -> pay".into());
+    ways.push("pay -> END".into());
+    let ways: Vec<&str> = ways.iter().map(String::as_str).collect();
+    let Some(found) = violation(&names[0], &ways) else {
+        panic!("the way around the approval was not found");
+    };
+    let PolicyViolation::ApprovalBypassed { path, .. } = &found else {
+        panic!("{found}");
+    };
+    assert_eq!(path.len(), 100_001);
+    assert_eq!(
+        found.to_string(),
+        "graph `g`: tool `pay` (risk high) can run without its approval: entry `planner_000000` → \
+         `planner_000001` → `planner_000002` → `planner_000003` → … 99993 more steps … → \
+         `planner_099997` → `planner_099998` → `planner_099999` → `pay`"
+    );
+}

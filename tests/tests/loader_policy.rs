@@ -1,0 +1,159 @@
+//! The loader's re-proof of the risk policy agrees with the compiler's proof. Every program the
+//! compiler refuses only for breaking the risk policy (`TENX0601`, `TENX0602`, `TENX0604`),
+//! lowered anyway, is refused by `seal`, as the loader would refuse it; every program that
+//! checks without errors seals and loads (`artifacts.rs`). And a built example, edited around
+//! its approval and resealed with a correct id, is refused by `load`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed step should stop the test"
+)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tenx_artifact::{ArtifactId, PolicyViolation, SealError, TrustPolicy, load, seal};
+use tenx_compiler::LintLevels;
+use tenx_diagnostics::SourceSet;
+use tenx_tests::{files_under, repo_root};
+
+/// The codes of the risk policy: what the loader re-proves.
+const POLICY_CODES: [&str; 3] = ["TENX0601", "TENX0602", "TENX0604"];
+
+/// Every program of the fixtures, the code catalog and the language reference, by name.
+fn programs() -> Vec<(String, String)> {
+    let root = repo_root();
+    let mut programs: Vec<(String, String)> = files_under(&root.join("tests/fixtures"), "tenx")
+        .into_iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).ok()?;
+            let name = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+            Some((name, text))
+        })
+        .collect();
+    let pages = files_under(&root.join("compiler/diagnostics/codes"), "md")
+        .into_iter()
+        .chain([root.join("docs/language.md")]);
+    for page in pages {
+        let markdown = std::fs::read_to_string(&page).unwrap();
+        let stem = page.file_stem().unwrap().to_string_lossy().into_owned();
+        for (index, (_, code)) in tenx_tests::tenx_blocks(&markdown).into_iter().enumerate() {
+            programs.push((format!("{stem}-{index}.tenx"), code));
+        }
+    }
+    programs
+}
+
+/// Checks a program and, if its only errors are policy errors, lowers it anyway: the error
+/// codes and the artifact. `None` when it has other errors.
+fn lower_despite_policy_errors(name: &str, text: &str) -> Option<(BTreeSet<String>, tenx_artifact::Artifact)> {
+    let root = repo_root();
+    let mut sources = SourceSet::new();
+    let file = sources.add(name, text);
+    let base = Path::new(name).parent().map(Path::to_path_buf).unwrap_or_default();
+    tenx_compiler::load_imports(&mut sources, file, |import| {
+        std::fs::read_to_string(root.join(&base).join(import))
+            .or_else(|_| std::fs::read_to_string(root.join(import)))
+            .ok()
+    });
+    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
+    let errors: BTreeSet<String> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.code.as_str().to_string())
+        .collect();
+    if errors.iter().any(|code| !POLICY_CODES.contains(&code.as_str())) {
+        return None;
+    }
+    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
+    Some((errors, tenx_compiler::lower::lower(&facts)))
+}
+
+#[test]
+fn seal_refuses_exactly_the_programs_the_compiler_refuses_for_policy() {
+    let mut refused = BTreeSet::new();
+    let mut count = 0;
+    for (name, text) in programs() {
+        let Some((errors, artifact)) = lower_despite_policy_errors(&name, &text) else {
+            continue;
+        };
+        match seal(artifact) {
+            Ok(_) if errors.is_empty() => {}
+            Ok(_) => panic!("{name}: the compiler reports {errors:?}, but the artifact seals"),
+            Err(error) if errors.is_empty() => panic!("{name}: checks clean, but does not seal: {error}"),
+            Err(SealError::PolicyViolation { violation, .. }) => {
+                let code = code_of(&violation);
+                assert!(
+                    errors.contains(code),
+                    "{name}: the compiler reports {errors:?}, seal {violation}"
+                );
+                refused.insert(code.to_owned());
+                count += 1;
+            }
+            Err(error) => panic!("{name}: the compiler reports {errors:?}, seal {error}"),
+        }
+    }
+    assert!(count >= 9, "only {count} programs were refused for their policy errors");
+    // Each policy code was seen refused, from its fixtures and catalog pages.
+    assert_eq!(refused, POLICY_CODES.iter().map(|c| (*c).to_string()).collect());
+}
+
+/// The compiler's code for the rule a violation breaks.
+fn code_of(violation: &PolicyViolation) -> &'static str {
+    match violation {
+        PolicyViolation::HighRiskWithoutApproval { .. } => "TENX0601",
+        PolicyViolation::ProhibitedToolOffered { .. } | PolicyViolation::ProhibitedToolRun { .. } => "TENX0602",
+        _ => "TENX0604",
+    }
+}
+
+/// The research flow example, built and sealed, as an envelope to edit.
+fn research_flow() -> Value {
+    let path = "examples/research_flow/main.tenx";
+    let text = std::fs::read_to_string(repo_root().join(path)).unwrap();
+    let (errors, artifact) = lower_despite_policy_errors(path, &text).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    serde_json::from_slice(&seal(artifact).unwrap().to_bytes()).unwrap()
+}
+
+/// Reseals the edited envelope (recomputes its id) and loads it.
+fn reseal_and_load(mut envelope: Value) -> String {
+    envelope["id"] = json!(ArtifactId::of_body(&envelope["artifact"]).unwrap().to_string());
+    let bytes = serde_json::to_vec(&envelope).unwrap();
+    match load(&bytes, &TrustPolicy::signature_optional()) {
+        Ok(_) => panic!("the edited artifact loaded"),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn a_built_example_edited_around_its_approval_is_refused() {
+    // The reviewer's `publish` arm goes straight to the tool instead of the person.
+    let mut envelope = research_flow();
+    let arm = &mut envelope["artifact"]["graphs"]["research"]["routes"][0]["arms"][0];
+    assert_eq!(arm["target"], "approve_publication");
+    arm["target"] = json!("publish_report");
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: graph `research`: tool `publish_report` (risk high) can \
+         run without its approval: entry `researcher` → `writer` → `reviewer` → `publish_report`"
+    );
+
+    // The writer's model is given the tool itself.
+    let mut envelope = research_flow();
+    let tools = envelope["artifact"]["agents"]["writer"]["allowed_tools"]
+        .as_array_mut()
+        .unwrap();
+    tools.push(json!("publish_report"));
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: graph `research`: agent node `writer` can call tool \
+         `publish_report` (risk high) without passing its approval: entry `researcher` → `writer` \
+         calls `publish_report`"
+    );
+}

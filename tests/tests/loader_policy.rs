@@ -13,12 +13,10 @@
 )]
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use serde_json::{Value, json};
 use tenx_artifact::{ArtifactId, PolicyViolation, SealError, TrustPolicy, load, seal};
 use tenx_compiler::LintLevels;
-use tenx_diagnostics::SourceSet;
 use tenx_tests::{files_under, repo_root};
 
 /// The codes of the risk policy: what the loader re-proves.
@@ -51,15 +49,7 @@ fn programs() -> Vec<(String, String)> {
 /// Checks a program and, if its only errors are policy errors, lowers it anyway: the error
 /// codes and the artifact. `None` when it has other errors.
 fn lower_despite_policy_errors(name: &str, text: &str) -> Option<(BTreeSet<String>, tenx_artifact::Artifact)> {
-    let root = repo_root();
-    let mut sources = SourceSet::new();
-    let file = sources.add(name, text);
-    let base = Path::new(name).parent().map(Path::to_path_buf).unwrap_or_default();
-    tenx_compiler::load_imports(&mut sources, file, |import| {
-        std::fs::read_to_string(root.join(&base).join(import))
-            .or_else(|_| std::fs::read_to_string(root.join(import)))
-            .ok()
-    });
+    let (mut sources, file, _) = tenx_tests::load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
     let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
     let errors: BTreeSet<String> = checked
         .diagnostics

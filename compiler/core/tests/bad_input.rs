@@ -179,15 +179,15 @@ fn deep_list_generics() {
 #[test]
 fn a_long_chain_of_named_schemas_is_cut() {
     // Each schema uses the next: inlining them all would build a value thousands of levels
-    // deep. The chain is cut (TENX0406) instead of overflowing the stack.
+    // deep. The chain is cut (TENX0407) instead of overflowing the stack.
     let mut text = String::new();
     for i in 0..5_000 {
         text.push_str(&format!("schema s{i} = list<s{}>\n", i + 1));
     }
     text.push_str("schema s5000 = string\n");
     let diagnostics = run(&text);
-    assert!(count(&diagnostics, Code::TENX0406) >= 1);
-    assert!(diagnostics.iter().all(|d| d.code == Code::TENX0406));
+    assert!(count(&diagnostics, Code::TENX0407) >= 1);
+    assert!(diagnostics.iter().all(|d| d.code == Code::TENX0407));
 }
 
 #[test]

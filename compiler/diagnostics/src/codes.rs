@@ -118,6 +118,8 @@ code_table! {
     TENX0404 "response-schema-not-object"      Error   "an approval response schema does not describe an object";
     TENX0405 "unknown-schema-keyword"          Warning "a JSON Schema uses a keyword that draft 2020-12 does not define";
     TENX0406 "invalid-type-constraint"         Error   "a type's constraint is unknown, mistyped or contradictory";
+    TENX0407 "schema-nested-too-deep"          Error   "a named schema nests too deep once the schemas it uses are filled in";
+    TENX0408 "recursive-schema"                Error   "a named schema contains itself, directly or through other schemas";
     TENX0501 "unknown-placeholder"             Error   "a template placeholder names no parameter or state field";
     TENX0502 "malformed-placeholder"           Error   "a template has an unclosed or empty `{}` placeholder";
     TENX0601 "high-risk-without-approval"      Error   "a `high` risk tool has no approval";
@@ -127,9 +129,12 @@ code_table! {
     TENX0605 "tag-matches-no-tool"             Warning "a tag selection matches no tool";
     TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
+    TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";
+    TENX0704 "validator-checks-nothing"        Error   "a declared validator has no pattern, keyword or length to check";
     TENX0801 "unknown-provider"                Error   "a model names a provider tenx does not know";
     TENX0802 "literal-credential"              Error   "a credential is written as a literal instead of `env(\"NAME\")`";
     TENX0803 "secret-literal"                  Error   "a string literal looks like a secret";
+    TENX0804 "turns-on-unscripted-model"       Error   "a model that is not `scripted` has `turns`";
     TENX0901 "unused-tool"                     Warning "a tool is visible to no agent and used by no graph";
     TENX0902 "unused-model"                    Warning "a model is used by no agent";
     TENX0903 "unused-validator"                Warning "a validator is used by no graph";

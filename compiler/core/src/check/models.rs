@@ -1,5 +1,5 @@
 //! Models and secrets: every provider is known (`TENX0801`), every credential is an
-//! `env("NAME")` reference (`TENX0802`), `turns` appear only on scripted models (`TENX0108`), and
+//! `env("NAME")` reference (`TENX0802`), `turns` appear only on scripted models (`TENX0804`), and
 //! no string literal in the program's own files looks like a secret (`TENX0803`, see
 //! [`secrets`]).
 
@@ -112,7 +112,7 @@ fn check_turns(file: FileId, decl: &ModelDecl, provider: Option<&str>, diagnosti
     };
     diagnostics.push(
         Diagnostic::new(
-            Code::TENX0108,
+            Code::TENX0804,
             format!(
                 "model `{}` has `turns`, but only `scripted` models play turns",
                 decl.name.name

@@ -1,6 +1,6 @@
 //! Schemas: every JSON Schema of the program (tool parameters and results, approval and
 //! interrupt responses, agent outputs, `schema` declarations, graph state, validator parameters)
-//! is lowered once and checked (`TENX0401`–`TENX0406`, see [`crate::schema`]). A named schema is
+//! is lowered once and checked (`TENX0401`–`TENX0408`, see [`crate::schema`]). A named schema is
 //! checked at its declaration; where it is used, only what the use adds (a default, the rule
 //! that a response is an object) is checked.
 
@@ -70,7 +70,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         let Some(decl) = program.schema(name) else { continue };
         diagnostics.push(
             Diagnostic::new(
-                tenx_diagnostics::Code::TENX0406,
+                tenx_diagnostics::Code::TENX0407,
                 format!(
                     "schema `{name}` nests more than {} levels deep once the schemas it uses are filled in",
                     schema::MAX_SCHEMA_DEPTH

@@ -1,8 +1,8 @@
 //! Validators: every regular expression compiles (`TENX0701`), every limit is in range
 //! (`TENX0702`: a declared validator's `max_length`, a graph's `recursion_limit`, and the
 //! arguments of a validator use against the parameter types of its declaration), and every
-//! argument of a validator use is known, well-typed and present when required (`TENX0108`).
-//! A declared validator that checks nothing is `TENX0106`.
+//! argument of a validator use is known, well-typed and present when required (`TENX0703`).
+//! A declared validator that checks nothing is `TENX0704`.
 
 use super::Facts;
 use crate::ast::{Arg, Expr, ExprKind, Param, TypeExpr, ValidatorDecl, ValidatorUse};
@@ -69,7 +69,7 @@ fn check_declaration(facts: &Facts<'_>, validator: &Located<ValidatorDecl>, diag
             }
             _ => diagnostics.push(
                 Diagnostic::new(
-                    Code::TENX0108,
+                    Code::TENX0703,
                     format!("`max_length` of validator `{}` must be a number", decl.name.name),
                     file,
                     max_length.span,
@@ -87,7 +87,7 @@ fn check_declaration(facts: &Facts<'_>, validator: &Located<ValidatorDecl>, diag
     if !checks_something && !validator.stdlib {
         diagnostics.push(
             Diagnostic::new(
-                Code::TENX0106,
+                Code::TENX0704,
                 format!("validator `{}` checks nothing", decl.name.name),
                 file,
                 decl.name.span,
@@ -189,7 +189,7 @@ fn check_use(facts: &Facts<'_>, file: FileId, use_: &ValidatorUse, diagnostics: 
         if let Some(first) = use_.args.first() {
             diagnostics.push(
                 Diagnostic::new(
-                    Code::TENX0108,
+                    Code::TENX0703,
                     format!("validator `{}` takes no arguments", decl.name.name),
                     file,
                     arg_span(first),
@@ -207,7 +207,7 @@ fn check_use(facts: &Facts<'_>, file: FileId, use_: &ValidatorUse, diagnostics: 
         let Some(name) = &arg.name else {
             diagnostics.push(
                 Diagnostic::new(
-                    Code::TENX0108,
+                    Code::TENX0703,
                     format!("the arguments of `{}` are written by name", decl.name.name),
                     file,
                     arg.value.span,
@@ -220,7 +220,7 @@ fn check_use(facts: &Facts<'_>, file: FileId, use_: &ValidatorUse, diagnostics: 
         if given.contains(&name.name.as_str()) {
             diagnostics.push(
                 Diagnostic::new(
-                    Code::TENX0108,
+                    Code::TENX0703,
                     format!("argument `{}` is given twice", name.name),
                     file,
                     name.span,
@@ -237,7 +237,7 @@ fn check_use(facts: &Facts<'_>, file: FileId, use_: &ValidatorUse, diagnostics: 
                 .unwrap_or_else(|| format!("the parameters of `{}` are {}", decl.name.name, backticked(&names)));
             diagnostics.push(
                 Diagnostic::new(
-                    Code::TENX0108,
+                    Code::TENX0703,
                     format!("validator `{}` has no parameter `{}`", decl.name.name, name.name),
                     file,
                     name.span,
@@ -269,7 +269,7 @@ fn check_use(facts: &Facts<'_>, file: FileId, use_: &ValidatorUse, diagnostics: 
         }
         diagnostics.push(
             Diagnostic::new(
-                Code::TENX0108,
+                Code::TENX0703,
                 format!(
                     "validator `{}` needs the argument `{}`",
                     decl.name.name, param.name.name
@@ -319,7 +319,7 @@ struct ArgSite<'a> {
     param_file: FileId,
 }
 
-/// Checks `value` against the parameter type `ty`: the basic type (`TENX0108`) and the
+/// Checks `value` against the parameter type `ty`: the basic type (`TENX0703`) and the
 /// `min`/`max`, length and item-count constraints (`TENX0702`). Schema names are followed up to
 /// [`MAX_SCHEMA_DEPTH`] deep; inline schemas and `object`/`any` accept any data.
 fn check_value(
@@ -339,7 +339,7 @@ fn check_value(
     let (file, param) = (site.file, site.param);
     let wrong = |expected: &str| {
         Diagnostic::new(
-            Code::TENX0108,
+            Code::TENX0703,
             format!("argument `{}` must be {expected}", param.name.name),
             file,
             value.span,
@@ -408,7 +408,7 @@ fn check_value(
                         .unwrap_or_else(|| format!("the values are {}", quoted(&options)));
                     diagnostics.push(
                         Diagnostic::new(
-                            Code::TENX0108,
+                            Code::TENX0703,
                             format!("`\"{text}\"` is not a value of argument `{}`", param.name.name),
                             file,
                             value.span,

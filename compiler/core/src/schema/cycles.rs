@@ -1,4 +1,4 @@
-//! `TENX0406` for named schemas that contain themselves (`schema a = list<a>`, or `a` → `b` →
+//! `TENX0408` for named schemas that contain themselves (`schema a = list<a>`, or `a` → `b` →
 //! `a`): lowering one would never end. An iterative depth-first search over the schemas; each
 //! back edge is one cycle, reported once, at the use that closes it.
 
@@ -74,7 +74,7 @@ fn report(
     let schema = &target_decl.decl.name.name;
     let mut d = if members.len() <= 1 {
         Diagnostic::new(
-            Code::TENX0406,
+            Code::TENX0408,
             format!("schema `{schema}` contains itself"),
             from.file,
             name.span,
@@ -88,7 +88,7 @@ fn report(
             .chain(std::iter::once(format!("`{schema}`")))
             .collect();
         Diagnostic::new(
-            Code::TENX0406,
+            Code::TENX0408,
             format!("schema `{schema}` contains itself through `{}`", from.decl.name.name),
             from.file,
             name.span,

@@ -1,6 +1,6 @@
 //! JSON Schema: lowering of types, parameter lists and inline schema maps to JSON Schema draft
 //! 2020-12, with a span map from every JSON pointer of the result to the source text that wrote
-//! it, and the checks of a lowered schema (`TENX0401`–`TENX0406`).
+//! it, and the checks of a lowered schema (`TENX0401`–`TENX0408`).
 //!
 //! [`Lowerer`] does the lowering and caches named schemas, so a `schema` used by a thousand tools
 //! is lowered once; the free functions ([`lower_type`], [`lower_params`], …) are one-shot

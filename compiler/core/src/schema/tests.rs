@@ -228,7 +228,7 @@ fn cycles_terminate_and_are_reported_once() {
     }
     let mut diagnostics = Vec::new();
     check_cycles(&program, &mut diagnostics);
-    assert_eq!(codes(&diagnostics), vec![Code::TENX0406, Code::TENX0406]);
+    assert_eq!(codes(&diagnostics), vec![Code::TENX0408, Code::TENX0408]);
     let spans: Vec<&str> = diagnostics.iter().map(|d| text(source, d.primary.span)).collect();
     assert_eq!(spans, vec!["a", "c"]);
 }

@@ -95,6 +95,11 @@ code_table! {
     TENX0201 "tool-name-collision"             Error   "two tools visible to one agent claim the same name";
     TENX0202 "reserved-handoff-name"           Error   "a tool that is not a handoff is named `transfer_to_*`";
     TENX0203 "handoff-name-collision"          Error   "a handoff's generated tool name collides with another name";
+    TENX0204 "empty-tool-name"                 Error   "a tool is exposed to the model with an empty `name`";
+    TENX0205 "tool-name-character"             Error   "a model-visible tool name has an ASCII character other than `A-Z a-z 0-9 _ -`";
+    TENX0206 "non-ascii-tool-name"             Error   "a model-visible tool name has a non-ASCII character, such as a look-alike letter";
+    TENX0207 "tool-name-too-long"              Error   "a model-visible tool name is longer than 64 characters";
+    TENX0208 "handoff-name-too-long"           Error   "an agent's name makes a handoff's generated `transfer_to_…` tool name longer than 64 characters";
     TENX0301 "missing-entry"                   Error   "a graph has no entry node";
     TENX0302 "unknown-node"                    Error   "an edge, route or entry names a node the graph does not have";
     TENX0303 "unreachable-node"                Error   "a node cannot be reached from the graph's entry";

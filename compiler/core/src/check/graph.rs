@@ -239,13 +239,24 @@ impl GraphCheck<'_, '_> {
                     self.report(d);
                     continue;
                 };
-                let from = self.topology.index.get(&node.name).copied();
-                let to = self.topology.index.get(&target_node.name).copied();
-                let has_edge = from
-                    .and_then(|f| self.topology.successors.get(f))
-                    .is_some_and(|list| list.iter().any(|(t, _)| Some(*t) == to.map(Target::Node)));
+                // Only a declared edge `a -> b` is a handoff edge. A route arm that leads to the
+                // target is a way on after the agent answers, not the move its handoff tool
+                // makes, and lowering writes handoff edges from declared edges alone.
+                let has_edge = self
+                    .g()
+                    .edges
+                    .iter()
+                    .any(|e| e.from.name == node.name && e.to.name == target_node.name);
                 if !has_edge {
-                    let d = Diagnostic::new(
+                    let arm = self
+                        .g()
+                        .routes
+                        .iter()
+                        .filter(|r| r.from.name == node.name)
+                        .flat_map(|r| r.arms.iter())
+                        .find(|arm| arm.target.name == target_node.name)
+                        .map(|arm| arm.target.span);
+                    let mut d = Diagnostic::new(
                         Code::TENX0311,
                         format!(
                             "agent `{}` hands off to `{}`, but no edge leads there",
@@ -272,6 +283,14 @@ impl GraphCheck<'_, '_> {
                         self.g().name.name
                     ))
                     .note("a handoff is a choice among declared edges; the model cannot move the run anywhere else");
+                    if let Some(span) = arm {
+                        d = d
+                            .secondary(self.file, span, "a route arm leads here, but it is not a handoff edge")
+                            .note(format!(
+                                "the route decides where `{}` goes when it answers without handing off; the handoff needs its own edge",
+                                node.name
+                            ));
+                    }
                     self.report(d);
                 }
             }

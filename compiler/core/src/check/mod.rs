@@ -3,6 +3,7 @@
 
 mod facts;
 mod graph;
+mod model_names;
 mod models;
 mod names;
 mod policy;
@@ -31,6 +32,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
             found
         });
         names::check(&facts, diagnostics);
+        model_names::check(&facts, diagnostics);
         graph::check(&facts, diagnostics);
         templates::check(&facts, diagnostics);
         policy::check(&facts, diagnostics);

@@ -101,6 +101,7 @@ graph desk {
     decision?: verdict "What triage decided"
   }
 
+  triage -> refunds
   route triage by decision {
     "refund"                                -> refunds
     when (topic == "x" or not (topic in ["a", "b"])) -> END

@@ -123,7 +123,7 @@ code_table! {
     TENX0404 "response-schema-not-object"      Error   "an approval response schema does not describe an object";
     TENX0405 "unknown-schema-keyword"          Warning "a JSON Schema uses a keyword that draft 2020-12 does not define";
     TENX0406 "invalid-type-constraint"         Error   "a type's constraint is unknown, mistyped or contradictory";
-    TENX0407 "schema-nested-too-deep"          Error   "a named schema nests too deep once the schemas it uses are filled in";
+    TENX0407 "schema-nested-too-deep"          Error   "a schema nests too deep once the named schemas it uses are filled in";
     TENX0408 "recursive-schema"                Error   "a named schema contains itself, directly or through other schemas";
     TENX0501 "unknown-placeholder"             Error   "a template placeholder names no parameter or state field";
     TENX0502 "malformed-placeholder"           Error   "a template has an unclosed or empty `{}` placeholder";

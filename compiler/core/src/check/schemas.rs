@@ -6,7 +6,7 @@
 
 use super::Facts;
 use crate::ast::SchemaRef;
-use crate::schema::{self, Lowerer, SchemaSite};
+use crate::schema::{self, Lowered, Lowerer, SchemaSite};
 use tenx_diagnostics::{Diagnostic, FileId};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
@@ -27,10 +27,20 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             SchemaSite::Schema
         };
         schema::check_lowered(&parameters, site, diagnostics);
+        too_deep_here(
+            &parameters,
+            || format!("the parameters of tool `{}`", t.name.name),
+            diagnostics,
+        );
         if let Some(result) = &t.result
             && let Some(lowered) = lowerer.lower_type(file, result, diagnostics)
         {
             schema::check_lowered(&lowered, SchemaSite::Schema, diagnostics);
+            too_deep_here(
+                &lowered,
+                || format!("the result of tool `{}`", t.name.name),
+                diagnostics,
+            );
         }
         if let Some(response) = t.approval.as_ref().and_then(|a| a.response.as_ref()) {
             response_schema(&mut lowerer, file, response, "approval response", diagnostics);
@@ -41,6 +51,11 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             && let Some(lowered) = lowerer.lower_schema_ref(agent.file, output, diagnostics)
         {
             schema::check_lowered(&lowered, SchemaSite::Schema, diagnostics);
+            too_deep_here(
+                &lowered,
+                || format!("the output of agent `{}`", agent.decl.name.name),
+                diagnostics,
+            );
         }
     }
     for interrupt in &program.interrupts {
@@ -58,6 +73,11 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         if !graph.decl.state.is_empty() {
             let lowered = lowerer.lower_params(graph.file, &graph.decl.state, diagnostics);
             schema::check_lowered(&lowered, SchemaSite::Parameters, diagnostics);
+            too_deep_here(
+                &lowered,
+                || format!("the state of graph `{}`", graph.decl.name.name),
+                diagnostics,
+            );
         }
     }
     for validator in &program.validators {
@@ -95,6 +115,34 @@ fn response_schema(
         return;
     };
     schema::check_lowered(&lowered, SchemaSite::Schema, diagnostics);
+    too_deep_here(&lowered, || format!("this {what}"), diagnostics);
     let program = lowerer.program();
     schema::check_response_object(program, &lowered, response, what, diagnostics);
+}
+
+/// `TENX0407` at a use: the schema the artifact gets here (parameters around a named schema,
+/// lists of one) nests deeper than [`schema::MAX_SCHEMA_DEPTH`], though each named schema it
+/// uses is within it. A named schema already too deep was replaced by `{}` and reported at its
+/// declaration, so it is not reported again here.
+fn too_deep_here(lowered: &Lowered, what: impl FnOnce() -> String, diagnostics: &mut Vec<Diagnostic>) {
+    let depth = schema::nesting_depth(&lowered.value);
+    if depth <= schema::MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let Some(origin) = lowered.spans.get("") else { return };
+    diagnostics.push(
+        Diagnostic::new(
+            tenx_diagnostics::Code::TENX0407,
+            format!(
+                "the schema of {} nests {depth} levels deep once the schemas it uses are filled in, more than {}",
+                what(),
+                schema::MAX_SCHEMA_DEPTH
+            ),
+            origin.file,
+            origin.span,
+        )
+        .label("too deep")
+        .help("shorten the chain of named schemas or lists it uses")
+        .note("a sealed artifact holds each schema as JSON text that loaders read at most 128 levels deep"),
+    );
 }

@@ -30,11 +30,15 @@ pub struct Lowerer<'p> {
 
 /// The deepest a lowered schema may nest (JSON objects and arrays). Named schemas are inlined
 /// where they are used, so a chain of thousands of them would build a value deep enough to
-/// exhaust the stack of anything that walks it; the chain is cut here instead.
-pub const MAX_SCHEMA_DEPTH: usize = 256;
+/// exhaust the stack of anything that walks it; the chain is cut here instead. The number is
+/// the artifact's: a schema is sealed and loaded as its own JSON text, which `serde_json` reads
+/// at most 128 levels deep, so a schema nesting 128 levels or more could be checked but never
+/// sealed. The check stage holds every schema the artifact gets (a named one here, a use that
+/// wraps one in parameters or lists at the use) to this depth.
+pub const MAX_SCHEMA_DEPTH: usize = 127;
 
 /// How deeply a JSON value nests, computed without recursion.
-fn nesting_depth(value: &Value) -> usize {
+pub fn nesting_depth(value: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(value, 1usize)];
     while let Some((v, depth)) = stack.pop() {

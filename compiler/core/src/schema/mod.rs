@@ -26,7 +26,7 @@ mod tests;
 
 pub use cycles::check_cycles;
 pub use keywords::{KEYWORDS, TYPE_NAMES};
-pub use lower::{Lowerer, MAX_SCHEMA_DEPTH};
+pub use lower::{Lowerer, MAX_SCHEMA_DEPTH, nesting_depth};
 pub use pointer::{escape_token, fragment};
 pub use rules::{SchemaSite, check_lowered, check_response_object};
 

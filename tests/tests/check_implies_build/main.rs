@@ -28,7 +28,7 @@ use tenx_diagnostics::Diagnostic;
 const DEFAULT_SEED: u64 = 0x7e4c_0008;
 
 /// The number of programs of a default run.
-const DEFAULT_CASES: usize = 2500;
+const DEFAULT_CASES: usize = 2000;
 
 /// What became of one program.
 enum Verdict {

@@ -1,7 +1,8 @@
 //! Mutations of a program's text, line by line. Each one is a mistake (or an unusual but valid
 //! choice) an author can make: renaming a declaration to an odd name, exposing a tool under an
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
-//! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections.
+//! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections,
+//! giving a field an odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -17,7 +18,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..20) {
+        let done = match rng.u8(0..22) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -31,7 +32,8 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             16 => add_edge(rng, &mut lines),
             17 => add_node(rng, &mut lines),
             18 => select_tool(rng, &mut lines),
-            _ => repeat_handoff(rng, &mut lines),
+            19 => repeat_handoff(rng, &mut lines),
+            _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
     }
@@ -457,4 +459,49 @@ fn select_tool(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
         None => lines.insert(at + 1, format!("  tools = [{tool}]")),
     }
     Some(format!("select tool `{tool}` on line {}", at + 1))
+}
+
+/// A field `key = value` inside a block given an odd value: another shape, a huge or tiny
+/// number, an empty list or map, a boolean where a schema goes.
+fn odd_value(rng: &mut Rng, lines: &mut [String]) -> Option<String> {
+    let values = [
+        "true",
+        "false",
+        "0",
+        "-1",
+        "1",
+        "1e308",
+        "1e999",
+        "99999999999999999999",
+        "0.5",
+        "\"\"",
+        "\"x\"",
+        "[]",
+        "{}",
+        "[{}]",
+        "{ \"type\": \"string\" }",
+        "{ \"type\": \"object\" }",
+        "{ \"type\": \"object\", \"properties\": {} }",
+        "low",
+        "null",
+        "env(\"X\")",
+        "\"${X}\"",
+        "\"{x}\"",
+        "5s",
+        "0s",
+    ];
+    let fields: Vec<usize> = (0..lines.len())
+        .filter(|&i| {
+            lines.get(i).is_some_and(|l| {
+                l.starts_with("  ") && l.contains(" = ") && !l.trim_end().ends_with('{') && !l.trim_end().ends_with('[')
+            })
+        })
+        .collect();
+    let i = *pick(rng, &fields)?;
+    let value = values[rng.usize(0..values.len())];
+    let line = lines.get_mut(i)?;
+    let (key, _) = line.split_once(" = ")?;
+    let key = key.to_owned();
+    *line = format!("{key} = {value}");
+    Some(format!("set `{}` on line {} to `{value}`", key.trim(), i + 1))
 }

@@ -25,7 +25,15 @@ impl Lower<'_> {
         let exposed_name = fields
             .string(self, "name")
             .and_then(|e| Some((e.as_str()?.to_string(), e.span)));
-        let parameters_schema = fields.value(self, "parameters");
+        // A schema name or an inline map, as `output` and `response` are: anything else (`true`)
+        // is no object schema, which the model APIs and the artifact need for the arguments.
+        let parameters_schema = fields.value(self, "parameters").filter(|v| match v.kind {
+            ExprKind::Map(_) | ExprKind::Path(_) => true,
+            _ => {
+                expected(self, "parameters", "a schema name or an inline JSON Schema `{ … }`", v);
+                false
+            }
+        });
         if let (Some(schema), Some(_)) = (&parameters_schema, &params) {
             let d = self
                 .diag(

@@ -9,6 +9,48 @@
 //! the artifact (see [`Reachable`]). Everything is keyed by declared name in `BTreeMap`s, so the
 //! result depends only on the program, never on the order files were read in, file ids, paths,
 //! time or machine. Pure: no IO.
+//!
+//! # Why the result always seals
+//!
+//! `tenxc check` accepts only what `tenxc build` can seal: every rule the artifact's self-check
+//! (`tenx_artifact`'s `check.rs`), its risk policy (`policy/`), sealing and loading enforce is
+//! either proved by a coded check or cannot fail for a lowered program. The property test
+//! `tests/tests/check_implies_build/` holds this for thousands of mutated programs. Rule by rule:
+//!
+//! - *Models*: `api_key_env` names a variable (`TENX0802`; only `env("NAME")` is copied, see
+//!   `lower/model.rs`); `params` is an object (anything else is written as `{}`).
+//! - *Tool names*: every model-facing name matches `^[A-Za-z0-9_-]{1,64}$`
+//!   (`TENX0204`–`TENX0207`), and so does every generated `transfer_to_<agent>` (`TENX0208`);
+//!   no two names one agent sees are equal (`TENX0201`, `TENX0203`; `transfer_to_…` is reserved,
+//!   `TENX0202`).
+//! - *Schemas*: `parameters` is an object (a parameter list lowers to one; `parameters` is a
+//!   schema name or a map, `TENX0108`, and a map is a valid schema, `TENX0401`); results,
+//!   responses, outputs and state are schemas (lowered from types or valid maps, `TENX0401`;
+//!   a missing response is the default one); none nests deeper than a sealed schema can
+//!   (`TENX0407`).
+//! - *Sorted lists without repeats* (`tags`, `allowed_tools`, `handoffs`, `approves`,
+//!   `approved_by`, `edges`, routes by node): `Artifact::normalize` sorts and dedups them; two
+//!   routes from one node are `TENX0312`.
+//! - *References* (an agent's model and tools, handoff targets, nodes, input validators,
+//!   `approves`/`approved_by`, which mirror each other): names resolve to declarations of the
+//!   right kind (`TENX0101`, `TENX0102`), every required field is present (`TENX0106`), providers
+//!   are known (`TENX0801`), and `Reachable` lowers everything a lowered declaration names.
+//! - *Numbers*: `timeout_ms` is at least 1 (0 becomes the default); `recursion_limit` is at
+//!   least 1 (`TENX0702`); no number is infinite (a literal out of range is `TENX0108`); validator
+//!   arguments are maps by construction.
+//! - *Graphs*: the entry is a node (`TENX0301`, `TENX0302`); `END` is not a node (`TENX0108`);
+//!   edges and arms name nodes (`TENX0302`) and never leave `END` (`TENX0314`); a node has at
+//!   most one plain edge or one route (`TENX0312`); an edge is a handoff edge only when its
+//!   agent declares the handoff (`lower/graph.rs`); each handoff has its declared edge (`TENX0311`: a
+//!   route arm does not count) to an agent node of the graph (`TENX0310`); a route has an `else`
+//!   (`TENX0307`), last (`TENX0317`), and no label twice (`TENX0107`); every node has a way on
+//!   (`TENX0304`, `TENX0316`) and is reachable (`TENX0303`).
+//! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
+//!   or run (`TENX0602`), and no path reaches an interrupt-approved tool around its approval
+//!   (`TENX0604`), proved on the same ways (plain edges, handoff edges, route arms).
+//! - *JSON*: every value other than a schema nests at most as deep as the source allows
+//!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
+//!   (`BTreeMap`s).
 
 mod agent;
 mod graph;

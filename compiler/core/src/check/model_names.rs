@@ -13,7 +13,7 @@
 
 use super::Facts;
 use crate::ast::ToolDecl;
-use crate::resolve::Located;
+use crate::resolve::{DeclKind, Located};
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
 /// The longest name model APIs accept.
@@ -33,13 +33,17 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     }
     for agent in &program.agents {
         for target in &agent.decl.handoffs {
+            // A target that is not an agent is `TENX0101`/`TENX0102`, and generates nothing.
+            let Some(symbol) = program.lookup(&target.name).filter(|s| s.kind == DeclKind::Agent) else {
+                continue;
+            };
             let generated = format!("{HANDOFF_PREFIX}{}", target.name);
             let length = generated.chars().count();
             if length <= MAX_NAME {
                 continue;
             }
             let over = length - MAX_NAME;
-            let mut d = Diagnostic::new(
+            let d = Diagnostic::new(
                 Code::TENX0208,
                 format!(
                     "the handoff to `{}` generates a tool name of {length} characters, longer than {MAX_NAME}",
@@ -52,15 +56,9 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 "generates `{HANDOFF_PREFIX}{}…`",
                 target.name.chars().take(20).collect::<String>()
             ));
-            if let Some(symbol) = program.lookup(&target.name) {
-                d = d.secondary(
-                    symbol.file,
-                    symbol.span,
-                    format!("the {} name makes the handoff tool name too long", symbol.kind.as_str()),
-                );
-            }
             diagnostics.push(
-                d.help(format!(
+                d.secondary(symbol.file, symbol.span, "the agent's name makes the handoff tool name too long")
+                    .help(format!(
                     "shorten the agent's name by at least {}: `{HANDOFF_PREFIX}` and the agent's name must fit in {MAX_NAME} characters, so a handoff target's name has at most {}",
                     characters(over, ""),
                     MAX_NAME - HANDOFF_PREFIX.len()

@@ -3,7 +3,8 @@
 //!
 //! Templates are the approval messages, evidence strings and idempotency keys of tools, agent
 //! prompts, and interrupt messages and values. The scanner reads the text as written: `\x` is an
-//! escape and never starts a placeholder (`\{` and `\}` are literal braces), and `${NAME}` is an
+//! escape and never starts a placeholder (`\{` and `\}` are literal braces), `\u{1F600}` is one
+//! escape, braces included (a malformed one is the syntax stage's error), and `${NAME}` is an
 //! environment reference, not a placeholder. A placeholder is a name, optionally dotted
 //! (`{order.id}`); it cannot span lines. A `}` without a `{` is literal text.
 
@@ -117,8 +118,16 @@ fn placeholder_at(text: &str, start: usize) -> (Placeholder<'_>, usize) {
     }
 }
 
-/// The offset after the escape `\x` that starts at `at`.
+/// The offset after the escape `\x` that starts at `at`. `\u{…}` ends at its `}` (on the same
+/// line): its braces are part of the escape, never a placeholder.
 fn after_escape(text: &str, at: usize) -> usize {
+    if let Some(rest) = text.get(at + 1..).and_then(|r| r.strip_prefix("u{"))
+        && let Some(close) = rest
+            .find(['}', '\n'])
+            .filter(|&c| rest.as_bytes().get(c) == Some(&b'}'))
+    {
+        return at + 3 + close + 1;
+    }
     let next = text
         .get(at + 1..)
         .and_then(|r| r.chars().next())
@@ -170,6 +179,21 @@ mod tests {
         );
         assert_eq!(kinds(r"\\{a}"), vec![(PlaceholderKind::Name("a"), "{a}")]);
         assert!(kinds("price in $ and } alone").is_empty());
+    }
+
+    #[test]
+    fn unicode_escapes_are_not_placeholders() {
+        assert!(kinds(r"Smile \u{1F600} please").is_empty());
+        assert_eq!(
+            kinds(r"\u{1F600}{topic}\u{e9}"),
+            vec![(PlaceholderKind::Name("topic"), "{topic}")]
+        );
+        // A malformed code point is the syntax stage's error, reported once there.
+        assert!(kinds(r"\u{zz}").is_empty());
+        // `\\u{x}` is a backslash, then `u`, then a placeholder.
+        assert_eq!(kinds(r"\\u{x}"), vec![(PlaceholderKind::Name("x"), "{x}")]);
+        // Never closed on its line: the escape is `\u` alone, and the brace is reported.
+        assert_eq!(kinds("\\u{1F\n}"), vec![(PlaceholderKind::Unclosed, "{")]);
     }
 
     #[test]

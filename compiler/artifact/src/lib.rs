@@ -37,7 +37,7 @@ pub use canonical::canonical_json;
 pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::{
-    Agent, Approval, Arm, Artifact, CompareOp, Condition, END, Edge, EdgeKind, FORMAT, Graph, Handoff, HttpMethod,
+    Agent, Approval, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition, END, Edge, EdgeKind, FORMAT, Graph, Handoff, HttpMethod,
     Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema, SourceLocation, Tool, Validator,
     ValidatorUse,
 };

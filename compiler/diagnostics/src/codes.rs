@@ -92,6 +92,8 @@ code_table! {
     TENX0112 "import-outside-project"          Error   "an import resolves to a file outside the project folder";
     TENX0113 "import-not-a-file"               Error   "an import names a directory, a device or anything else that is not a regular file";
     TENX0114 "import-too-large"                Error   "an imported file is larger than a source file may be";
+    TENX0115 "reserved-name"                   Error   "a declaration is named `END`, which the language reserves";
+    TENX0116 "builtin-outside-stdlib"          Error   "a tool or validator outside the standard library runs `builtin(…)`";
     TENX0201 "tool-name-collision"             Error   "two tools visible to one agent claim the same name";
     TENX0202 "reserved-handoff-name"           Error   "a tool that is not a handoff is named `transfer_to_*`";
     TENX0203 "handoff-name-collision"          Error   "a handoff's generated tool name collides with another name";

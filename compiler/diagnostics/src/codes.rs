@@ -114,6 +114,9 @@ code_table! {
     TENX0315 "condition-type-mismatch"         Error   "a route condition compares a state field with a value of another type";
     TENX0316 "missing-default-edge"            Error   "an agent that can hand off has no edge for when it does not";
     TENX0317 "arm-after-else"                  Error   "a route arm comes after `else` and can never be taken";
+    TENX0320 "self-handoff"                    Error   "an agent hands off to itself";
+    TENX0321 "duplicate-handoff-edge"          Error   "the same handoff edge is declared twice in a graph";
+    TENX0322 "unfillable-tool-node-parameter"  Error   "a tool node has a required parameter that no state field can fill";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

@@ -117,6 +117,9 @@ code_table! {
     TENX0320 "self-handoff"                    Error   "an agent hands off to itself";
     TENX0321 "duplicate-handoff-edge"          Error   "the same handoff edge is declared twice in a graph";
     TENX0322 "unfillable-tool-node-parameter"  Error   "a tool node has a required parameter that no state field can fill";
+    TENX0323 "duplicate-node"                  Error   "a graph lists the same node twice in `nodes`";
+    TENX0324 "duplicate-route-arm"             Error   "a route has two `else` arms, or two arms for one label";
+    TENX0325 "end-listed-as-node"              Error   "a graph lists the built-in `END` in its `nodes`";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

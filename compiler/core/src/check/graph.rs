@@ -4,7 +4,7 @@
 //! inside the graph along declared edges; each node has one way to continue.
 
 use super::Facts;
-use super::topology::{END, Target, Topology};
+use super::topology::{END, NodeId, PerNode, Target, Topology};
 use crate::ast::{ArmKind, GraphDecl, Ident, Param};
 use crate::resolve::{DeclKind, Located};
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,7 +70,7 @@ impl GraphCheck<'_, '_> {
         for node in &nodes {
             if let Some(first) = seen.get(&node.name) {
                 let d = Diagnostic::new(
-                    Code::TENX0107,
+                    Code::TENX0323,
                     format!("`{}` is listed twice in `nodes`", node.name),
                     self.file,
                     node.span,
@@ -83,7 +83,7 @@ impl GraphCheck<'_, '_> {
                 seen.insert(node.name.clone(), node.span);
             }
             if node.name == END {
-                let d = Diagnostic::new(Code::TENX0108, "`END` cannot be listed as a node", self.file, node.span)
+                let d = Diagnostic::new(Code::TENX0325, "`END` cannot be listed as a node", self.file, node.span)
                     .label("`END` is built in")
                     .help("remove it from `nodes`; edges can lead to `END` without declaring it");
                 self.report(d);
@@ -200,7 +200,7 @@ impl GraphCheck<'_, '_> {
             if node.kind != DeclKind::Agent {
                 continue;
             }
-            let Some(agent) = self.facts.program.agents.get(node.decl) else {
+            let Some(agent) = node.decl.agent().and_then(|a| self.facts.program.agents.get(a)) else {
                 continue;
             };
             // A handoff to the agent itself is reported once, for the agent (`TENX0320`).
@@ -209,7 +209,7 @@ impl GraphCheck<'_, '_> {
                     .topology
                     .index
                     .get(&target.name)
-                    .and_then(|&i| self.topology.nodes.get(i));
+                    .and_then(|&n| self.topology.nodes.get(n));
                 let Some(target_node) = target_node.filter(|t| t.kind == DeclKind::Agent) else {
                     // An unknown name or one of the wrong kind is reported by resolve (TENX0101,
                     // TENX0102); here only agents that are not nodes of this graph.
@@ -302,16 +302,12 @@ impl GraphCheck<'_, '_> {
         }
         let mut found = Vec::new();
         for node in &self.topology.nodes {
-            let handoff_targets: BTreeSet<String> = if node.kind == DeclKind::Agent {
-                self.facts
-                    .program
-                    .agents
-                    .get(node.decl)
-                    .map(|a| a.decl.handoffs.iter().map(|h| h.name.clone()).collect())
-                    .unwrap_or_default()
-            } else {
-                BTreeSet::new()
-            };
+            let handoff_targets: BTreeSet<String> = node
+                .decl
+                .agent()
+                .and_then(|a| self.facts.program.agents.get(a))
+                .map(|a| a.decl.handoffs.iter().map(|h| h.name.clone()).collect())
+                .unwrap_or_default();
             let out_edges = edges_from.get(node.name.as_str()).map_or(&[][..], Vec::as_slice);
             let plain = out_edges
                 .iter()
@@ -373,9 +369,9 @@ impl GraphCheck<'_, '_> {
         let open = self.open_nodes();
         let reached = self.reached_with_handoffs(entry);
         let can_end = t.reaches_end(&open);
-        let is = |v: &[bool], n: usize| v.get(n).copied().unwrap_or(false);
-        let shape_known = !(0..t.nodes.len()).any(|n| is(&open, n) && is(&reached, n));
-        for (n, node) in t.nodes.iter().enumerate() {
+        let is = |v: &PerNode<bool>, n: NodeId| v.get(n).copied().unwrap_or(false);
+        let shape_known = !t.nodes.ids().any(|n| is(&open, n) && is(&reached, n));
+        for (n, node) in t.nodes.iter_enumerated() {
             if shape_known && !is(&reached, n) {
                 let d = Diagnostic::new(
                     Code::TENX0303,
@@ -392,7 +388,7 @@ impl GraphCheck<'_, '_> {
             }
         }
         let cycles = t.cycles();
-        let mut component = vec![usize::MAX; t.nodes.len()];
+        let mut component = PerNode::filled(usize::MAX, t.nodes.len());
         for (c, cycle) in cycles.iter().enumerate() {
             for &n in cycle {
                 if let Some(slot) = component.get_mut(n) {
@@ -466,7 +462,7 @@ impl GraphCheck<'_, '_> {
             .chain(self.g().routes.iter().map(|r| r.from.name.as_str()))
             .collect();
         let mut found = Vec::new();
-        for (n, node) in t.nodes.iter().enumerate() {
+        for (n, node) in t.nodes.iter_enumerated() {
             if is(&reached, n) && !is(&can_end, n) && !declared_ways.contains(node.name.as_str()) {
                 let d = Diagnostic::new(
                     Code::TENX0304,
@@ -487,9 +483,9 @@ impl GraphCheck<'_, '_> {
 
     /// For each node, whether an edge or route arm leaving it names something that is not a
     /// node of the graph (reported as `TENX0302`).
-    fn open_nodes(&self) -> Vec<bool> {
+    fn open_nodes(&self) -> PerNode<bool> {
         let t = self.topology;
-        let mut open = vec![false; t.nodes.len()];
+        let mut open = PerNode::filled(false, t.nodes.len());
         let known = |name: &str| name == END || t.index.contains_key(name);
         let targets = self.g().edges.iter().map(|e| (&e.from.name, &e.to.name)).chain(
             self.g()
@@ -508,9 +504,9 @@ impl GraphCheck<'_, '_> {
     }
 
     /// The nodes reachable from `entry` along transitions and handoffs (iterative).
-    fn reached_with_handoffs(&self, entry: usize) -> Vec<bool> {
+    fn reached_with_handoffs(&self, entry: NodeId) -> PerNode<bool> {
         let t = self.topology;
-        let mut reached = vec![false; t.nodes.len()];
+        let mut reached = PerNode::filled(false, t.nodes.len());
         let mut stack = vec![entry];
         if let Some(slot) = reached.get_mut(entry) {
             *slot = true;
@@ -528,8 +524,8 @@ impl GraphCheck<'_, '_> {
             let handoffs = t
                 .nodes
                 .get(n)
-                .filter(|node| node.kind == DeclKind::Agent)
-                .and_then(|node| self.facts.program.agents.get(node.decl))
+                .and_then(|node| node.decl.agent())
+                .and_then(|a| self.facts.program.agents.get(a))
                 .into_iter()
                 .flat_map(|agent| agent.decl.handoffs.iter())
                 .filter_map(|h| t.index.get(&h.name).copied())

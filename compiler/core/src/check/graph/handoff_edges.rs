@@ -5,7 +5,6 @@
 use super::GraphCheck;
 use crate::ast::Ident;
 use crate::check::Facts;
-use crate::resolve::DeclKind;
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
@@ -75,7 +74,7 @@ fn is_handoff_edge(c: &GraphCheck<'_, '_>, from: &Ident, to: &Ident) -> bool {
         .index
         .get(&from.name)
         .and_then(|&i| c.topology.nodes.get(i))
-        .filter(|node| node.kind == DeclKind::Agent)
-        .and_then(|node| c.facts.program.agents.get(node.decl))
+        .and_then(|node| node.decl.agent())
+        .and_then(|agent| c.facts.program.agents.get(agent))
         .is_some_and(|agent| agent.decl.handoffs.iter().any(|h| h.name == to.name))
 }

@@ -7,16 +7,13 @@
 use super::GraphCheck;
 use super::routes::{FieldType, field_type};
 use crate::ast::{ExprKind, Param, ToolDecl};
-use crate::resolve::{DeclKind, Located};
+use crate::resolve::Located;
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
 pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
     let mut found = Vec::new();
     for node in &c.topology.nodes {
-        if node.kind != DeclKind::Tool {
-            continue;
-        }
-        let Some(tool) = c.facts.program.tools.get(node.decl) else {
+        let Some(tool) = node.decl.tool().and_then(|t| c.facts.program.tools.get(t)) else {
             continue;
         };
         for (name, span, param) in required_parameters(&tool.decl) {

@@ -8,7 +8,7 @@ use tenx_diagnostics::{Code, Diagnostic, Span};
 
 /// The type of a state field, as far as routes care.
 #[derive(Debug, Clone, PartialEq)]
-enum FieldType {
+pub(super) enum FieldType {
     String,
     Number,
     Bool,
@@ -19,7 +19,7 @@ enum FieldType {
 }
 
 impl FieldType {
-    fn describe(&self) -> &'static str {
+    pub(super) fn describe(&self) -> &'static str {
         match self {
             FieldType::String => "a string",
             FieldType::Number => "a number",
@@ -72,7 +72,7 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
         [first, rest @ ..] => {
             for extra in rest {
                 let d = Diagnostic::new(
-                    Code::TENX0107,
+                    Code::TENX0324,
                     format!("the route from `{}` has two `else` arms", route.from.name),
                     file,
                     *extra,
@@ -113,7 +113,7 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
         match &arm.kind {
             ArmKind::Label(label, span) => {
                 if let Some((_, first)) = handled.iter().find(|(l, _)| l == label) {
-                    let d = Diagnostic::new(Code::TENX0107, format!("the label `{label}` has two arms"), file, *span)
+                    let d = Diagnostic::new(Code::TENX0324, format!("the label `{label}` has two arms"), file, *span)
                         .label("handled again here")
                         .secondary(file, *first, "first handled here")
                         .help("only the first matching arm runs; remove one");
@@ -291,7 +291,7 @@ fn unknown_field(c: &mut GraphCheck<'_, '_>, name: &str, span: Span) {
     c.report(d);
 }
 
-fn field_type(c: &GraphCheck<'_, '_>, param: &Param) -> FieldType {
+pub(super) fn field_type(c: &GraphCheck<'_, '_>, param: &Param) -> FieldType {
     type_of(c, &param.ty, 0)
 }
 

@@ -38,12 +38,13 @@
 //! - *Numbers*: `timeout_ms` is at least 1 (0 becomes the default); `recursion_limit` is at
 //!   least 1 (`TENX0702`); no number is infinite (a literal out of range is `TENX0108`); validator
 //!   arguments are maps by construction.
-//! - *Graphs*: the entry is a node (`TENX0301`, `TENX0302`); `END` is not a node (`TENX0108`);
-//!   edges and arms name nodes (`TENX0302`) and never leave `END` (`TENX0314`); a node has at
-//!   most one plain edge or one route (`TENX0312`); an edge is a handoff edge only when its
-//!   agent declares the handoff (`lower/graph.rs`); each handoff has its declared edge (`TENX0311`: a
-//!   route arm does not count) to an agent node of the graph (`TENX0310`); a route has an `else`
-//!   (`TENX0307`), last (`TENX0317`), and no label twice (`TENX0107`); every node has a way on
+//! - *Graphs*: the entry is a node (`TENX0301`, `TENX0302`); `END` is not a node (`TENX0325`)
+//!   and no node is listed twice (`TENX0323`); edges and arms name nodes (`TENX0302`) and never
+//!   leave `END` (`TENX0314`); a node has at most one plain edge or one route (`TENX0312`); an
+//!   edge is a handoff edge only when its agent declares the handoff (`lower/graph.rs`); each
+//!   handoff has its declared edge (`TENX0311`: a route arm does not count), once (`TENX0321`),
+//!   to another agent node of the graph (`TENX0310`, `TENX0320`); a route has an `else`
+//!   (`TENX0307`), last (`TENX0317`), and no label twice (`TENX0324`); every node has a way on
 //!   (`TENX0304`, `TENX0316`) and is reachable (`TENX0303`).
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
 //!   or run (`TENX0602`), and no path reaches an interrupt-approved tool around its approval

@@ -62,6 +62,26 @@ impl Lower<'_> {
                             }
                         }
                     }
+                    Rule::bad_line => {
+                        // `a -> b -> c`: the edge `a -> b` was read, and `-> c` is left over.
+                        let whole = self.span(&part);
+                        let chain = edges
+                            .last()
+                            .filter(|e: &&crate::ast::Edge| {
+                                !self
+                                    .text_between(e.to.span.end as usize, whole.start as usize)
+                                    .contains('\n')
+                            })
+                            .cloned()
+                            .and_then(|e| Some((e, self.chained_nodes(whole.start as usize, part.as_str())?)));
+                        match chain {
+                            Some((first, rest)) => {
+                                let more = self.chained_edge(&first, rest);
+                                edges.extend(more);
+                            }
+                            None => self.block_part(part, &mut block, Context::Graph),
+                        }
+                    }
                     _ => self.block_part(part, &mut block, Context::Graph),
                 }
             }

@@ -182,7 +182,19 @@ impl<'t> Scanner<'t> {
     fn run(&mut self) {
         let text = self.text;
         let mut i = 0;
-        while let Some(c) = text.get(i..).and_then(|s| s.chars().next()) {
+        loop {
+            // Jump to the next byte that can matter: most of a file is plain ASCII code.
+            let Some(skip) = text
+                .as_bytes()
+                .get(i..)
+                .and_then(|b| b.iter().position(|&b| matches!(b, b'/' | b'"' | b'\'') || !b.is_ascii()))
+            else {
+                break;
+            };
+            i += skip;
+            let Some(c) = text.get(i..).and_then(|s| s.chars().next()) else {
+                break;
+            };
             let rest = text.get(i..).unwrap_or("");
             if rest.starts_with("//") {
                 i += rest.find('\n').unwrap_or(rest.len());
@@ -289,7 +301,7 @@ impl<'t> Scanner<'t> {
         let mut found: Vec<Diagnostic> = Vec::new();
         for (c, seen) in &self.look_alikes {
             let Some(look) = look_alike(*c) else { continue };
-            found.push(look_alike_diagnostic(file, *c, &look, seen));
+            found.push(look_alike_diagnostic(file, text, *c, &look, seen));
         }
         for (open, close) in &self.quotes {
             let span = Span::new(*open, close.map_or(*open, |c| c) + 1);
@@ -345,12 +357,17 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn look_alike_diagnostic(file: FileId, c: char, look: &LookAlike, seen: &Seen) -> Diagnostic {
+fn look_alike_diagnostic(file: FileId, text: &str, c: char, look: &LookAlike, seen: &Seen) -> Diagnostic {
     let code_point = format!("U+{:04X} {}", c as u32, look.name);
     let span = Span::new(seen.at, seen.at + c.len_utf8());
     let mut d = if look.instead.is_empty() {
+        let after = text
+            .get(..seen.at)
+            .and_then(|s| s.trim_end_matches([' ', '\t']).chars().last())
+            .filter(|c| !c.is_whitespace())
+            .map_or(String::new(), |c| format!(", right after `{c}`"));
         Diagnostic::new(Code::TENX0011, format!("invisible character `{code_point}` in code"), file, span)
-            .label(format!("`{code_point}` is here"))
+            .label(format!("`{code_point}` is here{after}"))
             .help("delete it: it cannot be seen, so delete the text around it and type it again")
     } else if look.instead == " " {
         Diagnostic::new(

@@ -81,9 +81,18 @@ fn look_alike(c: char) -> Option<LookAlike> {
         '\u{FF5B}' => look("FULLWIDTH LEFT CURLY BRACKET", "{"),
         '\u{FF5D}' => look("FULLWIDTH RIGHT CURLY BRACKET", "}"),
         '\u{FF02}' => quote("FULLWIDTH QUOTATION MARK"),
-        '\u{FF10}'..='\u{FF19}' => look(FULLWIDTH_DIGITS.get(offset_from(c, '\u{FF10}'))?, ASCII_DIGITS.get(offset_from(c, '\u{FF10}'))?),
-        '\u{FF21}'..='\u{FF3A}' => look(FULLWIDTH_CAPITALS.get(offset_from(c, '\u{FF21}'))?, ASCII_UPPER.get(offset_from(c, '\u{FF21}'))?),
-        '\u{FF41}'..='\u{FF5A}' => look(FULLWIDTH_SMALL.get(offset_from(c, '\u{FF41}'))?, ASCII_LOWER.get(offset_from(c, '\u{FF41}'))?),
+        '\u{FF10}'..='\u{FF19}' => look(
+            FULLWIDTH_DIGITS.get(offset_from(c, '\u{FF10}'))?,
+            ASCII_DIGITS.get(offset_from(c, '\u{FF10}'))?,
+        ),
+        '\u{FF21}'..='\u{FF3A}' => look(
+            FULLWIDTH_CAPITALS.get(offset_from(c, '\u{FF21}'))?,
+            ASCII_UPPER.get(offset_from(c, '\u{FF21}'))?,
+        ),
+        '\u{FF41}'..='\u{FF5A}' => look(
+            FULLWIDTH_SMALL.get(offset_from(c, '\u{FF41}'))?,
+            ASCII_LOWER.get(offset_from(c, '\u{FF41}'))?,
+        ),
         _ => return None,
     })
 }
@@ -182,15 +191,11 @@ impl<'t> Scanner<'t> {
     fn run(&mut self) {
         let text = self.text;
         let mut i = 0;
-        loop {
-            // Jump to the next byte that can matter: most of a file is plain ASCII code.
-            let Some(skip) = text
-                .as_bytes()
-                .get(i..)
-                .and_then(|b| b.iter().position(|&b| matches!(b, b'/' | b'"' | b'\'') || !b.is_ascii()))
-            else {
-                break;
-            };
+        // Jump from one byte that can matter to the next: most of a file is plain ASCII code.
+        while let Some(skip) = text.as_bytes().get(i..).and_then(|b| {
+            b.iter()
+                .position(|&b| matches!(b, b'/' | b'"' | b'\'') || !b.is_ascii())
+        }) {
             i += skip;
             let Some(c) = text.get(i..).and_then(|s| s.chars().next()) else {
                 break;
@@ -201,7 +206,10 @@ impl<'t> Scanner<'t> {
             } else if rest.starts_with("/*") {
                 i += rest.find("*/").map_or(rest.len(), |n| n + 2);
             } else if rest.starts_with("\"\"\"") {
-                i += 3 + rest.get(3..).and_then(|r| r.find("\"\"\"")).map_or(rest.len(), |n| n + 3);
+                i += 3 + rest
+                    .get(3..)
+                    .and_then(|r| r.find("\"\"\""))
+                    .map_or(rest.len(), |n| n + 3);
             } else if c == '"' {
                 i += 1 + string_end(rest.get(1..).unwrap_or(""), &['"']);
             } else if c == '\'' {
@@ -339,7 +347,10 @@ impl<'t> Scanner<'t> {
                 };
             }
             let start = text.get(..repair.at).and_then(|s| s.rfind('\n')).map_or(0, |n| n + 1);
-            let end = text.get(repair.at..).and_then(|s| s.find('\n')).map_or(text.len(), |n| repair.at + n);
+            let end = text
+                .get(repair.at..)
+                .and_then(|s| s.find('\n'))
+                .map_or(text.len(), |n| repair.at + n);
             lines.push((start, end));
         }
         // Every byte replaced was part of a whole non-ASCII character or an ASCII `'`, and every
@@ -366,9 +377,14 @@ fn look_alike_diagnostic(file: FileId, text: &str, c: char, look: &LookAlike, se
             .and_then(|s| s.trim_end_matches([' ', '\t']).chars().last())
             .filter(|c| !c.is_whitespace())
             .map_or(String::new(), |c| format!(", right after `{c}`"));
-        Diagnostic::new(Code::TENX0011, format!("invisible character `{code_point}` in code"), file, span)
-            .label(format!("`{code_point}` is here{after}"))
-            .help("delete it: it cannot be seen, so delete the text around it and type it again")
+        Diagnostic::new(
+            Code::TENX0011,
+            format!("invisible character `{code_point}` in code"),
+            file,
+            span,
+        )
+        .label(format!("`{code_point}` is here{after}"))
+        .help("delete it: it cannot be seen, so delete the text around it and type it again")
     } else if look.instead == " " {
         Diagnostic::new(
             Code::TENX0011,
@@ -398,11 +414,7 @@ fn look_alike_diagnostic(file: FileId, text: &str, c: char, look: &LookAlike, se
         d = d.secondary(
             file,
             Span::new(at, at + q.len_utf8()),
-            format!(
-                "and `U+{:04X} {}` here",
-                q as u32,
-                look_alike(q).map_or("", |l| l.name)
-            ),
+            format!("and `U+{:04X} {}` here", q as u32, look_alike(q).map_or("", |l| l.name)),
         );
     }
     if seen.more > 0 {
@@ -449,7 +461,10 @@ mod tests {
         let text = "graph g {\n  entry\u{a0}= a\n  x = \"caf\u{e9} \u{a0}\" // \u{201c}ok\u{201d}\n}\n";
         let found = scan(FileId(0), text);
         assert_eq!(found.diagnostics.len(), 1);
-        assert_eq!(found.repaired.as_deref(), Some("graph g {\n  entry  = a\n  x = \"caf\u{e9} \u{a0}\" // \u{201c}ok\u{201d}\n}\n"));
+        assert_eq!(
+            found.repaired.as_deref(),
+            Some("graph g {\n  entry  = a\n  x = \"caf\u{e9} \u{a0}\" // \u{201c}ok\u{201d}\n}\n")
+        );
     }
 
     #[test]

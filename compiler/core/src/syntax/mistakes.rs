@@ -152,9 +152,14 @@ pub(crate) const ITEM_KEYWORDS: &[&str] = &[
 pub(crate) fn keyword_diagnostic(file: FileId, word: &str, keyword: &str, at: usize) -> Diagnostic {
     let span = Span::new(at, at + word.len());
     if word.eq_ignore_ascii_case(keyword) {
-        Diagnostic::new(Code::TENX0016, format!("`{word}` is not a keyword: keywords are lowercase"), file, span)
-            .label(format!("did you mean `{keyword}`?"))
-            .help(format!("write `{keyword}`"))
+        Diagnostic::new(
+            Code::TENX0016,
+            format!("`{word}` is not a keyword: keywords are lowercase"),
+            file,
+            span,
+        )
+        .label(format!("did you mean `{keyword}`?"))
+        .help(format!("write `{keyword}`"))
     } else {
         Diagnostic::new(Code::TENX0016, format!("`{word}` is not a keyword"), file, span)
             .label(format!("did you mean `{keyword}`?"))

@@ -10,6 +10,7 @@ use super::{Lower, errors};
 use crate::ast::{Ident, Item, Module};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 use tenx_grammar::pest::Parser;
+use tenx_grammar::pest::iterators::Pair;
 use tenx_grammar::{Rule, TenxParser};
 
 /// A fix to apply before parsing a chunk again: the bytes at file offset `at` become `with`
@@ -276,5 +277,74 @@ impl Lower<'_> {
             .help(format!("write one edge per line: {}", errors::join_and(&written)));
         self.report(d);
         edges
+    }
+}
+
+/// The keyword a word at the start of a route arm most likely misspells: `else` for `els`,
+/// `Else`, `otherwise` or `default`; `when` for `wehn`, `When` or `if`.
+pub(super) fn near_arm_keyword(word: &str) -> Option<&'static str> {
+    let lower = word.to_ascii_lowercase();
+    if word == "else" || word == "when" {
+        return None;
+    }
+    if matches!(lower.as_str(), "else" | "otherwise" | "default") {
+        return Some("else");
+    }
+    if matches!(lower.as_str(), "when" | "if") {
+        return Some("when");
+    }
+    crate::suggest::did_you_mean(word, &["else", "when"]).and_then(|k| ["else", "when"].into_iter().find(|w| *w == k))
+}
+
+/// The keyword a word at the start of a graph line most likely misspells (`rout`, `Route`).
+pub(super) fn near_graph_keyword(word: &str) -> Option<&'static str> {
+    if word == "route" {
+        return None;
+    }
+    (word.eq_ignore_ascii_case("route") || crate::suggest::did_you_mean(word, &["route"]).is_some()).then_some("route")
+}
+
+/// The leading name of `text` (ASCII letters, digits and `_`).
+pub(super) fn first_word(text: &str) -> &str {
+    text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .and_then(|n| text.get(..n))
+        .unwrap_or(text)
+}
+
+impl Lower<'_> {
+    /// Reads `text` (at file offset `start`), which begins with `word`, as if it began with
+    /// `keyword` instead: parses it as `rule` and lowers the pair with `read`. Offsets after the
+    /// word stay those of the file. `None` when the text is not such a construct even then, or
+    /// has more after it than whitespace and a comment.
+    pub(super) fn read_respelt<T>(
+        &mut self,
+        start: usize,
+        text: &str,
+        word: &str,
+        keyword: &str,
+        rule: Rule,
+        read: impl FnOnce(&mut Lower<'_>, Pair<'_, Rule>) -> Option<T>,
+    ) -> Option<T> {
+        // A shorter keyword is padded, so every offset stays right; a longer one shifts the
+        // text, so only the offsets after the word are right.
+        let rest = text.get(word.len()..)?;
+        let pad = word.len().saturating_sub(keyword.len());
+        let fixed = format!("{keyword}{}{rest}", " ".repeat(pad));
+        let base = (start + word.len()).checked_sub(keyword.len() + pad)?;
+        let pair = TenxParser::parse(rule, &fixed).ok()?.next()?;
+        let after = fixed.get(pair.as_span().end()..)?.trim_start();
+        if !(after.is_empty() || after.starts_with("//")) {
+            return None;
+        }
+        let mut sub = Lower {
+            file: self.file,
+            base,
+            text: &fixed,
+            diagnostics: &mut *self.diagnostics,
+            broken: &mut *self.broken,
+            truncated: self.truncated,
+            repairs: &mut *self.repairs,
+        };
+        read(&mut sub, pair)
     }
 }

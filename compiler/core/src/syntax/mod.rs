@@ -321,7 +321,7 @@ impl<'d> Lower<'d> {
                 .find_map(|p| sub.item(p));
         }
         let broken = broken_name(text, span.start as usize);
-        self.broken.extend(broken);
+        self.broken.extend(broken.clone());
         if text.starts_with('}') {
             let d = self
                 .diag(
@@ -351,18 +351,17 @@ impl<'d> Lower<'d> {
                         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                         .collect();
                     if let Some(keyword) = mistakes::near_keyword(&word) {
-                        let d = mistakes::keyword_diagnostic(self.file, &word, keyword, span.start as usize);
-                        if keyword.len() == word.len() {
-                            // `agnet a {`: read the item as the keyword it misspells.
-                            self.repairs.push(mistakes::Repair {
-                                at: span.start as usize,
-                                with: keyword,
-                                diagnostic: d,
-                            });
-                        } else {
-                            self.report(d);
+                        let at = span.start as usize;
+                        let d = mistakes::keyword_diagnostic(self.file, &word, keyword, at);
+                        self.report(d);
+                        // `agnet a {`: read the item as the keyword it misspells.
+                        let item = self.read_respelt(at, text, &word, keyword, Rule::item_strict, |l, p| {
+                            p.into_inner().find_map(|p| l.item(p))
+                        });
+                        if item.is_some() {
+                            self.broken.retain(|b| broken.as_ref().is_none_or(|n| n.span != b.span));
                         }
-                        return None;
+                        return item;
                     }
                 }
                 let mut d = errors::syntax_error(&error, text, span.start as usize, self.file);

@@ -348,3 +348,49 @@ impl Lower<'_> {
         read(&mut sub, pair)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{missing_comma, near_arm_keyword, near_keyword};
+    use crate::syntax::parse;
+    use tenx_diagnostics::{Code, FileId};
+    use tenx_grammar::Rule;
+
+    #[test]
+    fn finds_the_missing_comma() {
+        let text = "tool t(x: string y: int) { risk = low }";
+        assert_eq!(missing_comma(text, Rule::item_strict, 17), Some(16));
+        let call = "run = http(POST \"https://x\")";
+        assert_eq!(missing_comma(call, Rule::entry_only, 11), Some(15));
+        // Not inside parentheses: lists need no commas, so nothing is missing.
+        assert_eq!(missing_comma("x = [a b", Rule::entry_only, 8), None);
+    }
+
+    #[test]
+    fn near_keywords() {
+        assert_eq!(near_keyword("agnet"), Some("agent"));
+        assert_eq!(near_keyword("Agent"), Some("agent"));
+        assert_eq!(near_keyword("tol"), Some("tool"));
+        assert_eq!(near_keyword("agent"), None);
+        assert_eq!(near_keyword("billing"), None);
+        assert_eq!(near_arm_keyword("otherwise"), Some("else"));
+        assert_eq!(near_arm_keyword("if"), Some("when"));
+        assert_eq!(near_arm_keyword("else"), None);
+    }
+
+    #[test]
+    fn lines_after_a_mistake_report_their_own_errors() {
+        let text = "tool t(x: string y: int) -> object {\n  risk: low\n}\nagnet a {\n  $ = 1\n}\n";
+        let parsed = parse(FileId(0), text);
+        // Missing fields are reported too (TENX0106); the syntax errors are the point here.
+        let codes: Vec<Code> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .filter(|c| c.as_str().starts_with("TENX00"))
+            .collect();
+        assert_eq!(codes, [Code::TENX0013, Code::TENX0007, Code::TENX0016, Code::TENX0001]);
+        assert_eq!(parsed.module.items.len(), 2);
+        assert!(parsed.broken.is_empty());
+    }
+}

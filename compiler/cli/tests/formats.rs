@@ -12,43 +12,15 @@
 )]
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
+use std::process::Output;
 
-const TENXC: &str = env!("CARGO_BIN_EXE_tenxc");
+mod common;
+
+use common::{repo, temp_dir, tenxc_in};
 
 /// The official SARIF 2.1.0 schema (OASIS, Errata 01); see `tests/data/README.md`.
 const SARIF_SCHEMA: &str = include_str!("data/sarif-schema-2.1.0.json");
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// A fresh, empty directory for one test.
-fn temp_dir(name: &str) -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "formats-{name}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn tenxc_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(TENXC)
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
 
 /// The project of the format tests: four programs under `my project/`, copied from fixtures,
 /// with names a URI or a workflow command must escape. Returns their names, relative to `dir`.

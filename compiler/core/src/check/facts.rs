@@ -3,7 +3,8 @@
 
 use super::topology::Topology;
 use crate::ast::ToolSelector;
-use crate::resolve::{DeclKind, Program};
+use crate::ids::IdVec;
+use crate::resolve::{AgentId, DeclKind, DeclRef, GraphId, Program, ToolId};
 use std::collections::BTreeSet;
 use tenx_diagnostics::SourceSet;
 
@@ -14,35 +15,38 @@ pub struct Facts<'p> {
     pub program: &'p Program,
     /// The source files (for checks that read raw text, such as templates).
     pub sources: &'p SourceSet,
-    /// For each agent (by index), the indexes of the tools it can see, sorted.
-    pub visible_tools: Vec<Vec<usize>>,
-    /// For each tool (by index), the indexes of the agents that can see it, sorted.
-    pub seen_by: Vec<Vec<usize>>,
-    /// Declarations used as nodes by some graph: (kind, index).
-    pub used_as_node: BTreeSet<(DeclKind, usize)>,
-    /// For each graph (by index), its nodes and transitions as indexes.
-    pub topologies: Vec<Topology>,
+    /// For each agent, the tools it can see, sorted.
+    pub visible_tools: IdVec<AgentId, Vec<ToolId>>,
+    /// For each tool, the agents that can see it, sorted.
+    pub seen_by: IdVec<ToolId, Vec<AgentId>>,
+    /// Declarations used as nodes by some graph.
+    pub used_as_node: BTreeSet<DeclRef>,
+    /// For each graph, its nodes and transitions by id.
+    pub topologies: IdVec<GraphId, Topology>,
 }
 
 impl<'p> Facts<'p> {
     /// Computes the facts.
     pub fn new(program: &'p Program, sources: &'p SourceSet) -> Self {
-        let mut visible_tools = Vec::with_capacity(program.agents.len());
-        let mut seen_by = vec![Vec::new(); program.tools.len()];
+        let mut visible_tools = IdVec::new();
+        let mut seen_by = IdVec::filled(Vec::new(), program.tools.len());
         // tag name → tools carrying it
-        let mut by_tag: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
-        for (i, tool) in program.tools.iter().enumerate() {
+        let mut by_tag: std::collections::BTreeMap<&str, Vec<ToolId>> = Default::default();
+        for (i, tool) in program.tools.iter_enumerated() {
             for tag in &tool.decl.tags {
                 by_tag.entry(tag.name.as_str()).or_default().push(i);
             }
         }
-        for (a, agent) in program.agents.iter().enumerate() {
+        for (a, agent) in program.agents.iter_enumerated() {
             let mut tools = BTreeSet::new();
             for selector in &agent.decl.tools {
                 match selector {
                     ToolSelector::Named(name) => {
-                        if let Some(symbol) = program.lookup_as(&name.name, &[DeclKind::Tool]) {
-                            tools.insert(symbol.index);
+                        if let Some(tool) = program
+                            .lookup_as(&name.name, &[DeclKind::Tool])
+                            .and_then(|s| s.decl.tool())
+                        {
+                            tools.insert(tool);
                         }
                     }
                     ToolSelector::Tagged { tags, .. } => {
@@ -65,15 +69,11 @@ impl<'p> Facts<'p> {
                 if let Some(symbol) =
                     program.lookup_as(&node.name, &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt])
                 {
-                    used_as_node.insert((symbol.kind, symbol.index));
+                    used_as_node.insert(symbol.decl);
                 }
             }
         }
-        let topologies = program
-            .graphs
-            .iter()
-            .map(|g| Topology::build(program, g.file, &g.decl))
-            .collect();
+        let topologies = program.graphs.map(|g| Topology::build(program, g.file, &g.decl));
         Facts {
             program,
             sources,
@@ -84,13 +84,12 @@ impl<'p> Facts<'p> {
         }
     }
 
-    /// The tools carrying `tag`, by index.
-    pub fn tools_tagged(&self, tag: &str) -> impl Iterator<Item = usize> + '_ {
+    /// The tools carrying `tag`.
+    pub fn tools_tagged(&self, tag: &str) -> impl Iterator<Item = ToolId> + '_ {
         let tag = tag.to_string();
         self.program
             .tools
-            .iter()
-            .enumerate()
+            .iter_enumerated()
             .filter(move |(_, t)| t.decl.tags.iter().any(|g| g.name == tag))
             .map(|(i, _)| i)
     }

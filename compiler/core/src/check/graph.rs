@@ -4,7 +4,7 @@
 //! inside the graph along declared edges; each node has one way to continue.
 
 use super::Facts;
-use super::topology::{END, Target, Topology};
+use super::topology::{END, NodeId, PerNode, Target, Topology};
 use crate::ast::{ArmKind, GraphDecl, Ident, Param};
 use crate::resolve::{DeclKind, Located};
 use std::collections::{BTreeMap, BTreeSet};
@@ -195,7 +195,7 @@ impl GraphCheck<'_, '_> {
             if node.kind != DeclKind::Agent {
                 continue;
             }
-            let Some(agent) = self.facts.program.agents.get(node.decl) else {
+            let Some(agent) = node.decl.agent().and_then(|a| self.facts.program.agents.get(a)) else {
                 continue;
             };
             for target in &agent.decl.handoffs {
@@ -203,7 +203,7 @@ impl GraphCheck<'_, '_> {
                     .topology
                     .index
                     .get(&target.name)
-                    .and_then(|&i| self.topology.nodes.get(i));
+                    .and_then(|&n| self.topology.nodes.get(n));
                 let Some(target_node) = target_node.filter(|t| t.kind == DeclKind::Agent) else {
                     // An unknown name or one of the wrong kind is reported by resolve (TENX0101,
                     // TENX0102); here only agents that are not nodes of this graph.
@@ -296,16 +296,12 @@ impl GraphCheck<'_, '_> {
         }
         let mut found = Vec::new();
         for node in &self.topology.nodes {
-            let handoff_targets: BTreeSet<String> = if node.kind == DeclKind::Agent {
-                self.facts
-                    .program
-                    .agents
-                    .get(node.decl)
-                    .map(|a| a.decl.handoffs.iter().map(|h| h.name.clone()).collect())
-                    .unwrap_or_default()
-            } else {
-                BTreeSet::new()
-            };
+            let handoff_targets: BTreeSet<String> = node
+                .decl
+                .agent()
+                .and_then(|a| self.facts.program.agents.get(a))
+                .map(|a| a.decl.handoffs.iter().map(|h| h.name.clone()).collect())
+                .unwrap_or_default();
             let out_edges = edges_from.get(node.name.as_str()).map_or(&[][..], Vec::as_slice);
             let plain = out_edges
                 .iter()
@@ -367,9 +363,9 @@ impl GraphCheck<'_, '_> {
         let open = self.open_nodes();
         let reached = self.reached_with_handoffs(entry);
         let can_end = t.reaches_end(&open);
-        let is = |v: &[bool], n: usize| v.get(n).copied().unwrap_or(false);
-        let shape_known = !(0..t.nodes.len()).any(|n| is(&open, n) && is(&reached, n));
-        for (n, node) in t.nodes.iter().enumerate() {
+        let is = |v: &PerNode<bool>, n: NodeId| v.get(n).copied().unwrap_or(false);
+        let shape_known = !t.nodes.ids().any(|n| is(&open, n) && is(&reached, n));
+        for (n, node) in t.nodes.iter_enumerated() {
             if shape_known && !is(&reached, n) {
                 let d = Diagnostic::new(
                     Code::TENX0303,
@@ -386,7 +382,7 @@ impl GraphCheck<'_, '_> {
             }
         }
         let cycles = t.cycles();
-        let mut component = vec![usize::MAX; t.nodes.len()];
+        let mut component = PerNode::filled(usize::MAX, t.nodes.len());
         for (c, cycle) in cycles.iter().enumerate() {
             for &n in cycle {
                 if let Some(slot) = component.get_mut(n) {
@@ -460,7 +456,7 @@ impl GraphCheck<'_, '_> {
             .chain(self.g().routes.iter().map(|r| r.from.name.as_str()))
             .collect();
         let mut found = Vec::new();
-        for (n, node) in t.nodes.iter().enumerate() {
+        for (n, node) in t.nodes.iter_enumerated() {
             if is(&reached, n) && !is(&can_end, n) && !declared_ways.contains(node.name.as_str()) {
                 let d = Diagnostic::new(
                     Code::TENX0304,
@@ -481,9 +477,9 @@ impl GraphCheck<'_, '_> {
 
     /// For each node, whether an edge or route arm leaving it names something that is not a
     /// node of the graph (reported as `TENX0302`).
-    fn open_nodes(&self) -> Vec<bool> {
+    fn open_nodes(&self) -> PerNode<bool> {
         let t = self.topology;
-        let mut open = vec![false; t.nodes.len()];
+        let mut open = PerNode::filled(false, t.nodes.len());
         let known = |name: &str| name == END || t.index.contains_key(name);
         let targets = self.g().edges.iter().map(|e| (&e.from.name, &e.to.name)).chain(
             self.g()
@@ -502,9 +498,9 @@ impl GraphCheck<'_, '_> {
     }
 
     /// The nodes reachable from `entry` along transitions and handoffs (iterative).
-    fn reached_with_handoffs(&self, entry: usize) -> Vec<bool> {
+    fn reached_with_handoffs(&self, entry: NodeId) -> PerNode<bool> {
         let t = self.topology;
-        let mut reached = vec![false; t.nodes.len()];
+        let mut reached = PerNode::filled(false, t.nodes.len());
         let mut stack = vec![entry];
         if let Some(slot) = reached.get_mut(entry) {
             *slot = true;
@@ -522,8 +518,8 @@ impl GraphCheck<'_, '_> {
             let handoffs = t
                 .nodes
                 .get(n)
-                .filter(|node| node.kind == DeclKind::Agent)
-                .and_then(|node| self.facts.program.agents.get(node.decl))
+                .and_then(|node| node.decl.agent())
+                .and_then(|a| self.facts.program.agents.get(a))
                 .into_iter()
                 .flat_map(|agent| agent.decl.handoffs.iter())
                 .filter_map(|h| t.index.get(&h.name).copied())

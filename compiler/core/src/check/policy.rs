@@ -13,32 +13,37 @@
 //! call the model makes later. Every violation is reported with the offending path.
 
 use super::Facts;
-use super::topology::Topology;
+use super::topology::{NodeId, Parents, Topology};
 use crate::ast::{Risk, ToolDecl, ToolSelector};
-use crate::resolve::{DeclKind, Located};
+use crate::ids::IdVec;
+use crate::resolve::{AgentId, DeclKind, DeclRef, GraphId, InterruptId, Located, ToolId};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     let program = facts.program;
     let approvers = approving_interrupts(facts);
-    for (t, tool) in program.tools.iter().enumerate() {
+    for (t, tool) in program.tools.iter_enumerated() {
         let none = Vec::new();
         risk_rules(facts, t, tool, approvers.get(t).unwrap_or(&none), diagnostics);
     }
-    for (g, topology) in facts.topologies.iter().enumerate() {
+    for (g, topology) in facts.topologies.iter_enumerated() {
         dominance(facts, g, topology, &approvers, diagnostics);
     }
 }
 
-/// For each tool (by index), the interrupts (by index) whose `approves` names it.
-fn approving_interrupts(facts: &Facts<'_>) -> Vec<Vec<usize>> {
-    let mut out = vec![Vec::new(); facts.program.tools.len()];
-    for (i, interrupt) in facts.program.interrupts.iter().enumerate() {
+/// For each tool, the interrupts whose `approves` names it.
+fn approving_interrupts(facts: &Facts<'_>) -> IdVec<ToolId, Vec<InterruptId>> {
+    let mut out = IdVec::filled(Vec::new(), facts.program.tools.len());
+    for (i, interrupt) in facts.program.interrupts.iter_enumerated() {
         for tool in &interrupt.decl.approves {
-            let Some(symbol) = facts.program.lookup_as(&tool.name, &[DeclKind::Tool]) else {
+            let Some(tool) = facts
+                .program
+                .lookup_as(&tool.name, &[DeclKind::Tool])
+                .and_then(|s| s.decl.tool())
+            else {
                 continue;
             };
-            if let Some(list) = out.get_mut(symbol.index)
+            if let Some(list) = out.get_mut(tool)
                 && !list.contains(&i)
             {
                 list.push(i);
@@ -49,7 +54,7 @@ fn approving_interrupts(facts: &Facts<'_>) -> Vec<Vec<usize>> {
 }
 
 /// Where an agent's `tools` makes a tool visible: the name, or the `tagged(…)` that matches it.
-fn selection_span(facts: &Facts<'_>, agent: usize, tool: &ToolDecl) -> Option<(FileId, Span)> {
+fn selection_span(facts: &Facts<'_>, agent: AgentId, tool: &ToolDecl) -> Option<(FileId, Span)> {
     let agent = facts.program.agents.get(agent)?;
     agent.decl.tools.iter().find_map(|s| match s {
         ToolSelector::Named(name) if name.name == tool.name.name => Some((agent.file, name.span)),
@@ -62,9 +67,9 @@ fn selection_span(facts: &Facts<'_>, agent: usize, tool: &ToolDecl) -> Option<(F
 
 fn risk_rules(
     facts: &Facts<'_>,
-    t: usize,
+    t: ToolId,
     tool: &Located<ToolDecl>,
-    approvers: &[usize],
+    approvers: &[InterruptId],
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let decl = &tool.decl;
@@ -141,7 +146,7 @@ fn risk_rules(
 }
 
 /// A step of a reported path.
-fn step_names(topology: &Topology, parents: &[Option<Option<usize>>], end: usize) -> Vec<String> {
+fn step_names(topology: &Topology, parents: &Parents, end: NodeId) -> Vec<String> {
     let mut path = Vec::new();
     let mut current = Some(end);
     let mut guard = 0;
@@ -164,9 +169,9 @@ fn step_names(topology: &Topology, parents: &[Option<Option<usize>>], end: usize
 
 fn dominance(
     facts: &Facts<'_>,
-    g: usize,
+    g: GraphId,
     topology: &Topology,
-    approvers: &[Vec<usize>],
+    approvers: &IdVec<ToolId, Vec<InterruptId>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let program = facts.program;
@@ -174,11 +179,11 @@ fn dominance(
     let Some(entry) = topology.entry else { return };
     let graph_name = &graph.decl.name.name;
     // The tools this graph can execute: its tool nodes and the tools its agents can call.
-    let mut candidates: Vec<usize> = Vec::new();
+    let mut candidates: Vec<ToolId> = Vec::new();
     for node in &topology.nodes {
-        match node.kind {
-            DeclKind::Tool => candidates.push(node.decl),
-            DeclKind::Agent => candidates.extend(facts.visible_tools.get(node.decl).into_iter().flatten().copied()),
+        match node.decl {
+            DeclRef::Tool(t) => candidates.push(t),
+            DeclRef::Agent(a) => candidates.extend(facts.visible_tools.get(a).into_iter().flatten().copied()),
             _ => {}
         }
     }
@@ -194,11 +199,12 @@ fn dominance(
         let Some(approvers) = approvers.get(t).filter(|a| !a.is_empty()) else {
             continue; // not gated (a `high` tool without any approval is TENX0601)
         };
-        let is_approver = |n: usize| {
+        let is_approver = |n: NodeId| {
             topology
                 .nodes
                 .get(n)
-                .is_some_and(|node| node.kind == DeclKind::Interrupt && approvers.contains(&node.decl))
+                .and_then(|node| node.decl.interrupt())
+                .is_some_and(|i| approvers.contains(&i))
         };
         let approver_span = approvers
             .iter()
@@ -224,12 +230,12 @@ fn dominance(
             None => d,
         };
         let around = topology.reach(&[entry], is_approver);
-        let anywhere: &Vec<Option<Option<usize>>> =
-            anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
+        let anywhere: &Parents = anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
 
         // Agents that call the tool directly.
-        for (n, node) in topology.nodes.iter().enumerate() {
-            if node.kind != DeclKind::Agent || !facts.visible_tools.get(node.decl).is_some_and(|v| v.contains(&t)) {
+        for (n, node) in topology.nodes.iter_enumerated() {
+            let Some(agent) = node.decl.agent() else { continue };
+            if !facts.visible_tools.get(agent).is_some_and(|v| v.contains(&t)) {
                 continue;
             }
             let parents = if around.get(n).is_some_and(Option::is_some) {
@@ -243,7 +249,7 @@ fn dominance(
             let mut path = step_names(topology, parents, n);
             mark_entry(&mut path);
             path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
-            let Some((file, span)) = selection_span(facts, node.decl, decl) else {
+            let Some((file, span)) = selection_span(facts, agent, decl) else {
                 continue;
             };
             let d = Diagnostic::new(
@@ -300,7 +306,7 @@ fn dominance(
             continue;
         }
         // Again after running once, without a fresh approval?
-        let after: Vec<usize> = topology
+        let after: Vec<NodeId> = topology
             .successors
             .get(tool_node)
             .into_iter()
@@ -335,9 +341,8 @@ fn dominance(
         }
         // The approval binds what a person saw: nothing may run between it and the tool, or the
         // state the tool reads could change after the approval.
-        let anywhere: &Vec<Option<Option<usize>>> =
-            anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
-        for (x, transitions) in topology.successors.iter().enumerate() {
+        let anywhere: &Parents = anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
+        for (x, transitions) in topology.successors.iter_enumerated() {
             if x == tool_node || is_approver(x) || anywhere.get(x).is_none_or(Option::is_none) {
                 continue;
             }
@@ -392,12 +397,7 @@ fn shorten(path: &[String]) -> String {
 
 /// The span of the edge or arm by which a breadth-first search first entered `node`. A start
 /// of the search was entered from `origin` (the tool node, when searching from its successors).
-fn last_transition(
-    topology: &Topology,
-    parents: &[Option<Option<usize>>],
-    node: usize,
-    origin: Option<usize>,
-) -> Option<Span> {
+fn last_transition(topology: &Topology, parents: &Parents, node: NodeId, origin: Option<NodeId>) -> Option<Span> {
     let parent = parents.get(node).copied().flatten()?.or(origin)?;
     topology
         .successors

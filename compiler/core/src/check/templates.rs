@@ -5,7 +5,7 @@
 
 use super::Facts;
 use crate::ast::{Expr, ExprKind, Param, ToolDecl};
-use crate::resolve::Located;
+use crate::resolve::{GraphId, Located};
 use crate::template::{self, PlaceholderKind};
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
@@ -13,8 +13,8 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     let program = facts.program;
     // node name → the graphs that list it
-    let mut graphs_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (g, graph) in program.graphs.iter().enumerate() {
+    let mut graphs_of: BTreeMap<&str, Vec<GraphId>> = BTreeMap::new();
+    for (g, graph) in program.graphs.iter_enumerated() {
         for node in &graph.decl.nodes {
             let list = graphs_of.entry(node.name.as_str()).or_default();
             if !list.contains(&g) {
@@ -75,7 +75,7 @@ enum Owner<'a> {
 }
 
 /// One scope per graph that uses the node; no scope when no graph does.
-fn state_scopes<'a>(facts: &Facts<'a>, graphs: Option<&Vec<usize>>) -> Vec<Scope<'a>> {
+fn state_scopes<'a>(facts: &Facts<'a>, graphs: Option<&Vec<GraphId>>) -> Vec<Scope<'a>> {
     graphs
         .into_iter()
         .flatten()

@@ -4,9 +4,31 @@
 //! left out here; the graph checks report them.
 
 use crate::ast::{GraphDecl, Ident};
-use crate::resolve::{DeclKind, Program};
+use crate::ids::{IdVec, Idx};
+use crate::resolve::{DeclKind, DeclRef, Program};
 use std::collections::BTreeMap;
 use tenx_diagnostics::{FileId, Span};
+
+/// A node of one graph's [`Topology`], by its position in [`Topology::nodes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(usize);
+
+impl Idx for NodeId {
+    fn from_index(index: usize) -> Self {
+        NodeId(index)
+    }
+
+    fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// A value per node of a graph.
+pub type PerNode<V> = IdVec<NodeId, V>;
+
+/// For each node, the node it was first entered from (`Some(None)` for a start, `None` when
+/// unreachable): the result of [`Topology::reach`].
+pub type Parents = PerNode<Option<Option<NodeId>>>;
 
 /// The name of the terminal node.
 pub const END: &str = "END";
@@ -16,10 +38,10 @@ pub const END: &str = "END";
 pub struct Node {
     /// The node's name (the declaration's name).
     pub name: String,
-    /// Agent, tool or interrupt.
+    /// Agent, tool or interrupt (always `decl.kind()`).
     pub kind: DeclKind,
-    /// Index of the declaration in the program's vector of that kind.
-    pub decl: usize,
+    /// The declaration: an agent, tool or interrupt.
+    pub decl: DeclRef,
     /// Where `nodes` lists it.
     pub span: Span,
 }
@@ -45,8 +67,8 @@ impl Via {
 /// A transition target: a node index or `END`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Target {
-    /// A node, by index into [`Topology::nodes`].
-    Node(usize),
+    /// A node of the graph.
+    Node(NodeId),
     /// The end of the run.
     End,
 }
@@ -57,19 +79,19 @@ pub struct Topology {
     /// The file that declares the graph.
     pub file: FileId,
     /// The nodes, in `nodes` order (first listing wins).
-    pub nodes: Vec<Node>,
-    /// Name → node index.
-    pub index: BTreeMap<String, usize>,
+    pub nodes: PerNode<Node>,
+    /// Name → node.
+    pub index: BTreeMap<String, NodeId>,
     /// For each node, its transitions, in source order.
-    pub successors: Vec<Vec<(Target, Via)>>,
+    pub successors: PerNode<Vec<(Target, Via)>>,
     /// The entry node, when it is a node.
-    pub entry: Option<usize>,
+    pub entry: Option<NodeId>,
 }
 
 impl Topology {
     /// Builds the topology of one graph.
     pub fn build(program: &Program, file: FileId, graph: &GraphDecl) -> Topology {
-        let mut nodes = Vec::new();
+        let mut nodes = PerNode::new();
         let mut index = BTreeMap::new();
         for ident in &graph.nodes {
             // A name also claimed by a declaration of another kind (a reported duplicate) still
@@ -81,15 +103,15 @@ impl Topology {
             if index.contains_key(&ident.name) {
                 continue;
             }
-            index.insert(ident.name.clone(), nodes.len());
-            nodes.push(Node {
+            let id = nodes.push(Node {
                 name: ident.name.clone(),
                 kind: symbol.kind,
-                decl: symbol.index,
+                decl: symbol.decl,
                 span: ident.span,
             });
+            index.insert(ident.name.clone(), id);
         }
-        let mut successors = vec![Vec::new(); nodes.len()];
+        let mut successors = PerNode::filled(Vec::new(), nodes.len());
         let target = |i: &Ident| -> Option<Target> {
             if i.name == END {
                 Some(Target::End)
@@ -129,8 +151,8 @@ impl Topology {
     /// The node indexes reachable from `starts`, never entering a node for which `blocked`
     /// holds. Returns, for each node, the predecessor on a shortest path (`Some(None)` for a
     /// start, `None` when unreachable). Iterative breadth-first search.
-    pub fn reach(&self, starts: &[usize], blocked: impl Fn(usize) -> bool) -> Vec<Option<Option<usize>>> {
-        let mut parent: Vec<Option<Option<usize>>> = vec![None; self.nodes.len()];
+    pub fn reach(&self, starts: &[NodeId], blocked: impl Fn(NodeId) -> bool) -> Parents {
+        let mut parent: Parents = PerNode::filled(None, self.nodes.len());
         let mut queue = std::collections::VecDeque::new();
         for &s in starts {
             if let Some(slot) = parent.get_mut(s)
@@ -161,17 +183,17 @@ impl Topology {
     /// The nodes that can reach `END`, by reverse breadth-first search. Nodes marked in
     /// `assume` count as reaching it (the graph checks mark nodes whose transitions name
     /// something that is not a node, already reported, so nothing is reported twice).
-    pub fn reaches_end(&self, assume: &[bool]) -> Vec<bool> {
-        let mut predecessors = vec![Vec::new(); self.nodes.len()];
-        let mut can = vec![false; self.nodes.len()];
+    pub fn reaches_end(&self, assume: &PerNode<bool>) -> PerNode<bool> {
+        let mut predecessors = PerNode::filled(Vec::new(), self.nodes.len());
+        let mut can = PerNode::filled(false, self.nodes.len());
         let mut queue = std::collections::VecDeque::new();
-        for (n, slot) in can.iter_mut().enumerate() {
+        for (n, slot) in can.iter_enumerated_mut() {
             if assume.get(n).copied().unwrap_or(false) {
                 *slot = true;
                 queue.push_back(n);
             }
         }
-        for (n, list) in self.successors.iter().enumerate() {
+        for (n, list) in self.successors.iter_enumerated() {
             for (target, _) in list {
                 match target {
                     Target::Node(m) => {
@@ -205,15 +227,15 @@ impl Topology {
 
     /// Strongly connected components with more than one node or a self-loop (the cycles), by
     /// an iterative Tarjan's algorithm. Each component's nodes are sorted.
-    pub fn cycles(&self) -> Vec<Vec<usize>> {
+    pub fn cycles(&self) -> Vec<Vec<NodeId>> {
         let n = self.nodes.len();
-        let mut index = vec![usize::MAX; n];
-        let mut low = vec![0usize; n];
-        let mut on_stack = vec![false; n];
+        let mut index = PerNode::filled(usize::MAX, n);
+        let mut low = PerNode::filled(0usize, n);
+        let mut on_stack = PerNode::filled(false, n);
         let mut stack = Vec::new();
         let mut out = Vec::new();
         let mut counter = 0usize;
-        let succ = |v: usize| -> Vec<usize> {
+        let succ = |v: NodeId| -> Vec<NodeId> {
             self.successors
                 .get(v)
                 .into_iter()
@@ -224,12 +246,12 @@ impl Topology {
                 })
                 .collect()
         };
-        for root in 0..n {
+        for root in self.nodes.ids() {
             if index.get(root).is_some_and(|&i| i != usize::MAX) {
                 continue;
             }
             // (node, its successors, position in them)
-            let mut work: Vec<(usize, Vec<usize>, usize)> = vec![(root, succ(root), 0)];
+            let mut work: Vec<(NodeId, Vec<NodeId>, usize)> = vec![(root, succ(root), 0)];
             set(&mut index, root, counter);
             set(&mut low, root, counter);
             counter += 1;
@@ -279,11 +301,11 @@ impl Topology {
     }
 }
 
-fn get<T: Copy + Default>(v: &[T], i: usize) -> T {
+fn get<T: Copy + Default>(v: &PerNode<T>, i: NodeId) -> T {
     v.get(i).copied().unwrap_or_default()
 }
 
-fn set<T>(v: &mut [T], i: usize, value: T) {
+fn set<T>(v: &mut PerNode<T>, i: NodeId, value: T) {
     if let Some(slot) = v.get_mut(i) {
         *slot = value;
     }

@@ -4,15 +4,15 @@
 //! declarations are never reported: importing a whole module is normal.
 
 use super::Facts;
-use crate::resolve::DeclKind;
+use crate::resolve::DeclRef;
 use std::collections::BTreeSet;
 use tenx_diagnostics::{Code, Diagnostic};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     let program = facts.program;
-    for (t, tool) in program.tools.iter().enumerate() {
+    for (t, tool) in program.tools.iter_enumerated() {
         let seen = facts.seen_by.get(t).is_some_and(|agents| !agents.is_empty());
-        if tool.stdlib || seen || facts.used_as_node.contains(&(DeclKind::Tool, t)) {
+        if tool.stdlib || seen || facts.used_as_node.contains(&DeclRef::Tool(t)) {
             continue;
         }
         let name = &tool.decl.name.name;

@@ -16,7 +16,7 @@ pub const DEFAULT_RECURSION_LIMIT: u64 = 25;
 
 impl Lowerer<'_, '_> {
     pub(super) fn graphs(&self, artifact: &mut Artifact) {
-        for (g, located) in self.program.graphs.iter().enumerate() {
+        for (g, located) in self.program.graphs.iter_enumerated() {
             let (file, decl) = (located.file, &located.decl);
             let Some(topology) = self.facts.topologies.get(g) else {
                 continue;
@@ -91,9 +91,9 @@ impl Lowerer<'_, '_> {
         let (Some(from), Some(to)) = (node(from), node(to)) else {
             return false;
         };
-        self.program
-            .agents
-            .get(from.decl)
+        from.decl
+            .agent()
+            .and_then(|a| self.program.agents.get(a))
             .is_some_and(|agent| agent.decl.handoffs.iter().any(|h| h.name == to.name))
     }
 

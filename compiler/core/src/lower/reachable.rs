@@ -7,24 +7,24 @@
 //! reaches, such as the unused parts of an `import std.tools.*`, are left out.
 
 use crate::check::Facts;
-use crate::resolve::DeclKind;
+use crate::resolve::{AgentId, DeclRef, InterruptId, ModelId, ToolId, ValidatorId};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The declarations that go into the artifact, as indexes into the program's vectors.
+/// The declarations that go into the artifact, by id.
 #[derive(Debug, Default)]
 pub struct Reachable {
     /// Agents.
-    pub agents: BTreeSet<usize>,
+    pub agents: BTreeSet<AgentId>,
     /// Tools.
-    pub tools: BTreeSet<usize>,
+    pub tools: BTreeSet<ToolId>,
     /// Models.
-    pub models: BTreeSet<usize>,
+    pub models: BTreeSet<ModelId>,
     /// Validators.
-    pub validators: BTreeSet<usize>,
+    pub validators: BTreeSet<ValidatorId>,
     /// Interrupts.
-    pub interrupts: BTreeSet<usize>,
+    pub interrupts: BTreeSet<InterruptId>,
     /// For each tool name, the interrupts (all of the program's) whose `approves` names it.
-    pub approvers: BTreeMap<String, Vec<usize>>,
+    pub approvers: BTreeMap<String, Vec<InterruptId>>,
 }
 
 impl Reachable {
@@ -32,59 +32,59 @@ impl Reachable {
     pub fn compute(facts: &Facts<'_>) -> Reachable {
         let program = facts.program;
         let mut reachable = Reachable::default();
-        for (i, interrupt) in program.interrupts.iter().enumerate() {
+        for (i, interrupt) in program.interrupts.iter_enumerated() {
             for tool in &interrupt.decl.approves {
                 reachable.approvers.entry(tool.name.clone()).or_default().push(i);
             }
         }
-        let mut work: Vec<(DeclKind, usize)> = Vec::new();
-        for (g, graph) in program.graphs.iter().enumerate() {
+        let mut work: Vec<DeclRef> = Vec::new();
+        for (g, graph) in program.graphs.iter_enumerated() {
             for used in &graph.decl.validate {
                 if let Some(symbol) = program.lookup(&used.name.name) {
-                    work.push((symbol.kind, symbol.index));
+                    work.push(symbol.decl);
                 }
             }
-            for node in facts.topologies.get(g).map(|t| t.nodes.as_slice()).unwrap_or_default() {
-                work.push((node.kind, node.decl));
+            for node in facts.topologies.get(g).into_iter().flat_map(|t| &t.nodes) {
+                work.push(node.decl);
             }
         }
-        while let Some((kind, index)) = work.pop() {
-            let set = match kind {
-                DeclKind::Agent => &mut reachable.agents,
-                DeclKind::Tool => &mut reachable.tools,
-                DeclKind::Model => &mut reachable.models,
-                DeclKind::Validator => &mut reachable.validators,
-                DeclKind::Interrupt => &mut reachable.interrupts,
-                DeclKind::Tag | DeclKind::Schema | DeclKind::Graph => continue,
+        while let Some(decl) = work.pop() {
+            let new = match decl {
+                DeclRef::Agent(id) => reachable.agents.insert(id),
+                DeclRef::Tool(id) => reachable.tools.insert(id),
+                DeclRef::Model(id) => reachable.models.insert(id),
+                DeclRef::Validator(id) => reachable.validators.insert(id),
+                DeclRef::Interrupt(id) => reachable.interrupts.insert(id),
+                DeclRef::Tag(_) | DeclRef::Schema(_) | DeclRef::Graph(_) => continue,
             };
-            if !set.insert(index) {
+            if !new {
                 continue;
             }
-            match kind {
-                DeclKind::Agent => {
+            match decl {
+                DeclRef::Agent(index) => {
                     let Some(agent) = program.agents.get(index) else {
                         continue;
                     };
                     let model = agent.decl.model.as_ref().and_then(|m| program.lookup(&m.name));
-                    work.extend(model.map(|s| (s.kind, s.index)));
+                    work.extend(model.map(|s| s.decl));
                     for &tool in facts.visible_tools.get(index).into_iter().flatten() {
-                        work.push((DeclKind::Tool, tool));
+                        work.push(DeclRef::Tool(tool));
                     }
                     for target in &agent.decl.handoffs {
-                        work.extend(program.lookup(&target.name).map(|s| (s.kind, s.index)));
+                        work.extend(program.lookup(&target.name).map(|s| s.decl));
                     }
                 }
-                DeclKind::Tool => {
+                DeclRef::Tool(index) => {
                     let Some(tool) = program.tools.get(index) else { continue };
                     let approvers = reachable.approvers.get(&tool.decl.name.name).into_iter().flatten();
-                    work.extend(approvers.map(|&i| (DeclKind::Interrupt, i)));
+                    work.extend(approvers.map(|&i| DeclRef::Interrupt(i)));
                 }
-                DeclKind::Interrupt => {
+                DeclRef::Interrupt(index) => {
                     let Some(interrupt) = program.interrupts.get(index) else {
                         continue;
                     };
                     for tool in &interrupt.decl.approves {
-                        work.extend(program.lookup(&tool.name).map(|s| (s.kind, s.index)));
+                        work.extend(program.lookup(&tool.name).map(|s| s.decl));
                     }
                 }
                 _ => {}

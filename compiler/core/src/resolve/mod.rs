@@ -7,7 +7,10 @@ mod program;
 mod references;
 
 pub use imports::{byte_size, import_file_name};
-pub use program::{DeclKind, Located, Program, Symbol};
+pub use program::{
+    AgentId, DeclKind, DeclRef, Decls, GraphId, InterruptId, Located, ModelId, Program, SchemaId, Symbol, TagId,
+    ToolId, ValidatorId,
+};
 
 use tenx_diagnostics::{Diagnostic, FileId, SourceSet};
 

@@ -3,6 +3,7 @@
 
 use super::imports::LoadedModule;
 use crate::ast::{self, Ident, Item};
+use crate::ids::{DeclId, IdVec};
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
@@ -53,6 +54,95 @@ impl DeclKind {
     }
 }
 
+/// The id of a `tag` declaration.
+pub type TagId = DeclId<ast::TagDecl>;
+/// The id of a `schema` declaration.
+pub type SchemaId = DeclId<ast::SchemaDecl>;
+/// The id of a `model` declaration.
+pub type ModelId = DeclId<ast::ModelDecl>;
+/// The id of a `tool` declaration.
+pub type ToolId = DeclId<ast::ToolDecl>;
+/// The id of an `agent` declaration.
+pub type AgentId = DeclId<ast::AgentDecl>;
+/// The id of a `validator` declaration.
+pub type ValidatorId = DeclId<ast::ValidatorDecl>;
+/// The id of an `interrupt` declaration.
+pub type InterruptId = DeclId<ast::InterruptDecl>;
+/// The id of a `graph` declaration.
+pub type GraphId = DeclId<ast::GraphDecl>;
+
+/// The declarations of one kind, indexed by their id.
+pub type Decls<T> = IdVec<DeclId<T>, Located<T>>;
+
+/// A declaration of any kind, by its typed id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DeclRef {
+    /// `tag`
+    Tag(TagId),
+    /// `schema`
+    Schema(SchemaId),
+    /// `model`
+    Model(ModelId),
+    /// `tool`
+    Tool(ToolId),
+    /// `agent`
+    Agent(AgentId),
+    /// `validator`
+    Validator(ValidatorId),
+    /// `interrupt`
+    Interrupt(InterruptId),
+    /// `graph`
+    Graph(GraphId),
+}
+
+impl DeclRef {
+    /// Its kind.
+    pub fn kind(self) -> DeclKind {
+        match self {
+            DeclRef::Tag(_) => DeclKind::Tag,
+            DeclRef::Schema(_) => DeclKind::Schema,
+            DeclRef::Model(_) => DeclKind::Model,
+            DeclRef::Tool(_) => DeclKind::Tool,
+            DeclRef::Agent(_) => DeclKind::Agent,
+            DeclRef::Validator(_) => DeclKind::Validator,
+            DeclRef::Interrupt(_) => DeclKind::Interrupt,
+            DeclRef::Graph(_) => DeclKind::Graph,
+        }
+    }
+
+    /// The schema, when it is one.
+    pub fn schema(self) -> Option<SchemaId> {
+        match self {
+            DeclRef::Schema(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The tool, when it is one.
+    pub fn tool(self) -> Option<ToolId> {
+        match self {
+            DeclRef::Tool(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The agent, when it is one.
+    pub fn agent(self) -> Option<AgentId> {
+        match self {
+            DeclRef::Agent(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The interrupt, when it is one.
+    pub fn interrupt(self) -> Option<InterruptId> {
+        match self {
+            DeclRef::Interrupt(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
 /// A declaration and where it comes from.
 #[derive(Debug, Clone)]
 pub struct Located<T> {
@@ -67,10 +157,10 @@ pub struct Located<T> {
 /// An entry in the namespace.
 #[derive(Debug, Clone, Copy)]
 pub struct Symbol {
-    /// What kind of declaration.
+    /// What kind of declaration (always `decl.kind()`).
     pub kind: DeclKind,
-    /// Index into the program's vector of that kind.
-    pub index: usize,
+    /// The declaration, by its id in the program's collection of that kind.
+    pub decl: DeclRef,
     /// The declaring file.
     pub file: FileId,
     /// The declared name's span.
@@ -83,21 +173,21 @@ pub struct Program {
     /// The file compiled.
     pub root: FileId,
     /// `tag` declarations.
-    pub tags: Vec<Located<ast::TagDecl>>,
+    pub tags: Decls<ast::TagDecl>,
     /// `schema` declarations.
-    pub schemas: Vec<Located<ast::SchemaDecl>>,
+    pub schemas: Decls<ast::SchemaDecl>,
     /// `model` declarations.
-    pub models: Vec<Located<ast::ModelDecl>>,
+    pub models: Decls<ast::ModelDecl>,
     /// `tool` declarations.
-    pub tools: Vec<Located<ast::ToolDecl>>,
+    pub tools: Decls<ast::ToolDecl>,
     /// `agent` declarations.
-    pub agents: Vec<Located<ast::AgentDecl>>,
+    pub agents: Decls<ast::AgentDecl>,
     /// `validator` declarations.
-    pub validators: Vec<Located<ast::ValidatorDecl>>,
+    pub validators: Decls<ast::ValidatorDecl>,
     /// `interrupt` declarations.
-    pub interrupts: Vec<Located<ast::InterruptDecl>>,
+    pub interrupts: Decls<ast::InterruptDecl>,
     /// `graph` declarations.
-    pub graphs: Vec<Located<ast::GraphDecl>>,
+    pub graphs: Decls<ast::GraphDecl>,
     /// The namespace: name → declaration.
     pub symbols: BTreeMap<String, Symbol>,
     /// Names declared by items that could not be parsed (their syntax error is reported). A
@@ -136,12 +226,14 @@ impl Program {
                 if name.name.is_empty() {
                     continue;
                 }
-                let (kind, index) = program.push(file, stdlib, item);
+                let Some(decl) = program.push(file, stdlib, item) else {
+                    continue;
+                };
                 program.declare(
                     &name,
                     Symbol {
-                        kind,
-                        index,
+                        kind: decl.kind(),
+                        decl,
                         file,
                         span: name.span,
                     },
@@ -152,44 +244,43 @@ impl Program {
         program
     }
 
-    fn push(&mut self, file: FileId, stdlib: bool, item: Item) -> (DeclKind, usize) {
-        fn add<T>(v: &mut Vec<Located<T>>, file: FileId, stdlib: bool, decl: T) -> usize {
-            v.push(Located { file, stdlib, decl });
-            v.len() - 1
+    /// Adds a declaration; `None` for imports and tests, which declare no name.
+    fn push(&mut self, file: FileId, stdlib: bool, item: Item) -> Option<DeclRef> {
+        fn at<T>(file: FileId, stdlib: bool, decl: T) -> Located<T> {
+            Located { file, stdlib, decl }
         }
-        match item {
-            Item::Tag(d) => (DeclKind::Tag, add(&mut self.tags, file, stdlib, d)),
-            Item::Schema(d) => (DeclKind::Schema, add(&mut self.schemas, file, stdlib, d)),
-            Item::Model(d) => (DeclKind::Model, add(&mut self.models, file, stdlib, d)),
-            Item::Tool(d) => (DeclKind::Tool, add(&mut self.tools, file, stdlib, d)),
-            Item::Agent(d) => (DeclKind::Agent, add(&mut self.agents, file, stdlib, d)),
-            Item::Validator(d) => (DeclKind::Validator, add(&mut self.validators, file, stdlib, d)),
-            Item::Interrupt(d) => (DeclKind::Interrupt, add(&mut self.interrupts, file, stdlib, d)),
-            Item::Graph(d) => (DeclKind::Graph, add(&mut self.graphs, file, stdlib, d)),
-            // Imports and tests declare no name and never reach here.
-            Item::Import(_) | Item::Test(_) => (DeclKind::Tag, usize::MAX),
-        }
+        Some(match item {
+            Item::Tag(d) => DeclRef::Tag(self.tags.push(at(file, stdlib, d))),
+            Item::Schema(d) => DeclRef::Schema(self.schemas.push(at(file, stdlib, d))),
+            Item::Model(d) => DeclRef::Model(self.models.push(at(file, stdlib, d))),
+            Item::Tool(d) => DeclRef::Tool(self.tools.push(at(file, stdlib, d))),
+            Item::Agent(d) => DeclRef::Agent(self.agents.push(at(file, stdlib, d))),
+            Item::Validator(d) => DeclRef::Validator(self.validators.push(at(file, stdlib, d))),
+            Item::Interrupt(d) => DeclRef::Interrupt(self.interrupts.push(at(file, stdlib, d))),
+            Item::Graph(d) => DeclRef::Graph(self.graphs.push(at(file, stdlib, d))),
+            Item::Import(_) | Item::Test(_) => return None,
+        })
     }
 
-    /// Whether a symbol's declaration comes from the standard library.
-    fn is_stdlib(&self, symbol: &Symbol) -> bool {
-        fn at<T>(v: &[Located<T>], i: usize) -> bool {
-            v.get(i).is_some_and(|l| l.stdlib)
-        }
-        match symbol.kind {
-            DeclKind::Tag => at(&self.tags, symbol.index),
-            DeclKind::Schema => at(&self.schemas, symbol.index),
-            DeclKind::Model => at(&self.models, symbol.index),
-            DeclKind::Tool => at(&self.tools, symbol.index),
-            DeclKind::Agent => at(&self.agents, symbol.index),
-            DeclKind::Validator => at(&self.validators, symbol.index),
-            DeclKind::Interrupt => at(&self.interrupts, symbol.index),
-            DeclKind::Graph => at(&self.graphs, symbol.index),
+    /// Whether a declaration comes from the standard library.
+    pub fn is_stdlib(&self, decl: DeclRef) -> bool {
+        match decl {
+            DeclRef::Tag(id) => self.tags.get(id).is_some_and(|l| l.stdlib),
+            DeclRef::Schema(id) => self.schemas.get(id).is_some_and(|l| l.stdlib),
+            DeclRef::Model(id) => self.models.get(id).is_some_and(|l| l.stdlib),
+            DeclRef::Tool(id) => self.tools.get(id).is_some_and(|l| l.stdlib),
+            DeclRef::Agent(id) => self.agents.get(id).is_some_and(|l| l.stdlib),
+            DeclRef::Validator(id) => self.validators.get(id).is_some_and(|l| l.stdlib),
+            DeclRef::Interrupt(id) => self.interrupts.get(id).is_some_and(|l| l.stdlib),
+            DeclRef::Graph(id) => self.graphs.get(id).is_some_and(|l| l.stdlib),
         }
     }
 
     fn declare(&mut self, name: &Ident, symbol: Symbol, diagnostics: &mut Vec<Diagnostic>) {
-        let first_from_stdlib = self.symbols.get(&name.name).is_some_and(|first| self.is_stdlib(first));
+        let first_from_stdlib = self
+            .symbols
+            .get(&name.name)
+            .is_some_and(|first| self.is_stdlib(first.decl));
         match self.symbols.get(&name.name) {
             Some(first) => {
                 self.shadowed.entry(name.name.clone()).or_default().push(symbol);
@@ -249,48 +340,48 @@ impl Program {
     pub fn tool(&self, name: &str) -> Option<&Located<ast::ToolDecl>> {
         self.symbols
             .get(name)
-            .filter(|s| s.kind == DeclKind::Tool)
-            .and_then(|s| self.tools.get(s.index))
+            .and_then(|s| s.decl.tool())
+            .and_then(|id| self.tools.get(id))
     }
 
     /// The agent named `name`.
     pub fn agent(&self, name: &str) -> Option<&Located<ast::AgentDecl>> {
         self.symbols
             .get(name)
-            .filter(|s| s.kind == DeclKind::Agent)
-            .and_then(|s| self.agents.get(s.index))
+            .and_then(|s| s.decl.agent())
+            .and_then(|id| self.agents.get(id))
     }
 
     /// The schema named `name`.
     pub fn schema(&self, name: &str) -> Option<&Located<ast::SchemaDecl>> {
         self.symbols
             .get(name)
-            .filter(|s| s.kind == DeclKind::Schema)
-            .and_then(|s| self.schemas.get(s.index))
+            .and_then(|s| s.decl.schema())
+            .and_then(|id| self.schemas.get(id))
     }
 
     /// The interrupt named `name`.
     pub fn interrupt(&self, name: &str) -> Option<&Located<ast::InterruptDecl>> {
         self.symbols
             .get(name)
-            .filter(|s| s.kind == DeclKind::Interrupt)
-            .and_then(|s| self.interrupts.get(s.index))
+            .and_then(|s| s.decl.interrupt())
+            .and_then(|id| self.interrupts.get(id))
     }
 
     /// The validator named `name`.
     pub fn validator(&self, name: &str) -> Option<&Located<ast::ValidatorDecl>> {
-        self.symbols
-            .get(name)
-            .filter(|s| s.kind == DeclKind::Validator)
-            .and_then(|s| self.validators.get(s.index))
+        self.symbols.get(name).and_then(|s| match s.decl {
+            DeclRef::Validator(id) => self.validators.get(id),
+            _ => None,
+        })
     }
 
     /// The model named `name`.
     pub fn model(&self, name: &str) -> Option<&Located<ast::ModelDecl>> {
-        self.symbols
-            .get(name)
-            .filter(|s| s.kind == DeclKind::Model)
-            .and_then(|s| self.models.get(s.index))
+        self.symbols.get(name).and_then(|s| match s.decl {
+            DeclRef::Model(id) => self.models.get(id),
+            _ => None,
+        })
     }
 
     /// Whether a tag is declared.

@@ -4,33 +4,27 @@
 
 use super::lower::schema_uses;
 use crate::ast::Ident;
-use crate::resolve::{DeclKind, Program};
+use crate::ids::IdVec;
+use crate::resolve::{Program, SchemaId};
 use tenx_diagnostics::{Code, Diagnostic};
 
 /// Reports every cycle among the program's named schemas.
 pub fn check_cycles(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
-    let edges: Vec<Vec<(usize, &Ident)>> = program
-        .schemas
-        .iter()
-        .map(|schema| {
-            let mut uses: Vec<(usize, &Ident)> = schema_uses(&schema.decl.ty)
-                .into_iter()
-                .filter_map(|name| {
-                    let symbol = program.lookup(&name.name).filter(|s| s.kind == DeclKind::Schema)?;
-                    Some((symbol.index, name))
-                })
-                .collect();
-            uses.sort_by_key(|(_, name)| name.span.start);
-            uses
-        })
-        .collect();
+    let edges: IdVec<SchemaId, Vec<(SchemaId, &Ident)>> = program.schemas.map(|schema| {
+        let mut uses: Vec<(SchemaId, &Ident)> = schema_uses(&schema.decl.ty)
+            .into_iter()
+            .filter_map(|name| Some((program.lookup(&name.name)?.decl.schema()?, name)))
+            .collect();
+        uses.sort_by_key(|(_, name)| name.span.start);
+        uses
+    });
     // 0: not visited, 1: on the current path, 2: done.
-    let mut state = vec![0u8; edges.len()];
-    for start in 0..edges.len() {
+    let mut state = IdVec::filled(0u8, edges.len());
+    for start in edges.ids() {
         if state.get(start) != Some(&0) {
             continue;
         }
-        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        let mut path: Vec<(SchemaId, usize)> = vec![(start, 0)];
         if let Some(s) = state.get_mut(start) {
             *s = 1;
         }
@@ -51,7 +45,7 @@ pub fn check_cycles(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
                     path.push((target, 0));
                 }
                 Some(1) => {
-                    let members: Vec<usize> = path.iter().map(|(n, _)| *n).skip_while(|n| *n != target).collect();
+                    let members: Vec<SchemaId> = path.iter().map(|(n, _)| *n).skip_while(|n| *n != target).collect();
                     report(program, node, target, name, &members, diagnostics);
                 }
                 _ => {}
@@ -62,10 +56,10 @@ pub fn check_cycles(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
 
 fn report(
     program: &Program,
-    from: usize,
-    target: usize,
+    from: SchemaId,
+    target: SchemaId,
     name: &Ident,
-    members: &[usize],
+    members: &[SchemaId],
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let (Some(from), Some(target_decl)) = (program.schemas.get(from), program.schemas.get(target)) else {

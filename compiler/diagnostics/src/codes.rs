@@ -118,6 +118,9 @@ code_table! {
     TENX0315 "condition-type-mismatch"         Error   "a route condition compares a state field with a value of another type";
     TENX0316 "missing-default-edge"            Error   "an agent that can hand off has no edge for when it does not";
     TENX0317 "arm-after-else"                  Error   "a route arm comes after `else` and can never be taken";
+    TENX0323 "duplicate-node"                  Error   "a graph lists the same node twice in `nodes`";
+    TENX0324 "duplicate-route-arm"             Error   "a route has two `else` arms, or two arms for one label";
+    TENX0325 "end-listed-as-node"              Error   "a graph lists the built-in `END` in its `nodes`";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

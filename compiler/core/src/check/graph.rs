@@ -65,7 +65,7 @@ impl GraphCheck<'_, '_> {
         for node in &nodes {
             if let Some(first) = seen.get(&node.name) {
                 let d = Diagnostic::new(
-                    Code::TENX0107,
+                    Code::TENX0323,
                     format!("`{}` is listed twice in `nodes`", node.name),
                     self.file,
                     node.span,
@@ -78,7 +78,7 @@ impl GraphCheck<'_, '_> {
                 seen.insert(node.name.clone(), node.span);
             }
             if node.name == END {
-                let d = Diagnostic::new(Code::TENX0108, "`END` cannot be listed as a node", self.file, node.span)
+                let d = Diagnostic::new(Code::TENX0325, "`END` cannot be listed as a node", self.file, node.span)
                     .label("`END` is built in")
                     .help("remove it from `nodes`; edges can lead to `END` without declaring it");
                 self.report(d);

@@ -72,7 +72,7 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
         [first, rest @ ..] => {
             for extra in rest {
                 let d = Diagnostic::new(
-                    Code::TENX0107,
+                    Code::TENX0324,
                     format!("the route from `{}` has two `else` arms", route.from.name),
                     file,
                     *extra,
@@ -113,7 +113,7 @@ fn check_route(c: &mut GraphCheck<'_, '_>, route: &Route) {
         match &arm.kind {
             ArmKind::Label(label, span) => {
                 if let Some((_, first)) = handled.iter().find(|(l, _)| l == label) {
-                    let d = Diagnostic::new(Code::TENX0107, format!("the label `{label}` has two arms"), file, *span)
+                    let d = Diagnostic::new(Code::TENX0324, format!("the label `{label}` has two arms"), file, *span)
                         .label("handled again here")
                         .secondary(file, *first, "first handled here")
                         .help("only the first matching arm runs; remove one");

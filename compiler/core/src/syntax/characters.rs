@@ -346,6 +346,11 @@ impl<'t> Scanner<'t> {
                     Some(j) => repair.with.as_bytes().get(j).copied().unwrap_or(b' '),
                 };
             }
+            // Repairs come in text order: one line range per line, so a long line full of
+            // look-alikes costs one pass, not one per character.
+            if lines.last().is_some_and(|&(_, end)| repair.at <= end) {
+                continue;
+            }
             let start = text.get(..repair.at).and_then(|s| s.rfind('\n')).map_or(0, |n| n + 1);
             let end = text
                 .get(repair.at..)

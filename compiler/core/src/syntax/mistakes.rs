@@ -35,21 +35,54 @@ pub(crate) fn missing_comma(text: &str, rule: Rule, offset: usize) -> Option<usi
         }
     };
     let before = text.get(..offset)?.trim_end();
-    if before.len() < offset && comma_may_go(text, before.len()) && helps(before.len()) {
+    if before.len() < offset && comma_may_go(text, before.len(), None) && helps(before.len()) {
         return Some(before.len());
     }
-    (0..text.len())
-        .filter(|&gap| comma_may_go(text, gap))
-        .take(MAX_COMMA_TRIES)
-        .find(|&gap| helps(gap))
+    comma_candidates(text).into_iter().find(|&gap| helps(gap))
+}
+
+/// The first [`MAX_COMMA_TRIES`] places in `text` where [`comma_may_go`], found in one pass.
+fn comma_candidates(text: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut stack = Vec::new();
+    let mut in_string = false;
+    let mut previous = ' ';
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (c, in_string) {
+            ('\\', true) => {
+                chars.next();
+            }
+            ('"', _) => in_string = !in_string,
+            (_, true) => {}
+            ('(' | '[' | '{', false) => stack.push(c),
+            (')' | ']' | '}', false) => {
+                stack.pop();
+            }
+            (c, false)
+                if c.is_ascii_whitespace()
+                    && !previous.is_ascii_whitespace()
+                    && stack.last() == Some(&'(')
+                    && comma_may_go(text, i, Some('(')) =>
+            {
+                found.push(i);
+                if found.len() == MAX_COMMA_TRIES {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        previous = c;
+    }
+    found
 }
 
 /// How many places a `,` is tried at in one line or item.
 const MAX_COMMA_TRIES: usize = 16;
 
 /// Whether byte `gap` of `text` is the first whitespace after a value, parameter or argument,
-/// followed by another, inside parentheses.
-fn comma_may_go(text: &str, gap: usize) -> bool {
+/// followed by another, inside parentheses (`open`: the innermost open bracket, when known).
+fn comma_may_go(text: &str, gap: usize, open: Option<char>) -> bool {
     let Some(before) = text.get(..gap) else {
         return false;
     };
@@ -65,7 +98,7 @@ fn comma_may_go(text: &str, gap: usize) -> bool {
     };
     let ends = last.is_ascii_alphanumeric() || matches!(last, '_' | '"' | ')' | ']' | '}' | '>' | '?');
     let starts = next.is_ascii_alphanumeric() || matches!(next, '_' | '"' | '[' | '{' | '-');
-    ends && starts && innermost_open(before).map(|(_, c)| c) == Some('(')
+    ends && starts && open.or_else(|| innermost_open(before).map(|(_, c)| c)) == Some('(')
 }
 
 /// The innermost bracket `text` leaves open, and its offset (strings skipped).

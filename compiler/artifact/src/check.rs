@@ -9,7 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::model::{Agent, Arm, Artifact, END, EdgeKind, Graph, NodeKind, Schema, Validator};
+use crate::model::{
+    Agent, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, END, EdgeKind, Graph, NodeKind, Schema, Validator,
+};
 
 /// Checks `artifact`; the error names the first problem and how many more there are.
 pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
@@ -96,6 +98,11 @@ fn check_tools(artifact: &Artifact, problems: &mut Problems) {
                 Some(_) => {}
             }
         }
+        if let crate::Run::Builtin { name: handler } = &tool.run
+            && !BUILTIN_TOOLS.contains(&handler.as_str())
+        {
+            problems.push(format!("tool `{name}` runs unknown builtin `{handler}`"));
+        }
         if let crate::Run::Http { timeout_ms: 0, .. } = tool.run {
             problems.push(format!("tool `{name}`: `timeout_ms` must be at least 1"));
         }
@@ -126,10 +133,13 @@ fn check_interrupts(artifact: &Artifact, problems: &mut Problems) {
 
 fn check_validators(artifact: &Artifact, problems: &mut Problems) {
     for (name, validator) in &artifact.validators {
-        if let Validator::Builtin { args, .. } = validator
-            && !args.is_object()
-        {
-            problems.push(format!("validator `{name}`: `args` must be an object"));
+        if let Validator::Builtin { name: handler, args } = validator {
+            if !BUILTIN_VALIDATORS.contains(&handler.as_str()) {
+                problems.push(format!("validator `{name}` runs unknown builtin `{handler}`"));
+            }
+            if !args.is_object() {
+                problems.push(format!("validator `{name}`: `args` must be an object"));
+            }
         }
     }
 }

@@ -261,6 +261,35 @@ fn schemas_and_limits_have_their_kinds() {
 }
 
 #[test]
+fn builtins_name_a_handler_the_runtime_has() {
+    let cases: [(&str, Break, &str); 2] = [
+        (
+            "builtin tool",
+            |a| {
+                a.tools.get_mut("now").unwrap().run = tenx_artifact::Run::Builtin { name: "shell".into() };
+            },
+            "tool `now` runs unknown builtin `shell`",
+        ),
+        (
+            "builtin validator",
+            |a| {
+                a.validators.insert(
+                    "prompt_injection".into(),
+                    tenx_artifact::Validator::Builtin {
+                        name: "anything".into(),
+                        args: json!({}),
+                    },
+                );
+            },
+            "validator `prompt_injection` runs unknown builtin `anything`",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        refused(what, edit, expected);
+    }
+}
+
+#[test]
 fn the_first_problem_is_reported_with_a_count_of_the_rest() {
     let mut artifact = sample();
     graph(&mut artifact).entry = "nowhere".into();

@@ -3,9 +3,11 @@
 //!
 //! Templates are the approval messages, evidence strings and idempotency keys of tools, agent
 //! prompts, and interrupt messages and values. The scanner reads the text as written: `\x` is an
-//! escape and never starts a placeholder (`\{` and `\}` are literal braces), and `${NAME}` is an
-//! environment reference, not a placeholder. A placeholder is a name, optionally dotted
-//! (`{order.id}`); it cannot span lines. A `}` without a `{` is literal text.
+//! escape and never starts a placeholder (`\{` and `\}` are literal braces), `\u{1F600}` is one
+//! escape in a string, braces included (a malformed one is the syntax stage's error; text blocks
+//! are raw, so there it is no escape), and `${NAME}` is an environment reference, not a
+//! placeholder. A placeholder is a name, optionally dotted (`{order.id}`); it cannot span lines.
+//! A `}` without a `{` is literal text.
 
 /// One `{…}` found in a template, with byte offsets into the scanned text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,14 +56,25 @@ pub fn literal_body(raw: &str) -> Option<(usize, &str)> {
         .map(|body| (1, body))
 }
 
-/// Every placeholder of `text`, in order. Offsets are relative to `text`.
+/// Every placeholder of the body of a `"…"` string, in order. Offsets are relative to `text`.
 pub fn placeholders(text: &str) -> Vec<Placeholder<'_>> {
+    scan(text, true)
+}
+
+/// Every placeholder of the body of a `"""…"""` text block, in order. Text blocks are raw:
+/// `\u{…}` is no escape there, so its braces are read like any others.
+pub fn text_block_placeholders(text: &str) -> Vec<Placeholder<'_>> {
+    scan(text, false)
+}
+
+/// The scanner; `unicode` says whether `\u{…}` is an escape.
+fn scan(text: &str, unicode: bool) -> Vec<Placeholder<'_>> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
     let mut i = 0;
     while let Some(&byte) = bytes.get(i) {
         match byte {
-            b'\\' => i = after_escape(text, i),
+            b'\\' => i = after_escape(text, i, unicode),
             b'$' if bytes.get(i + 1) == Some(&b'{') => {
                 // `${NAME}`: an environment reference, read by the runtime; skipped whole.
                 i = match text.get(i + 2..).and_then(|rest| rest.find(['}', '\n'])) {
@@ -70,7 +83,7 @@ pub fn placeholders(text: &str) -> Vec<Placeholder<'_>> {
                 };
             }
             b'{' => {
-                let (placeholder, next) = placeholder_at(text, i);
+                let (placeholder, next) = placeholder_at(text, i, unicode);
                 found.push(placeholder);
                 i = next;
             }
@@ -81,7 +94,7 @@ pub fn placeholders(text: &str) -> Vec<Placeholder<'_>> {
 }
 
 /// The placeholder opened by the `{` at `start`, and where scanning continues.
-fn placeholder_at(text: &str, start: usize) -> (Placeholder<'_>, usize) {
+fn placeholder_at(text: &str, start: usize, unicode: bool) -> (Placeholder<'_>, usize) {
     let bytes = text.as_bytes();
     let unclosed = Placeholder {
         kind: PlaceholderKind::Unclosed,
@@ -93,7 +106,7 @@ fn placeholder_at(text: &str, start: usize) -> (Placeholder<'_>, usize) {
         match bytes.get(j) {
             None | Some(b'\n') => return (unclosed, start + 1),
             Some(b'{') => return (unclosed, j),
-            Some(b'\\') => j = after_escape(text, j),
+            Some(b'\\') => j = after_escape(text, j, unicode),
             Some(b'}') => {
                 let content = text.get(start + 1..j).unwrap_or("");
                 let kind = if content.is_empty() {
@@ -117,8 +130,17 @@ fn placeholder_at(text: &str, start: usize) -> (Placeholder<'_>, usize) {
     }
 }
 
-/// The offset after the escape `\x` that starts at `at`.
-fn after_escape(text: &str, at: usize) -> usize {
+/// The offset after the escape `\x` that starts at `at`. With `unicode`, `\u{…}` ends at its
+/// `}` (on the same line): its braces are part of the escape, never a placeholder.
+fn after_escape(text: &str, at: usize, unicode: bool) -> usize {
+    if unicode
+        && let Some(rest) = text.get(at + 1..).and_then(|r| r.strip_prefix("u{"))
+        && let Some(close) = rest
+            .find(['}', '\n'])
+            .filter(|&c| rest.as_bytes().get(c) == Some(&b'}'))
+    {
+        return at + 3 + close + 1;
+    }
     let next = text
         .get(at + 1..)
         .and_then(|r| r.chars().next())
@@ -170,6 +192,25 @@ mod tests {
         );
         assert_eq!(kinds(r"\\{a}"), vec![(PlaceholderKind::Name("a"), "{a}")]);
         assert!(kinds("price in $ and } alone").is_empty());
+    }
+
+    #[test]
+    fn unicode_escapes_are_not_placeholders() {
+        assert!(kinds(r"Smile \u{1F600} please").is_empty());
+        assert_eq!(
+            kinds(r"\u{1F600}{topic}\u{e9}"),
+            vec![(PlaceholderKind::Name("topic"), "{topic}")]
+        );
+        // A malformed code point is the syntax stage's error, reported once there.
+        assert!(kinds(r"\u{zz}").is_empty());
+        // `\\u{x}` is a backslash, then `u`, then a placeholder.
+        assert_eq!(kinds(r"\\u{x}"), vec![(PlaceholderKind::Name("x"), "{x}")]);
+        // Never closed on its line: the escape is `\u` alone, and the brace is reported.
+        assert_eq!(kinds("\\u{1F\n}"), vec![(PlaceholderKind::Unclosed, "{")]);
+        // Text blocks are raw: there `\u` is a backslash and a `u`, and `{1F600}` a placeholder.
+        let raw = r"\u{1F600}";
+        let found: Vec<_> = text_block_placeholders(raw).into_iter().map(|p| p.kind).collect();
+        assert_eq!(found, vec![PlaceholderKind::NotAName("1F600")]);
     }
 
     #[test]

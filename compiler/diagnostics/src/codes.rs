@@ -98,6 +98,8 @@ code_table! {
     TENX0112 "import-outside-project"          Error   "an import resolves to a file outside the project folder";
     TENX0113 "import-not-a-file"               Error   "an import names a directory, a device or anything else that is not a regular file";
     TENX0114 "import-too-large"                Error   "an imported file is larger than a source file may be";
+    TENX0115 "reserved-name"                   Error   "a declaration is named `END`, which the language reserves";
+    TENX0116 "builtin-outside-stdlib"          Error   "a tool or validator outside the standard library runs `builtin(…)`";
     TENX0201 "tool-name-collision"             Error   "two tools visible to one agent claim the same name";
     TENX0202 "reserved-handoff-name"           Error   "a tool that is not a handoff is named `transfer_to_*`";
     TENX0203 "handoff-name-collision"          Error   "a handoff's generated tool name collides with another name";
@@ -118,6 +120,9 @@ code_table! {
     TENX0315 "condition-type-mismatch"         Error   "a route condition compares a state field with a value of another type";
     TENX0316 "missing-default-edge"            Error   "an agent that can hand off has no edge for when it does not";
     TENX0317 "arm-after-else"                  Error   "a route arm comes after `else` and can never be taken";
+    TENX0320 "self-handoff"                    Error   "an agent hands off to itself";
+    TENX0321 "duplicate-handoff-edge"          Error   "the same handoff edge is declared twice in a graph";
+    TENX0322 "unfillable-tool-node-parameter"  Error   "a tool node has a required parameter that no state field can fill";
     TENX0323 "duplicate-node"                  Error   "a graph lists the same node twice in `nodes`";
     TENX0324 "duplicate-route-arm"             Error   "a route has two `else` arms, or two arms for one label";
     TENX0325 "end-listed-as-node"              Error   "a graph lists the built-in `END` in its `nodes`";

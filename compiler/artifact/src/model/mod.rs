@@ -30,6 +30,14 @@ pub const FORMAT: &str = "tenx-graph/1";
 /// The reserved node name that ends a run. No node may be called `END`.
 pub const END: &str = "END";
 
+/// The handlers a runtime provides for `{"kind":"builtin"}` tools: the names the standard
+/// library's `std.tools` binds with `run = builtin(NAME)`, sorted. No other builtin tool exists.
+pub const BUILTIN_TOOLS: &[&str] = &["calculator", "current_time", "random_id"];
+
+/// The handlers a runtime provides for `{"kind":"builtin"}` validators: the names the standard
+/// library's `std.validators` binds with `run = builtin(NAME)`, sorted.
+pub const BUILTIN_VALIDATORS: &[&str] = &["message_content", "prompt_injection"];
+
 /// A compiled program: every graph, and everything its graphs refer to.
 ///
 /// Names (map keys) are the declared names of the program; references between parts use them.

@@ -119,7 +119,7 @@ pub fn sample() -> Artifact {
         Risk::Low,
         &[],
         Run::Builtin {
-            name: "clock.now".into(),
+            name: "current_time".into(),
         },
     );
     let wipe = tool("wipe_database", Risk::Prohibited, &[], Run::Remote);

@@ -10,12 +10,15 @@ use crate::resolve::{DeclKind, Located};
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
+mod handoff_edges;
 mod routes;
+mod tool_nodes;
 
 /// How many nodes and transitions of a cycle a diagnostic names; a bigger cycle is summarised.
 const SHOWN: usize = 8;
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
+    handoff_edges::self_handoffs(facts, diagnostics);
     for (graph, topology) in facts.program.graphs.iter().zip(&facts.topologies) {
         GraphCheck {
             facts,
@@ -55,6 +58,8 @@ impl GraphCheck<'_, '_> {
         self.edges();
         routes::check(self);
         self.handoffs();
+        handoff_edges::duplicate_edges(self);
+        tool_nodes::check(self);
         self.successors();
         self.reachability();
     }
@@ -198,7 +203,8 @@ impl GraphCheck<'_, '_> {
             let Some(agent) = node.decl.agent().and_then(|a| self.facts.program.agents.get(a)) else {
                 continue;
             };
-            for target in &agent.decl.handoffs {
+            // A handoff to the agent itself is reported once, for the agent (`TENX0320`).
+            for target in agent.decl.handoffs.iter().filter(|t| t.name != node.name) {
                 let target_node = self
                     .topology
                     .index

@@ -172,7 +172,13 @@ fn check_template(
         return;
     };
     let base = expr.span.start as usize + offset;
-    for placeholder in template::placeholders(body) {
+    // `literal_body` gives the body of a `"""` text block at offset 3: raw text, no `\u{…}`.
+    let found = if offset == 3 {
+        template::text_block_placeholders(body)
+    } else {
+        template::placeholders(body)
+    };
+    for placeholder in found {
         let span = Span::new(base + placeholder.start, base + placeholder.end);
         let name = match placeholder.kind {
             PlaceholderKind::Name(path) => path,

@@ -271,3 +271,64 @@ fn the_default_response_schema_text_is_the_value() {
     let text: serde_json::Value = serde_json::from_str(super::DEFAULT_RESPONSE_SCHEMA).unwrap();
     assert_eq!(text, super::tool::default_response_schema());
 }
+
+#[test]
+fn unicode_escapes_in_templates_and_double_negation() {
+    let artifact = lower(
+        r#"
+model m {
+  provider = scripted
+}
+
+agent front {
+  model  = m
+  prompt = "Smile \u{1F600} at {name}, \{literally\}."
+}
+
+agent back {
+  model  = m
+  prompt = "Answer."
+}
+
+graph flow {
+  entry = front
+  nodes = [front, back]
+
+  state {
+    name: string "Who"
+    done: bool "Whether it is done"
+  }
+
+  route front {
+    when not not done -> END
+    when not not not done -> back
+    else -> END
+  }
+  back -> END
+}
+"#,
+    );
+    // The escape is decoded; escaped braces stay escaped for the runtime; `{name}` is kept.
+    assert_eq!(
+        artifact.agents["front"].prompt,
+        "Smile \u{1F600} at {name}, \\{literally\\}."
+    );
+    let done = || Condition::Truthy {
+        field: vec!["done".into()],
+    };
+    let [
+        Arm::When { condition: first, .. },
+        Arm::When { condition: second, .. },
+        Arm::Else { .. },
+    ] = artifact.graphs["flow"].routes[0].arms.as_slice()
+    else {
+        panic!("unexpected arms {:?}", artifact.graphs["flow"].routes[0].arms);
+    };
+    assert_eq!(*first, done());
+    assert_eq!(
+        *second,
+        Condition::Not {
+            condition: Box::new(done())
+        }
+    );
+}

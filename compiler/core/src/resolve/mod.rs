@@ -5,6 +5,7 @@
 mod imports;
 mod program;
 mod references;
+mod reserved;
 
 pub use imports::{byte_size, import_file_name};
 pub use program::{
@@ -18,7 +19,8 @@ use tenx_diagnostics::{Diagnostic, FileId, SourceSet};
 /// names. Files imported with `import "…"` must already be in `sources` (the CLI loads them);
 /// stdlib modules are added to `sources` here.
 pub fn resolve(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) -> Program {
-    let modules = imports::load_modules(sources, root, diagnostics);
+    let mut modules = imports::load_modules(sources, root, diagnostics);
+    reserved::check(&mut modules, diagnostics);
     let program = program::Program::build(root, modules, diagnostics);
     references::check(&program, diagnostics);
     program

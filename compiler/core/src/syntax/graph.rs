@@ -281,13 +281,20 @@ impl Lower<'_> {
                 }
             }
             Rule::cond_not => {
-                let negated = child(&pair, Rule::kw_not).is_some();
+                // `not not x` is `x`: conditions are two-valued (an unset field makes a
+                // comparison false, and `not` makes that true), so only the parity of the `not`s
+                // matters, and a long chain never nests deeply.
+                let nots = pair
+                    .clone()
+                    .into_inner()
+                    .filter(|p| p.as_rule() == Rule::kw_not)
+                    .count();
                 let inner = pair
                     .into_inner()
                     .find(|p| p.as_rule() != Rule::kw_not)
                     .map(|p| self.condition(p))
                     .unwrap_or(Condition::And(Vec::new()));
-                if negated {
+                if nots % 2 == 1 {
                     Condition::Not(Box::new(inner))
                 } else {
                     inner

@@ -8,7 +8,7 @@ use tenx_diagnostics::{Code, Diagnostic, Span};
 
 /// The type of a state field, as far as routes care.
 #[derive(Debug, Clone, PartialEq)]
-enum FieldType {
+pub(super) enum FieldType {
     String,
     Number,
     Bool,
@@ -19,7 +19,7 @@ enum FieldType {
 }
 
 impl FieldType {
-    fn describe(&self) -> &'static str {
+    pub(super) fn describe(&self) -> &'static str {
         match self {
             FieldType::String => "a string",
             FieldType::Number => "a number",
@@ -291,7 +291,7 @@ fn unknown_field(c: &mut GraphCheck<'_, '_>, name: &str, span: Span) {
     c.report(d);
 }
 
-fn field_type(c: &GraphCheck<'_, '_>, param: &Param) -> FieldType {
+pub(super) fn field_type(c: &GraphCheck<'_, '_>, param: &Param) -> FieldType {
     type_of(c, &param.ty, 0)
 }
 

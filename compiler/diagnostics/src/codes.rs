@@ -78,6 +78,12 @@ code_table! {
     TENX0008 "invalid-escape"                  Error   "a string contains an unknown escape sequence";
     TENX0009 "test-block-not-run"              Warning "a `test` block is parsed but this version does not run it";
     TENX0010 "unterminated-comment"            Error   "a `/*` comment has no closing `*/`";
+    TENX0011 "look-alike-character"            Error   "code holds a non-ASCII look-alike or invisible character, such as a no-break space or a curly quote";
+    TENX0012 "single-quoted-string"            Error   "a string is written in single quotes";
+    TENX0013 "missing-comma"                   Error   "two parameters or arguments follow each other without a `,`";
+    TENX0014 "non-ascii-name"                  Error   "a name holds a letter that is not ASCII";
+    TENX0015 "chained-edge"                    Error   "edges are chained (`a -> b -> c`) instead of written one by one";
+    TENX0016 "misspelt-keyword"                Error   "a keyword, or `END`, is misspelt or in the wrong case";
     TENX0101 "unknown-name"                    Error   "a name is used but never declared";
     TENX0102 "wrong-kind"                      Error   "a name refers to a declaration of the wrong kind";
     TENX0103 "duplicate-declaration"           Error   "a name is declared more than once";

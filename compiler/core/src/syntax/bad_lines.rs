@@ -3,7 +3,7 @@
 //! precise as the text allows: an unterminated string, an unclosed bracket, or the parse error
 //! of the line read as what its context expects (an entry, a state field, a route arm).
 
-use super::{Lower, errors};
+use super::{Lower, errors, mistakes};
 use tenx_diagnostics::{Code, Diagnostic, Span};
 use tenx_grammar::pest::Parser;
 use tenx_grammar::pest::iterators::Pair;
@@ -115,6 +115,14 @@ impl Lower<'_> {
                 .label(format!("this `{open}` is never closed"))
                 .help(format!("add the missing `{close}`"));
             self.report(d);
+            return key;
+        }
+        if matches!(context, Context::Block | Context::Graph)
+            && let Err(error) = TenxParser::parse(Rule::entry_only, text)
+            && let Some(gap) = mistakes::missing_comma(text, Rule::entry_only, errors::offset(&error))
+        {
+            let repair = mistakes::comma_repair(self.file, text, start, gap);
+            self.repairs.push(repair);
             return key;
         }
         let d = match context {

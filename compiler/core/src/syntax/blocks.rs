@@ -324,9 +324,17 @@ fn list_names(names: &[&str]) -> String {
 
 /// Reports a field value of the wrong shape.
 pub(crate) fn expected(lower: &mut Lower<'_>, name: &str, what: &str, found: &Expr) {
-    let d = lower
+    let mut d = lower
         .diag(Code::TENX0108, format!("`{name}` must be {what}"), found.span)
         .label(format!("found {}", found.describe()));
+    // `provider = "openai"`: a name in quotes.
+    if let ExprKind::Str(text) = &found.kind
+        && what.contains("name")
+        && text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        d = d.help(format!("write the name without quotes: `{text}`"));
+    }
     lower.report(d);
 }
 

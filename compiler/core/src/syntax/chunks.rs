@@ -137,7 +137,11 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
                 }
                 let word = text.get(start..i).unwrap_or("");
                 after_list = word == "list";
-                let starts_item = is_top_level_keyword(word) && (depth == 0 || column_zero);
+                // A misspelt keyword (`agnet`) at the start of a line also starts an item, so the
+                // items after it are still read on their own. Only words in column 0 that are not
+                // keywords pay for the comparison, which valid files rarely have.
+                let starts_item = (is_top_level_keyword(word) && (depth == 0 || column_zero))
+                    || (column_zero && depth == 0 && super::mistakes::near_keyword(word).is_some());
                 if starts_item && current.has_tokens {
                     current.end = start;
                     chunks.push(current);

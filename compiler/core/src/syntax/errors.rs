@@ -140,6 +140,15 @@ pub fn join_or(names: &[&str]) -> String {
     }
 }
 
+/// Joins names as "a, b and c".
+pub fn join_and(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// A `TENX0001` diagnostic for a pest error in text that starts at byte `base` of `file`.
 pub fn syntax_error(error: &Error<Rule>, text: &str, base: usize, file: FileId) -> Diagnostic {
     syntax_error_skipping(error, text, base, file, &[])

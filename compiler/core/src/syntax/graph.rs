@@ -3,7 +3,7 @@
 use super::bad_lines::Context;
 use super::blocks::{BlockData, Fields, expected};
 use super::model::decl_name;
-use super::{Lower, child};
+use super::{Lower, child, mistakes};
 use crate::ast::{ArmKind, CompareOp, Condition, ExprKind, GraphDecl, Ident, Route, RouteArm, ValidatorUse};
 use tenx_diagnostics::{Code, Span};
 use tenx_grammar::Rule;
@@ -59,6 +59,45 @@ impl Lower<'_> {
                                 }
                                 Rule::missing_close => self.missing_close(open),
                                 _ => {}
+                            }
+                        }
+                    }
+                    Rule::bad_line => {
+                        // `a -> b -> c`: the edge `a -> b` was read, and `-> c` is left over.
+                        let whole = self.span(&part);
+                        let chain = edges
+                            .last()
+                            .filter(|e: &&crate::ast::Edge| {
+                                !self
+                                    .text_between(e.to.span.end as usize, whole.start as usize)
+                                    .contains('\n')
+                            })
+                            .cloned()
+                            .and_then(|e| Some((e, self.chained_nodes(whole.start as usize, part.as_str())?)));
+                        match chain {
+                            Some((first, rest)) => {
+                                let more = self.chained_edge(&first, rest);
+                                edges.extend(more);
+                            }
+                            None => {
+                                // `rout triage by verdict { … }`: a misspelt `route`, read as one.
+                                let text = part.as_str();
+                                let word = mistakes::first_word(text);
+                                let start = whole.start as usize;
+                                let route = mistakes::near_graph_keyword(word).and_then(|keyword| {
+                                    let mut route =
+                                        self.read_respelt(start, text, word, keyword, Rule::route, |l, p| {
+                                            Some(l.route(p))
+                                        })?;
+                                    route.span.start = start as u32;
+                                    let d = mistakes::keyword_diagnostic(self.file, word, keyword, start);
+                                    self.report(d);
+                                    Some(route)
+                                });
+                                match route {
+                                    Some(route) => routes.push(route),
+                                    None => self.block_part(part, &mut block, Context::Graph),
+                                }
                             }
                         }
                     }
@@ -131,6 +170,8 @@ impl Lower<'_> {
         let mut by = None;
         let mut arms = Vec::new();
         let mut header_end = whole.start;
+        // `else` arms read from a misspelt keyword (`otherwise -> END`).
+        let mut respelt_else = Vec::new();
         for part in pair.into_inner() {
             match part.as_rule() {
                 Rule::node_ref => {
@@ -142,11 +183,43 @@ impl Lower<'_> {
                 Rule::route_by => by = child(&part, Rule::ident).map(|i| self.ident(&i)),
                 Rule::label_arm | Rule::when_arm | Rule::else_arm => arms.extend(self.arm(part)),
                 Rule::bad_line => {
-                    self.bad_line(&part, Context::Route);
+                    // `els -> END`, `if score < 1 -> x`: a misspelt arm keyword.
+                    let start = self.span(&part).start as usize;
+                    let text = part.as_str();
+                    let word = mistakes::first_word(text);
+                    match mistakes::near_arm_keyword(word) {
+                        Some(keyword) => {
+                            let d = mistakes::keyword_diagnostic(self.file, word, keyword, start);
+                            self.report(d);
+                            let rule = if keyword == "else" {
+                                Rule::else_arm
+                            } else {
+                                Rule::when_arm
+                            };
+                            let arm = self.read_respelt(start, text, word, keyword, rule, |l, p| l.arm(p));
+                            arms.extend(arm.map(|mut arm| {
+                                arm.span.start = start as u32;
+                                if matches!(arm.kind, ArmKind::Else) {
+                                    respelt_else.push(arm.span);
+                                }
+                                arm
+                            }));
+                        }
+                        None => {
+                            self.bad_line(&part, Context::Route);
+                        }
+                    }
                 }
                 Rule::missing_close => self.missing_close(Span::new(whole.start as usize, header_end as usize)),
                 _ => {}
             }
+        }
+        // A misspelt `else` next to a real one is reported already: not a second `else` too.
+        let real_else = arms
+            .iter()
+            .any(|a| matches!(a.kind, ArmKind::Else) && !respelt_else.contains(&a.span));
+        if real_else {
+            arms.retain(|a| !respelt_else.contains(&a.span));
         }
         Route {
             from,

@@ -10,11 +10,13 @@
 mod agent;
 mod bad_lines;
 mod blocks;
+mod characters;
 pub mod chunks;
 pub mod errors;
 mod graph;
 mod interrupt;
 mod items;
+mod mistakes;
 mod model;
 mod tool;
 mod types;
@@ -49,7 +51,11 @@ pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
 
 /// Parses one file, also returning the names of the items that could not be parsed.
 pub fn parse(file: FileId, text: &str) -> Parsed {
-    let mut diagnostics = Vec::new();
+    // Look-alike characters, single quotes and non-ASCII names are reported first, and the rest
+    // is parsed as if they had been typed right.
+    let scan = characters::scan(file, text);
+    let text = scan.repaired.as_deref().unwrap_or(text);
+    let mut diagnostics = scan.diagnostics;
     let mut broken = Vec::new();
     let mut module = Module {
         file,
@@ -87,6 +93,15 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
         diagnostics.extend(part.diagnostics);
         broken.extend(part.broken);
     }
+    if !scan.lines.is_empty() {
+        // The parser's errors on a line with a look-alike character are explained by it.
+        diagnostics.retain(|d| {
+            let at = d.primary.span.start as usize;
+            !matches!(d.code, Code::TENX0001 | Code::TENX0003)
+                || !scan.lines.iter().any(|(start, end)| (*start..=*end).contains(&at))
+        });
+    }
+    mistakes::end_for_end(&mut module, &mut diagnostics);
     Parsed {
         module,
         diagnostics,
@@ -145,6 +160,52 @@ fn parse_chunk(file: FileId, text: &str, chunk: &chunks::Chunk) -> Parsed {
         out.broken.extend(broken_name(chunk_text, chunk.start));
         return out;
     }
+    // Mistakes with a certain fix of the same length are repaired and the chunk is read again,
+    // so the item is not lost; each repair reports its mistake once.
+    let mut repaired: Option<String> = None;
+    let mut reported: Vec<Diagnostic> = Vec::new();
+    for round in 0..=MAX_REPAIR_ROUNDS {
+        let current = repaired.as_deref().unwrap_or(chunk_text);
+        let (mut part, repairs) = lower_chunk(file, current, chunk);
+        if repairs.is_empty() || round == MAX_REPAIR_ROUNDS {
+            reported.extend(repairs.into_iter().map(|r| r.diagnostic));
+            reported.append(&mut part.diagnostics);
+            part.diagnostics = reported;
+            return part;
+        }
+        let mut bytes = current.as_bytes().to_vec();
+        for repair in repairs {
+            let local = repair.at.saturating_sub(chunk.start);
+            if let Some(slot) = bytes.get_mut(local..local + repair.with.len()) {
+                slot.copy_from_slice(repair.with.as_bytes());
+            }
+            reported.push(repair.diagnostic);
+        }
+        match String::from_utf8(bytes) {
+            Ok(next) => repaired = Some(next),
+            Err(_) => {
+                reported.append(&mut part.diagnostics);
+                part.diagnostics = reported;
+                return part;
+            }
+        }
+    }
+    out
+}
+
+/// How many times a chunk is read again after repairs (each round can repair several lines).
+const MAX_REPAIR_ROUNDS: usize = 4;
+
+/// Parses and lowers the text of one chunk, returning the repairs it asks for.
+fn lower_chunk(file: FileId, chunk_text: &str, chunk: &chunks::Chunk) -> (Parsed, Vec<mistakes::Repair>) {
+    let mut out = Parsed {
+        module: Module {
+            file,
+            items: Vec::new(),
+        },
+        ..Parsed::default()
+    };
+    let mut repairs = Vec::new();
     let mut lower = Lower {
         file,
         base: chunk.start,
@@ -152,12 +213,13 @@ fn parse_chunk(file: FileId, text: &str, chunk: &chunks::Chunk) -> Parsed {
         diagnostics: &mut out.diagnostics,
         broken: &mut out.broken,
         truncated: chunk.truncated,
+        repairs: &mut repairs,
     };
     match TenxParser::parse(Rule::item_chunk, chunk_text) {
         Ok(pairs) => {
             for pair in pairs.flat_map(Pair::into_inner) {
                 match pair.as_rule() {
-                    Rule::stray_text => lower.stray_text(&pair),
+                    Rule::stray_text => out.module.items.extend(lower.stray_text(&pair)),
                     Rule::EOI => {}
                     _ => {
                         if let Some(item) = lower.item(pair) {
@@ -171,7 +233,7 @@ fn parse_chunk(file: FileId, text: &str, chunk: &chunks::Chunk) -> Parsed {
             .diagnostics
             .push(errors::syntax_error(&error, chunk_text, chunk.start, file)),
     }
-    out
+    (out, repairs)
 }
 
 /// Lowering context for one chunk: pair spans are relative to `base`.
@@ -185,6 +247,8 @@ pub(crate) struct Lower<'d> {
     pub broken: &'d mut Vec<Ident>,
     /// The chunk was cut at an unterminated `"""` or `/*` (already reported).
     pub truncated: bool,
+    /// Fixes to apply before reading the chunk again.
+    pub repairs: &'d mut Vec<mistakes::Repair>,
 }
 
 impl<'d> Lower<'d> {
@@ -236,11 +300,28 @@ impl<'d> Lower<'d> {
     }
 
     /// Text that is not part of any item: explain why by parsing it as an item on its own.
-    fn stray_text(&mut self, pair: &Pair<'_, Rule>) {
+    /// Returns the item the text holds when it is one (a second item in the chunk, as after a
+    /// misspelt keyword was repaired).
+    fn stray_text(&mut self, pair: &Pair<'_, Rule>) -> Option<Item> {
         let span = self.span(pair);
         let text = pair.as_str();
+        if let Ok(pairs) = TenxParser::parse(Rule::item_strict, text) {
+            let mut sub = Lower {
+                file: self.file,
+                base: span.start as usize,
+                text,
+                diagnostics: &mut *self.diagnostics,
+                broken: &mut *self.broken,
+                truncated: self.truncated,
+                repairs: &mut *self.repairs,
+            };
+            return pairs
+                .flat_map(Pair::into_inner)
+                .filter(|p| p.as_rule() != Rule::EOI)
+                .find_map(|p| sub.item(p));
+        }
         let broken = broken_name(text, span.start as usize);
-        self.broken.extend(broken);
+        self.broken.extend(broken.clone());
         if text.starts_with('}') {
             let d = self
                 .diag(
@@ -251,14 +332,38 @@ impl<'d> Lower<'d> {
                 .label("this `}` closes nothing")
                 .help("remove it, or check the `{` above");
             self.report(d);
-            return;
+            return None;
         }
         if self.unterminated_string(span.start as usize, text) {
-            return;
+            return None;
         }
         let local = span.start as usize - self.base;
         match TenxParser::parse(Rule::item_strict, text) {
             Err(error) => {
+                if let Some(gap) = mistakes::missing_comma(text, Rule::item_strict, errors::offset(&error)) {
+                    let repair = mistakes::comma_repair(self.file, text, span.start as usize, gap);
+                    self.repairs.push(repair);
+                    return None;
+                }
+                if local == 0 || errors::at_start(&error) {
+                    let word: String = text
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if let Some(keyword) = mistakes::near_keyword(&word) {
+                        let at = span.start as usize;
+                        let d = mistakes::keyword_diagnostic(self.file, &word, keyword, at);
+                        self.report(d);
+                        // `agnet a {`: read the item as the keyword it misspells.
+                        let item = self.read_respelt(at, text, &word, keyword, Rule::item_strict, |l, p| {
+                            p.into_inner().find_map(|p| l.item(p))
+                        });
+                        if item.is_some() {
+                            self.broken.retain(|b| broken.as_ref().is_none_or(|n| n.span != b.span));
+                        }
+                        return item;
+                    }
+                }
                 let mut d = errors::syntax_error(&error, text, span.start as usize, self.file);
                 if errors::at_start(&error) {
                     d.message = format!(
@@ -266,25 +371,17 @@ impl<'d> Lower<'d> {
                         errors::found_at(text, 0)
                     );
                 }
-                if local == 0 || errors::at_start(&error) {
-                    let word: String = text
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
-                    if let Some(keyword) = crate::suggest::did_you_mean(&word, chunks_keywords()) {
-                        d = d.help(format!("did you mean `{keyword}`?"));
-                    }
-                }
                 self.report(d);
             }
             Ok(_) => {
-                // Cannot happen: the chunk would have parsed as an item. Report it plainly.
+                // Cannot happen: parsed above. Report it plainly.
                 let d = self
                     .diag(Code::TENX0001, "unexpected text", span)
                     .label("not part of any declaration");
                 self.report(d);
             }
         }
+        None
     }
 }
 
@@ -389,6 +486,7 @@ pub fn file_import_paths(text: &str) -> Vec<String> {
         }
         let mut scratch = Vec::new();
         let mut broken = Vec::new();
+        let mut repairs = Vec::new();
         let mut lower = Lower {
             file: FileId(0),
             base: chunk.start,
@@ -396,6 +494,7 @@ pub fn file_import_paths(text: &str) -> Vec<String> {
             diagnostics: &mut scratch,
             broken: &mut broken,
             truncated: chunk.truncated,
+            repairs: &mut repairs,
         };
         let Ok(pairs) = TenxParser::parse(Rule::item_chunk, chunk_text) else {
             continue;

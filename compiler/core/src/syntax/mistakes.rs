@@ -215,8 +215,9 @@ pub(crate) fn near_keyword(word: &str) -> Option<&'static str> {
 }
 
 /// Edge targets and route arm targets written `end` (or `End`) where `END` was meant, in a file
-/// that declares no node of that name: reported once each and read as `END`, so the graph is not
-/// also reported as having an unknown node.
+/// that declares nothing of that name and a graph that does not list it among its nodes (an
+/// imported agent may be called `end`): reported once each and read as `END`, so the graph is
+/// not also reported as having an unknown node.
 pub(crate) fn end_for_end(module: &mut Module, diagnostics: &mut Vec<Diagnostic>) {
     let declared: Vec<String> = module
         .items
@@ -225,8 +226,12 @@ pub(crate) fn end_for_end(module: &mut Module, diagnostics: &mut Vec<Diagnostic>
         .map(|i| i.name.clone())
         .collect();
     let file = module.file;
-    let mut fix = |target: &mut Ident| {
-        if target.name != "END" && target.name.eq_ignore_ascii_case("end") && !declared.contains(&target.name) {
+    let mut fix = |target: &mut Ident, nodes: &[Ident]| {
+        if target.name != "END"
+            && target.name.eq_ignore_ascii_case("end")
+            && !declared.contains(&target.name)
+            && !nodes.iter().any(|node| node.name == target.name)
+        {
             diagnostics.push(
                 Diagnostic::new(
                     Code::TENX0016,
@@ -242,12 +247,13 @@ pub(crate) fn end_for_end(module: &mut Module, diagnostics: &mut Vec<Diagnostic>
     };
     for item in &mut module.items {
         if let Item::Graph(graph) = item {
+            let nodes = &graph.nodes;
             for edge in &mut graph.edges {
-                fix(&mut edge.to);
+                fix(&mut edge.to, nodes);
             }
             for route in &mut graph.routes {
                 for arm in &mut route.arms {
-                    fix(&mut arm.target);
+                    fix(&mut arm.target, nodes);
                 }
             }
         }

@@ -149,11 +149,11 @@ impl GraphCheck<'_, '_> {
         .label("not a node of this graph");
         let declared = self.facts.program.lookup(&ident.name).copied();
         d = match declared {
-            Some(s) if matches!(s.kind, DeclKind::Agent | DeclKind::Tool | DeclKind::Interrupt) => d
+            Some(s) if matches!(s.kind(), DeclKind::Agent | DeclKind::Tool | DeclKind::Interrupt) => d
                 .secondary(
                     s.file,
                     s.span,
-                    format!("{} `{}` is declared here", s.kind.as_str(), ident.name),
+                    format!("{} `{}` is declared here", s.kind().as_str(), ident.name),
                 )
                 .help(format!("add `{}` to the `nodes` of graph `{graph}`", ident.name)),
             _ => {
@@ -197,7 +197,7 @@ impl GraphCheck<'_, '_> {
     /// Handoffs go to agent nodes of the same graph, along declared edges.
     fn handoffs(&mut self) {
         for node in self.topology.nodes.clone() {
-            if node.kind != DeclKind::Agent {
+            if node.kind() != DeclKind::Agent {
                 continue;
             }
             let Some(agent) = node.decl.agent().and_then(|a| self.facts.program.agents.get(a)) else {
@@ -210,14 +210,14 @@ impl GraphCheck<'_, '_> {
                     .index
                     .get(&target.name)
                     .and_then(|&n| self.topology.nodes.get(n));
-                let Some(target_node) = target_node.filter(|t| t.kind == DeclKind::Agent) else {
+                let Some(target_node) = target_node.filter(|t| t.kind() == DeclKind::Agent) else {
                     // An unknown name or one of the wrong kind is reported by resolve (TENX0101,
                     // TENX0102); here only agents that are not nodes of this graph.
                     if self
                         .facts
                         .program
                         .lookup(&target.name)
-                        .is_none_or(|s| s.kind != DeclKind::Agent)
+                        .is_none_or(|s| s.kind() != DeclKind::Agent)
                     {
                         continue;
                     }
@@ -548,7 +548,7 @@ impl GraphCheck<'_, '_> {
                 .into_iter()
                 .flat_map(|agent| agent.decl.handoffs.iter())
                 .filter_map(|h| t.index.get(&h.name).copied())
-                .filter(|&m| t.nodes.get(m).is_some_and(|node| node.kind == DeclKind::Agent));
+                .filter(|&m| t.nodes.get(m).is_some_and(|node| node.kind() == DeclKind::Agent));
             for m in steps.chain(handoffs).collect::<Vec<_>>() {
                 if let Some(slot) = reached.get_mut(m)
                     && !*slot

@@ -34,7 +34,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     for agent in &program.agents {
         for target in &agent.decl.handoffs {
             // A target that is not an agent is `TENX0101`/`TENX0102`, and generates nothing.
-            let Some(symbol) = program.lookup(&target.name).filter(|s| s.kind == DeclKind::Agent) else {
+            let Some(symbol) = program.lookup(&target.name).filter(|s| s.kind() == DeclKind::Agent) else {
                 continue;
             };
             let generated = format!("{HANDOFF_PREFIX}{}", target.name);

@@ -208,11 +208,11 @@ fn handoff_collisions(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) -> B
                     .secondary(
                         symbol.file,
                         symbol.span,
-                        format!("{} `{generated}` is declared here", symbol.kind.as_str()),
+                        format!("{} `{generated}` is declared here", symbol.kind().as_str()),
                     )
                     .help(format!(
                         "rename the {}: `{HANDOFF_PREFIX}…` names belong to the tools the compiler generates for handoffs",
-                        symbol.kind.as_str()
+                        symbol.kind().as_str()
                     )),
                 );
             }

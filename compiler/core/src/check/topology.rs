@@ -38,12 +38,17 @@ pub const END: &str = "END";
 pub struct Node {
     /// The node's name (the declaration's name).
     pub name: String,
-    /// Agent, tool or interrupt (always `decl.kind()`).
-    pub kind: DeclKind,
     /// The declaration: an agent, tool or interrupt.
     pub decl: DeclRef,
     /// Where `nodes` lists it.
     pub span: Span,
+}
+
+impl Node {
+    /// Agent, tool or interrupt.
+    pub fn kind(&self) -> DeclKind {
+        self.decl.kind()
+    }
 }
 
 /// Where a transition comes from in the source.
@@ -105,7 +110,6 @@ impl Topology {
             }
             let id = nodes.push(Node {
                 name: ident.name.clone(),
-                kind: symbol.kind,
                 decl: symbol.decl,
                 span: ident.span,
             });

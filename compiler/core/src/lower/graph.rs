@@ -26,7 +26,7 @@ impl Lowerer<'_, '_> {
             self.locate(artifact, format!("graph.{name}"), file, decl.name.span);
             let mut nodes = BTreeMap::new();
             for node in &topology.nodes {
-                let kind = match node.kind {
+                let kind = match node.kind() {
                     DeclKind::Agent => NodeKind::Agent,
                     DeclKind::Tool => NodeKind::Tool,
                     DeclKind::Interrupt => NodeKind::Interrupt,
@@ -86,7 +86,7 @@ impl Lowerer<'_, '_> {
                 .index
                 .get(name)
                 .and_then(|&i| topology.nodes.get(i))
-                .filter(|n| n.kind == DeclKind::Agent)
+                .filter(|n| n.kind() == DeclKind::Agent)
         };
         let (Some(from), Some(to)) = (node(from), node(to)) else {
             return false;

@@ -157,14 +157,19 @@ pub struct Located<T> {
 /// An entry in the namespace.
 #[derive(Debug, Clone, Copy)]
 pub struct Symbol {
-    /// What kind of declaration (always `decl.kind()`).
-    pub kind: DeclKind,
     /// The declaration, by its id in the program's collection of that kind.
     pub decl: DeclRef,
     /// The declaring file.
     pub file: FileId,
     /// The declared name's span.
     pub span: Span,
+}
+
+impl Symbol {
+    /// What kind of declaration it is.
+    pub fn kind(&self) -> DeclKind {
+        self.decl.kind()
+    }
 }
 
 /// Everything a program declares or imports.
@@ -232,7 +237,6 @@ impl Program {
                 program.declare(
                     &name,
                     Symbol {
-                        kind: decl.kind(),
                         decl,
                         file,
                         span: name.span,
@@ -291,8 +295,8 @@ impl Program {
                     symbol.file,
                     name.span,
                 )
-                .label(format!("{} `{}` declared again here", symbol.kind.as_str(), name.name))
-                .secondary(first.file, first.span, format!("first declared here as {}", first.kind.with_article()))
+                .label(format!("{} `{}` declared again here", symbol.kind().as_str(), name.name))
+                .secondary(first.file, first.span, format!("first declared here as {}", first.kind().with_article()))
                 .help(if first_from_stdlib {
                     format!("the standard library's `{}` is imported: rename yours, or import only the declarations you use", name.name)
                 } else {
@@ -319,8 +323,8 @@ impl Program {
     pub fn lookup_as(&self, name: &str, kinds: &[DeclKind]) -> Option<&Symbol> {
         self.symbols
             .get(name)
-            .filter(|s| kinds.contains(&s.kind))
-            .or_else(|| self.shadowed.get(name)?.iter().find(|s| kinds.contains(&s.kind)))
+            .filter(|s| kinds.contains(&s.kind()))
+            .or_else(|| self.shadowed.get(name)?.iter().find(|s| kinds.contains(&s.kind())))
     }
 
     /// The symbol named `name`.
@@ -332,7 +336,7 @@ impl Program {
     pub fn names_of(&self, kind: DeclKind) -> impl Iterator<Item = &str> {
         self.symbols
             .iter()
-            .filter(move |(_, s)| s.kind == kind)
+            .filter(move |(_, s)| s.kind() == kind)
             .map(|(n, _)| n.as_str())
     }
 
@@ -386,7 +390,7 @@ impl Program {
 
     /// Whether a tag is declared.
     pub fn has_tag(&self, name: &str) -> bool {
-        self.symbols.get(name).is_some_and(|s| s.kind == DeclKind::Tag)
+        self.symbols.get(name).is_some_and(|s| s.kind() == DeclKind::Tag)
     }
 
     /// Resolves a use of a name that must be one of `expected`; reports an unknown name
@@ -411,7 +415,7 @@ impl Program {
                         format!(
                             "`{}` is {}, not {}",
                             ident.name,
-                            symbol.kind.with_article(),
+                            symbol.kind().with_article(),
                             article(&wanted_text)
                         ),
                         file,

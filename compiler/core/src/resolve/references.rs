@@ -128,7 +128,7 @@ pub(crate) fn check_type(program: &Program, file: FileId, ty: &TypeExpr, diagnos
         return;
     }
     match program.lookup(&name.name) {
-        Some(symbol) if symbol.kind == DeclKind::Schema => {}
+        Some(symbol) if symbol.kind() == DeclKind::Schema => {}
         Some(_) => {
             program.expect(name, file, &[DeclKind::Schema], diagnostics);
         }

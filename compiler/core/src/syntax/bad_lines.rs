@@ -302,7 +302,7 @@ fn after_word(text: &str, len: usize) -> usize {
 
 /// The offset and character of the innermost bracket that `text` opens and never closes
 /// (strings skipped). A closing bracket of the wrong kind ends the scan.
-fn unclosed_bracket(text: &str) -> Option<(usize, char)> {
+pub(super) fn unclosed_bracket(text: &str) -> Option<(usize, char)> {
     let mut stack: Vec<(usize, char)> = Vec::new();
     let mut chars = text.char_indices();
     let mut in_string = false;

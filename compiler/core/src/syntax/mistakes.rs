@@ -98,36 +98,14 @@ fn comma_may_go(text: &str, gap: usize, open: Option<char>) -> bool {
     };
     let ends = last.is_ascii_alphanumeric() || matches!(last, '_' | '"' | ')' | ']' | '}' | '>' | '?');
     let starts = next.is_ascii_alphanumeric() || matches!(next, '_' | '"' | '[' | '{' | '-');
-    ends && starts && open.or_else(|| innermost_open(before).map(|(_, c)| c)) == Some('(')
-}
-
-/// The innermost bracket `text` leaves open, and its offset (strings skipped).
-fn innermost_open(text: &str) -> Option<(usize, char)> {
-    let mut stack = Vec::new();
-    let mut chars = text.char_indices();
-    let mut in_string = false;
-    while let Some((i, c)) = chars.next() {
-        match (c, in_string) {
-            ('\\', true) => {
-                chars.next();
-            }
-            ('"', _) => in_string = !in_string,
-            (_, true) => {}
-            ('(' | '[' | '{', false) => stack.push((i, c)),
-            (')' | ']' | '}', false) => {
-                stack.pop();
-            }
-            _ => {}
-        }
-    }
-    stack.pop()
+    ends && starts && open.or_else(|| super::bad_lines::unclosed_bracket(before).map(|(_, c)| c)) == Some('(')
 }
 
 /// The `TENX0013` diagnostic for a `,` missing at byte `gap` of `text`, which starts at file
 /// offset `base`.
 pub(crate) fn comma_repair(file: FileId, text: &str, base: usize, gap: usize) -> Repair {
     let before = text.get(..gap).unwrap_or("");
-    let parameters = innermost_open(before).is_some_and(|(open, _)| {
+    let parameters = super::bad_lines::unclosed_bracket(before).is_some_and(|(open, _)| {
         // `tool name(` or `validator name(`: a parameter list.
         let head = before.get(..open).unwrap_or("").trim_end();
         let head = head.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');

@@ -390,7 +390,9 @@ impl<'d> Lower<'d> {
 fn broken_name(text: &str, at: usize) -> Option<Ident> {
     let (word, rest) = next_word(text, 0)?;
     let keyword = text.get(word.clone())?;
-    if !chunks_keywords().contains(&keyword) && crate::suggest::did_you_mean(keyword, chunks_keywords()).is_none() {
+    if !mistakes::ITEM_KEYWORDS.contains(&keyword)
+        && crate::suggest::did_you_mean(keyword, mistakes::ITEM_KEYWORDS).is_none()
+    {
         return None;
     }
     if matches!(keyword, "import" | "test") {
@@ -428,21 +430,6 @@ fn next_word(text: &str, from: usize) -> Option<(std::ops::Range<usize>, usize)>
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(rest.len());
     (len > 0).then_some((i..i + len, i + len))
-}
-
-fn chunks_keywords() -> &'static [&'static str] {
-    &[
-        "import",
-        "tag",
-        "schema",
-        "model",
-        "tool",
-        "agent",
-        "validator",
-        "interrupt",
-        "graph",
-        "test",
-    ]
 }
 
 /// The inner pairs of a pair, as a vector (pest pairs are cheap to clone).

@@ -300,6 +300,25 @@ fn after_word(text: &str, len: usize) -> usize {
     len + (rest.len() - rest.trim_start().len())
 }
 
+/// The length of the comment or `"""` text block `rest` starts with, up to the end of `rest`
+/// when it is never closed; `None` when `rest` starts with neither.
+pub(super) fn comment_or_text_block(rest: &str) -> Option<usize> {
+    if rest.starts_with("//") {
+        Some(rest.find('\n').unwrap_or(rest.len()))
+    } else if rest.starts_with("/*") {
+        Some(rest.find("*/").map_or(rest.len(), |n| n + 2))
+    } else if rest.starts_with("\"\"\"") {
+        Some(
+            3 + rest
+                .get(3..)
+                .and_then(|r| r.find("\"\"\""))
+                .map_or(rest.len(), |n| n + 3),
+        )
+    } else {
+        None
+    }
+}
+
 /// The offset and character of the innermost bracket that `text` opens and never closes
 /// (strings skipped). A closing bracket of the wrong kind ends the scan.
 pub(super) fn unclosed_bracket(text: &str) -> Option<(usize, char)> {
@@ -343,15 +362,8 @@ fn stolen_close(text: &str, block_indent: usize) -> Option<(usize, usize)> {
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         let rest = text.get(i..).unwrap_or("");
-        if rest.starts_with("//") {
-            i += rest.find('\n').unwrap_or(rest.len());
-        } else if rest.starts_with("/*") {
-            i += rest.find("*/").map_or(rest.len(), |n| n + 2);
-        } else if rest.starts_with("\"\"\"") {
-            i += 3 + rest
-                .get(3..)
-                .and_then(|r| r.find("\"\"\""))
-                .map_or(rest.len(), |n| n + 3);
+        if let Some(len) = comment_or_text_block(rest) {
+            i += len;
         } else if b == b'"' {
             i += 1 + unterminated_quote(rest).map_or_else(|| closing_quote(rest), |_| rest.len());
         } else {

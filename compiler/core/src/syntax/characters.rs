@@ -201,15 +201,8 @@ impl<'t> Scanner<'t> {
                 break;
             };
             let rest = text.get(i..).unwrap_or("");
-            if rest.starts_with("//") {
-                i += rest.find('\n').unwrap_or(rest.len());
-            } else if rest.starts_with("/*") {
-                i += rest.find("*/").map_or(rest.len(), |n| n + 2);
-            } else if rest.starts_with("\"\"\"") {
-                i += 3 + rest
-                    .get(3..)
-                    .and_then(|r| r.find("\"\"\""))
-                    .map_or(rest.len(), |n| n + 3);
+            if let Some(len) = super::bad_lines::comment_or_text_block(rest) {
+                i += len;
             } else if c == '"' {
                 i += 1 + string_end(rest.get(1..).unwrap_or(""), &['"']);
             } else if c == '\'' {

@@ -116,6 +116,15 @@ fn odd_exposed_name(rng: &mut Rng) -> String {
     }
 }
 
+/// The declarations of `kind` written as a block (`kind name {`): their line and name.
+fn blocks_of(lines: &[String], kind: &str) -> Vec<(usize, String)> {
+    declarations(lines)
+        .into_iter()
+        .filter(|(i, k, _)| k == kind && lines.get(*i).is_some_and(|l| l.trim_end().ends_with('{')))
+        .map(|(i, _, n)| (i, n))
+        .collect()
+}
+
 /// The declarations: (line, keyword, name).
 fn declarations(lines: &[String]) -> Vec<(usize, String, String)> {
     lines
@@ -184,11 +193,7 @@ fn rename_declaration(rng: &mut Rng, lines: &mut [String]) -> Option<String> {
 
 /// A tool exposed under an odd `name = "…"` (replacing any it has).
 fn expose_tool(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
-    let tools: Vec<(usize, String)> = declarations(lines)
-        .into_iter()
-        .filter(|(i, k, _)| k == "tool" && lines.get(*i).is_some_and(|l| l.trim_end().ends_with('{')))
-        .map(|(i, _, n)| (i, n))
-        .collect();
+    let tools = blocks_of(lines, "tool");
     let (at, tool) = pick(rng, &tools)?.clone();
     let exposed = odd_exposed_name(rng);
     let end = (at + 1..lines.len())
@@ -350,11 +355,7 @@ fn change_risk(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
         *line = format!("  risk = {risk}");
         return Some(format!("set risk on line {} to {risk}", i + 1));
     }
-    let tools: Vec<(usize, String)> = declarations(lines)
-        .into_iter()
-        .filter(|(i, k, _)| k == "tool" && lines.get(*i).is_some_and(|l| l.trim_end().ends_with('{')))
-        .map(|(i, _, n)| (i, n))
-        .collect();
+    let tools = blocks_of(lines, "tool");
     let (at, tool) = pick(rng, &tools)?.clone();
     lines.insert(at + 1, format!("  risk = {risk}"));
     Some(format!("give tool `{tool}` risk {risk}"))
@@ -362,11 +363,7 @@ fn change_risk(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
 
 /// A handoff added to an agent (to an existing or odd agent name), with or without the edge.
 fn add_handoff(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
-    let agents: Vec<(usize, String)> = declarations(lines)
-        .into_iter()
-        .filter(|(i, k, _)| k == "agent" && lines.get(*i).is_some_and(|l| l.trim_end().ends_with('{')))
-        .map(|(i, _, n)| (i, n))
-        .collect();
+    let agents = blocks_of(lines, "agent");
     let (at, agent) = pick(rng, &agents)?.clone();
     let target = pick(rng, &agents)?.1.clone();
     let range = block(lines, at)?;
@@ -442,11 +439,7 @@ fn add_node(rng: &mut Rng, lines: &mut [String]) -> Option<String> {
 /// A declared tool added to an agent's `tools`.
 fn select_tool(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
     let tool = pick(rng, &names_of(lines, "tool"))?.clone();
-    let agents: Vec<usize> = declarations(lines)
-        .into_iter()
-        .filter(|(i, k, _)| k == "agent" && lines.get(*i).is_some_and(|l| l.trim_end().ends_with('{')))
-        .map(|(i, _, _)| i)
-        .collect();
+    let agents: Vec<usize> = blocks_of(lines, "agent").into_iter().map(|(i, _)| i).collect();
     let at = *pick(rng, &agents)?;
     let range = block(lines, at)?;
     let existing =

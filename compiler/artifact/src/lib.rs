@@ -45,5 +45,5 @@ pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};
 
-/// The JSON Schema (draft 2020-12) of a sealed `tenx-graph/1` file (the envelope and its body).
-pub const JSON_SCHEMA: &str = include_str!("../schema/tenx-graph-1.schema.json");
+/// The JSON Schema (draft 2020-12) of a sealed `tenx-graph/2` file (the envelope and its body).
+pub const JSON_SCHEMA: &str = include_str!("../schema/tenx-graph-2.schema.json");

@@ -1,7 +1,8 @@
 //! Loading a sealed artifact: every check, in a fixed order, before anything may run.
 //!
 //! 1. the bytes are one JSON object with no duplicate keys;
-//! 2. its `format` is known (`tenx-graph/1`); a newer `tenx-graph/N` is [`LoadError::FormatTooNew`];
+//! 2. its `format` is known (`tenx-graph/2`); a newer `tenx-graph/N` is [`LoadError::FormatTooNew`], an
+//!    older one [`LoadError::FormatTooOld`] (rebuild it);
 //! 3. the envelope has exactly its fields, and `id` has the form of an artifact id;
 //! 4. the canonical bytes of `artifact` hash to `id` ([`LoadError::SealMismatch`] otherwise);
 //! 5. a signature is present if the policy requires one;
@@ -96,6 +97,14 @@ pub enum LoadError {
     /// A later `tenx-graph/N` than this build reads.
     #[error("artifact format `{found}` is newer than this build supports (`{FORMAT}`); upgrade the runtime")]
     FormatTooNew {
+        /// The format the file names.
+        found: String,
+    },
+    /// An earlier `tenx-graph/N` that this build no longer reads: its body cannot say what the
+    /// runtime must enforce (approvers, decisions, typed evidence, entries), so it is never
+    /// guessed at.
+    #[error("artifact format `{found}` is older than this build reads (`{FORMAT}`); rebuild it with `tenxc build`")]
+    FormatTooOld {
         /// The format the file names.
         found: String,
     },
@@ -331,15 +340,18 @@ fn check_format(value: &Value) -> Result<(), LoadError> {
     if format == FORMAT {
         return Ok(());
     }
-    // `tenx-graph/N` with N a decimal number without leading zeros; any N other than 1 is larger.
-    let newer = format.strip_prefix(FORMAT_FAMILY).is_some_and(|digits| {
-        !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|byte| byte.is_ascii_digit())
-    });
+    // `tenx-graph/N` with N a decimal number without leading zeros, compared with this build's
+    // own N by length first and then digit by digit, so a huge N is never parsed.
+    fn version(text: &str) -> Option<&str> {
+        text.strip_prefix(FORMAT_FAMILY).filter(|digits| {
+            !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|byte| byte.is_ascii_digit())
+        })
+    }
     let found = shorten(format);
-    Err(if newer {
-        LoadError::FormatTooNew { found }
-    } else {
-        LoadError::UnknownFormat { found }
+    Err(match (version(format), version(FORMAT)) {
+        (Some(theirs), Some(ours)) if (theirs.len(), theirs) < (ours.len(), ours) => LoadError::FormatTooOld { found },
+        (Some(_), _) => LoadError::FormatTooNew { found },
+        (None, _) => LoadError::UnknownFormat { found },
     })
 }
 
@@ -385,12 +397,12 @@ mod tests {
         let (body, tail_text, tail) = split_as_written(&bytes).unwrap();
         assert_eq!(format!("{{\"artifact\":{body}{tail_text}").as_bytes(), bytes);
         assert!(body.starts_with("{\"agents\":") && body.ends_with('}'), "{body}");
-        assert!(body.contains(",\"format\":\"tenx-graph/1\""), "{body}");
+        assert!(body.contains(",\"format\":\"tenx-graph/2\""), "{body}");
         assert_eq!(tail.id, sealed.id().as_str());
         assert!(tail.signature.is_none());
         assert!(split_as_written(b"{\"artifact\":{}}").is_none());
         assert!(
-            split_as_written(b"{ \"artifact\":{},\"format\":\"tenx-graph/1\",\"id\":\"x\",\"signature\":null}")
+            split_as_written(b"{ \"artifact\":{},\"format\":\"tenx-graph/2\",\"id\":\"x\",\"signature\":null}")
                 .is_none()
         );
     }

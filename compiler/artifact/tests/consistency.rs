@@ -304,11 +304,11 @@ fn the_first_problem_is_reported_with_a_count_of_the_rest() {
 fn an_empty_program_and_a_wrong_format_seal_as_expected() {
     assert!(seal(Artifact::new("tenxc 0.1.0")).is_ok());
     let mut artifact = Artifact::new("tenxc 0.1.0");
-    artifact.format = "tenx-graph/2".into();
+    artifact.format = "tenx-graph/1".into();
     assert_eq!(
         seal(artifact).unwrap_err(),
         SealError::WrongFormat {
-            found: "tenx-graph/2".into()
+            found: "tenx-graph/1".into()
         }
     );
     // Routes may be given in any order; seal sorts them.

@@ -1,4 +1,4 @@
-//! A sealed file written by an independent implementation (Python's `json.dumps` with sorted
+//! A sealed file written by an independent implementation (`fixtures/hello.py`: Python's `json.dumps` with sorted
 //! keys and `hashlib.sha256`) loads, and the same program built here seals to the same bytes.
 //! If this test fails, the byte format changed: that needs a new format version.
 
@@ -18,7 +18,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:dcb48751c6b4925a1d30830fa105a3546d6aa5602ba52998812ca177e78a9506";
+const HELLO_ID: &str = "sha256:f942fb1c129bc9b73efcd9daa16c0e6ace96a583c88c6c21eba92a9707bd729e";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");

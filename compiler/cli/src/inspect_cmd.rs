@@ -54,6 +54,7 @@ fn refusal(path: &Path, error: &LoadError) -> miette::Report {
     let (code, help) = match error {
         LoadError::InvalidEnvelope(_) => ("tenx::artifact::invalid", "this is not a sealed tenx artifact (`.tenxg`), or it is damaged; rebuild it with `tenxc build`".to_string()),
         LoadError::FormatTooNew { .. } => ("tenx::artifact::too_new", "it was built by a newer tenxc; upgrade this tool (and the runtime) to read it".to_string()),
+        LoadError::FormatTooOld { .. } => ("tenx::artifact::too_old", "it was built by an older tenxc; rebuild it from its sources with `tenxc build`".to_string()),
         LoadError::UnknownFormat { .. } => ("tenx::artifact::unknown_format", "this is not a tenx graph artifact".to_string()),
         LoadError::SealMismatch { .. } => ("tenx::artifact::altered", "the file was changed after it was built; rebuild it from its sources with `tenxc build`".to_string()),
         LoadError::MissingSignature => ("tenx::artifact::unsigned", "sign it with `tenxc build --sign KEY.secret`, or drop `--require-signature`".to_string()),

@@ -1,4 +1,4 @@
-//! The artifact body: the serde types a runtime reads, format `tenx-graph/1`.
+//! The artifact body: the serde types a runtime reads, format `tenx-graph/2`.
 //!
 //! This module owns the *shape* of the artifact and nothing else: no hashing, no signing, no
 //! checks beyond what serde enforces. Every type denies unknown fields, every optional field
@@ -25,7 +25,7 @@ pub use schema::Schema;
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};
 
 /// The format string of this version of the artifact, written in the body and the envelope.
-pub const FORMAT: &str = "tenx-graph/1";
+pub const FORMAT: &str = "tenx-graph/2";
 
 /// The reserved node name that ends a run. No node may be called `END`.
 pub const END: &str = "END";

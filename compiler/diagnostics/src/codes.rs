@@ -146,6 +146,13 @@ code_table! {
     TENX0603 "medium-risk-without-confirmation" Warning "a `medium` risk tool runs without a confirmation";
     TENX0604 "approval-bypass"                 Error   "a path reaches an approval-gated tool without passing its approval";
     TENX0605 "tag-matches-no-tool"             Warning "a tag selection matches no tool";
+    TENX0606 "unknown-evidence"                Error   "an evidence name is neither a parameter nor a state field of every graph that can run the step";
+    TENX0607 "malformed-evidence"              Error   "an evidence item is not a name or a string";
+    TENX0608 "malformed-approver"              Error   "an `approvers` item is not `role(\"…\")` or `scope(\"…\")` with one string";
+    TENX0609 "invalid-approver-name"           Error   "a role or scope in `approvers` is not a valid role name or `resource:action` scope";
+    TENX0610 "empty-approvers"                 Error   "`approvers` is an empty list, so nobody could answer";
+    TENX0611 "repeated-approver"               Warning "a role or scope is listed twice in `approvers`";
+    TENX0612 "approval-nobody-may-answer"      Error   "an approval separates duties but names no approvers, so nobody could answer";
     TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";

@@ -181,6 +181,12 @@ pub struct Approval {
     pub evidence: Vec<Expr>,
     /// The `approval` keyword.
     pub span: Span,
+    /// `target = "order {order_id}"`: a template over the parameters.
+    pub target: Option<Expr>,
+    /// `approvers = [role("…"), scope("…")]`, as written (checked in `check/approvers`).
+    pub approvers: Option<Expr>,
+    /// `separate_duties = true|false`, when written.
+    pub separate_duties: Option<(bool, Span)>,
 }
 
 /// How a tool runs.
@@ -336,6 +342,14 @@ pub struct InterruptDecl {
     pub on_reject: Option<Expr>,
     /// The whole declaration.
     pub span: Span,
+    /// `target = "..."`: a template over the state.
+    pub target: Option<Expr>,
+    /// `evidence = [field, "literal"]`.
+    pub evidence: Vec<Expr>,
+    /// `approvers = [role("…"), scope("…")]`, as written (checked in `check/approvers`).
+    pub approvers: Option<Expr>,
+    /// `separate_duties = true|false`, when written.
+    pub separate_duties: Option<(bool, Span)>,
 }
 
 /// `test "name" { ... }`: parsed, not run yet.

@@ -1,7 +1,8 @@
-//! Template placeholders: every `{name}` in a tool's approval message, evidence and idempotency
-//! key names a parameter of the tool, and every `{name}` in an agent prompt or an interrupt's
-//! message and value names a state field of each graph that uses it (`TENX0501`); no
-//! placeholder is malformed (`TENX0502`). The scanner is [`crate::template`].
+//! Template placeholders: every `{name}` in a tool's approval message and target and its
+//! idempotency key names a parameter of the tool, and every `{name}` in an agent prompt or an
+//! interrupt's message, target and value names a state field of each graph that uses it
+//! (`TENX0501`); no placeholder is malformed (`TENX0502`). The scanner is [`crate::template`].
+//! Evidence is no template (a string is shown as written): `check/evidence` checks its names.
 
 use super::Facts;
 use crate::ast::{Expr, ExprKind, Param, ToolDecl};
@@ -41,7 +42,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             kind: "interrupt",
             name: &decl.name.name,
         };
-        let mut templates: Vec<&Expr> = decl.message.iter().collect();
+        let mut templates: Vec<&Expr> = decl.message.iter().chain(&decl.target).collect();
         // The string values of `value`, at any depth.
         let mut stack: Vec<&Expr> = decl.value.iter().collect();
         while let Some(expr) = stack.pop() {
@@ -89,7 +90,7 @@ fn state_scopes<'a>(facts: &Facts<'a>, graphs: Option<&Vec<GraphId>>) -> Vec<Sco
 
 /// The parameter names of a tool: its parameter list, or the top-level `properties` of its
 /// inline `parameters` schema.
-fn tool_params(tool: &ToolDecl) -> Vec<&str> {
+pub(super) fn tool_params(tool: &ToolDecl) -> Vec<&str> {
     if let Some(params) = &tool.params {
         return params.iter().map(|p: &Param| p.name.name.as_str()).collect();
     }
@@ -116,37 +117,7 @@ fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec
     let mut templates: Vec<&Expr> = Vec::new();
     if let Some(approval) = &decl.approval {
         templates.extend(&approval.message);
-        for evidence in &approval.evidence {
-            match (&evidence.kind, evidence.as_ident()) {
-                (ExprKind::Str(_) | ExprKind::Text(_), _) => templates.push(evidence),
-                (_, Some(name)) => {
-                    if let Some(scope) = scopes.first()
-                        && !scope.names.contains(&name.name.as_str())
-                    {
-                        diagnostics.push(
-                            Diagnostic::new(
-                                Code::TENX0501,
-                                format!(
-                                    "evidence `{}` names no parameter of tool `{}`",
-                                    name.name, decl.name.name
-                                ),
-                                tool.file,
-                                name.span,
-                            )
-                            .label("not a parameter")
-                            .help(unknown_help(
-                                &name.name,
-                                &scope.names,
-                                &owner,
-                                None,
-                                true,
-                            )),
-                        );
-                    }
-                }
-                _ => {}
-            }
-        }
+        templates.extend(&approval.target);
     }
     templates.extend(&decl.idempotency_key);
     for expr in templates {
@@ -222,7 +193,7 @@ fn check_template(
             };
             let mut d = Diagnostic::new(Code::TENX0501, message, file, span)
                 .label(label)
-                .help(unknown_help(root, &scope.names, owner, scope.graph, false));
+                .help(unknown_help(root, &scope.names, owner, scope.graph));
             if let (Owner::Node { kind, name: node }, Some((_, graph_file, graph_span))) = (owner, scope.graph) {
                 d = d.secondary(
                     graph_file,
@@ -241,20 +212,14 @@ fn unknown_help(
     names: &[&str],
     owner: &Owner<'_>,
     graph: Option<(&str, FileId, Span)>,
-    evidence: bool,
 ) -> String {
     if let Some(close) = crate::suggest::did_you_mean(word, names.iter()).or_else(|| by_prefix(word, names)) {
         return format!("did you mean `{close}`?");
     }
     let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-    let literal = if evidence {
-        format!("; write `\"{word}\"` to show it as literal text")
-    } else {
-        String::new()
-    };
     match (owner, graph) {
-        (Owner::Tool(tool), _) if names.is_empty() => format!("tool `{tool}` has no parameters{literal}"),
-        (Owner::Tool(tool), _) => format!("the parameters of `{tool}` are {list}{literal}"),
+        (Owner::Tool(tool), _) if names.is_empty() => format!("tool `{tool}` has no parameters"),
+        (Owner::Tool(tool), _) => format!("the parameters of `{tool}` are {list}"),
         (Owner::Node { .. }, Some((graph, _, _))) if names.is_empty() => {
             format!("graph `{graph}` declares no state; add `state {{ {word}: string }}` to it")
         }

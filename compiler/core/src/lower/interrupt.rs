@@ -1,5 +1,6 @@
 //! Lowering of interrupts, the explicit human steps: message, reason, shown value, response
-//! schema, expiry, the tools they approve and the text used on rejection.
+//! schema, expiry, the tools they approve, the text used on rejection, and what the approval
+//! binds (target, evidence) and who may give it (approvers, separate duties).
 
 use super::Lowerer;
 use super::tool::default_response_schema;
@@ -36,14 +37,14 @@ impl Lowerer<'_, '_> {
                     .as_ref()
                     .and_then(super::text)
                     .unwrap_or_else(|| DEFAULT_ON_REJECT.to_string()),
-                target: None,
-                evidence: Vec::new(),
-                approvers: None,
-                separate_duties: decl.approves.iter().any(|tool| {
-                    self.program
-                        .tool(&tool.name)
-                        .is_some_and(|tool| tool.decl.risk_level() == crate::ast::Risk::High)
-                }),
+                target: decl.target.as_ref().and_then(super::text),
+                evidence: decl
+                    .evidence
+                    .iter()
+                    .filter_map(|item| crate::check::evidence::lower_item(&[], item))
+                    .collect(),
+                approvers: crate::check::approvers::lower_approvers(decl.approvers.as_ref()),
+                separate_duties: crate::check::approvers::interrupt_separate_duties(self.program, decl),
                 decision: super::decision(decl.response.as_ref()),
             };
             let name = &decl.name.name;

@@ -64,7 +64,7 @@ mod tests;
 mod tool;
 mod validator;
 
-use crate::ast::{Expr, ExprKind, Param, SchemaRef, ToolDecl, TypeExpr};
+use crate::ast::{Expr, Param, SchemaRef, ToolDecl, TypeExpr};
 use crate::check::Facts;
 use crate::resolve::{Located, Program};
 use serde_json::Value;
@@ -161,23 +161,6 @@ impl Lowerer<'_, '_> {
 /// escaped: templates keep them for the runtime).
 fn text(expr: &Expr) -> Option<String> {
     expr.as_str().map(str::to_string)
-}
-
-/// An evidence item (`evidence = [order_id, "rule-3"]`): a string is a literal, and a name is an
-/// argument when `is_param` says the approval has one of that name, else a state field.
-fn evidence(expr: &Expr, is_param: impl Fn(&str) -> bool) -> Option<tenx_artifact::Evidence> {
-    match &expr.kind {
-        ExprKind::Str(s) | ExprKind::Text(s) => Some(tenx_artifact::Evidence::Literal(s.clone())),
-        ExprKind::Path(path) => {
-            let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
-            Some(if is_param(&name) {
-                tenx_artifact::Evidence::Param(name)
-            } else {
-                tenx_artifact::Evidence::State(name)
-            })
-        }
-        _ => None,
-    }
 }
 
 /// How the answers of a `response` schema are read: built in for the standard library's two

@@ -70,13 +70,7 @@ impl Lowerer<'_, '_> {
 
     fn approval(&self, tool: &Located<ast::ToolDecl>, approval: &ast::Approval) -> Approval {
         let file = tool.file;
-        let params: Vec<&str> = tool
-            .decl
-            .params
-            .iter()
-            .flatten()
-            .map(|param| param.name.name.as_str())
-            .collect();
+        let params = crate::check::evidence::tool_params(&tool.decl);
         Approval {
             message: approval.message.as_ref().and_then(super::text).unwrap_or_default(),
             reason: approval
@@ -84,7 +78,7 @@ impl Lowerer<'_, '_> {
                 .as_ref()
                 .and_then(super::text)
                 .unwrap_or_else(|| DEFAULT_APPROVAL_REASON.to_string()),
-            target: None,
+            target: approval.target.as_ref().and_then(super::text),
             response_schema: approval
                 .response
                 .as_ref()
@@ -99,10 +93,10 @@ impl Lowerer<'_, '_> {
             evidence: approval
                 .evidence
                 .iter()
-                .filter_map(|item| super::evidence(item, |name| params.contains(&name)))
+                .filter_map(|item| crate::check::evidence::lower_item(&params, item))
                 .collect(),
-            approvers: None,
-            separate_duties: tool.decl.risk_level() == ast::Risk::High,
+            approvers: crate::check::approvers::lower_approvers(approval.approvers.as_ref()),
+            separate_duties: crate::check::approvers::tool_separate_duties(&tool.decl, approval),
             decision: super::decision(approval.response.as_ref()),
         }
     }

@@ -25,6 +25,8 @@ impl Lower<'_> {
         let expires = fields.duration(self, "expires");
         let approves = fields.ident_list(self, "approves");
         let on_reject = fields.string(self, "on_reject");
+        let evidence = fields.list(self, "evidence");
+        let inputs = self.approval_inputs(&mut fields);
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.require(self, &response, "response", "response = yes_no");
         fields.finish(self);
@@ -38,6 +40,10 @@ impl Lower<'_> {
             approves,
             on_reject,
             span,
+            target: inputs.target,
+            evidence,
+            approvers: inputs.approvers,
+            separate_duties: inputs.separate_duties,
         }
     }
 }

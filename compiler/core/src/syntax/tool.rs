@@ -114,6 +114,7 @@ impl Lower<'_> {
         let expires = fields.duration(self, "expires");
         let on_reject = fields.string(self, "on_reject");
         let evidence = fields.list(self, "evidence");
+        let inputs = self.approval_inputs(&mut fields);
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.finish(self);
         Approval {
@@ -124,6 +125,9 @@ impl Lower<'_> {
             on_reject,
             evidence,
             span: key.span,
+            target: inputs.target,
+            approvers: inputs.approvers,
+            separate_duties: inputs.separate_duties,
         }
     }
 

@@ -30,7 +30,7 @@ fn unit_block(out: &mut String, u: usize) {
         if t == 7 {
             let _ = writeln!(
                 out,
-                "  approval {{\n    message = \"Approve {{amount_cents}} cents for order {{order_id}}?\"\n    reason = \"tool_approval\"\n    response = yes_no\n    expires = 24h\n    on_reject = \"Declined.\"\n    evidence = [order_id]\n  }}\n  idempotency_key = \"t{u}-{{order_id}}-{{amount_cents}}\""
+                "  approval {{\n    message = \"Approve {{amount_cents}} cents for order {{order_id}}?\"\n    reason = \"tool_approval\"\n    response = yes_no\n    expires = 24h\n    on_reject = \"Declined.\"\n    evidence = [order_id]\n    approvers = [role(\"support_lead\")]\n  }}\n  idempotency_key = \"t{u}-{{order_id}}-{{amount_cents}}\""
             );
         }
         let _ = writeln!(
@@ -40,7 +40,7 @@ fn unit_block(out: &mut String, u: usize) {
     }
     let _ = writeln!(
         out,
-        "tool publish{u}(topic: string) {{\n  description = \"Publish the report of area {u}\"\n  risk = high\n  run = remote\n}}\n\ninterrupt review{u} {{\n  message = \"Publish the report on {{topic}}?\"\n  response = yes_no\n  expires = 48h\n  approves = [publish{u}]\n  on_reject = \"Not published.\"\n}}\n"
+        "tool publish{u}(topic: string) {{\n  description = \"Publish the report of area {u}\"\n  risk = high\n  run = remote\n}}\n\ninterrupt review{u} {{\n  message = \"Publish the report on {{topic}}?\"\n  response = yes_no\n  expires = 48h\n  approves = [publish{u}]\n  on_reject = \"Not published.\"\n  approvers = [role(\"editor\")]\n}}\n"
     );
     for (name, handoff) in [("front", true), ("back", false)] {
         let _ = writeln!(

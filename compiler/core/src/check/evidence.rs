@@ -185,6 +185,42 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
     if missing.is_empty() {
         return;
     }
+    let runs = if step.kind == "tool" { "can run" } else { "is a node" };
+    let where_ = if step.kind == "tool" {
+        "every graph the tool can run in"
+    } else {
+        "every graph that uses the interrupt"
+    };
+    if missing.len() == graphs.len() && missing.len() > 1 {
+        // Missing everywhere: one diagnostic, every graph shown.
+        let message = if step.kind == "tool" {
+            format!("evidence `{}` names {what} and no state field of the graphs it can run in", name.name)
+        } else {
+            format!("evidence `{}` names no state field of the graphs that use it", name.name)
+        };
+        let candidates: Vec<&str> = step
+            .params
+            .iter()
+            .copied()
+            .chain(missing.iter().flat_map(|g| g.decl.state.iter().map(|p| p.name.name.as_str())))
+            .collect();
+        let help = match crate::suggest::did_you_mean(&name.name, candidates.iter()) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => format!("add `{}` to the `state` of {where_}", name.name),
+        };
+        let mut d = Diagnostic::new(Code::TENX0606, message, file, name.span)
+            .label("not a state field of these graphs")
+            .help(help);
+        for graph in missing {
+            d = d.secondary(
+                graph.file,
+                graph.decl.name.span,
+                format!("{} `{}` {runs} in this graph", step.kind, step.name),
+            );
+        }
+        diagnostics.push(d);
+        return;
+    }
     let everywhere = missing.len() == graphs.len();
     for graph in missing {
         let graph_name = graph.decl.name.name.as_str();
@@ -204,11 +240,10 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
                 name.name
             ),
             None => format!(
-                "add `{}` to the `state` of `{graph_name}`: evidence is read from every graph the {} runs in",
-                name.name, step.kind
+                "add `{}` to the `state` of `{graph_name}`: evidence is read from {where_}",
+                name.name
             ),
         };
-        let runs = if step.kind == "tool" { "can run" } else { "is a node" };
         diagnostics.push(
             Diagnostic::new(Code::TENX0606, message, file, name.span)
                 .label(format!("not a state field of `{graph_name}`"))

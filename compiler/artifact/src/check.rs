@@ -6,6 +6,8 @@
 //! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
+pub(crate) mod approvals;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -19,6 +21,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     check_models(artifact, &mut problems);
     check_tools(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
+    approvals::check(artifact, &mut problems);
     check_validators(artifact, &mut problems);
     for (name, agent) in &artifact.agents {
         check_agent(artifact, name, agent, &mut problems);

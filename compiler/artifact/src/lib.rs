@@ -34,6 +34,7 @@ mod sign;
 mod strict_json;
 
 pub use canonical::canonical_json;
+pub use check::approvals::{is_role, is_scope};
 pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::{

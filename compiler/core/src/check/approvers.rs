@@ -167,20 +167,14 @@ fn approver(item: &Expr) -> Result<(Kind, &str, Span), (String, String)> {
     }
 }
 
-/// Whether `role` is 1–64 characters of `[A-Za-z0-9_.-]`.
+/// Whether `role` is 1–64 characters of `[A-Za-z0-9_.-]` (the artifact's own rule).
 fn valid_role(role: &str) -> bool {
-    !role.is_empty() && role.len() <= MAX_ROLE && role.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    tenx_artifact::is_role(role)
 }
 
-/// Whether `scope` is `resource:action`: `^[A-Za-z0-9_.-]+:[A-Za-z0-9_.*-]+$`.
+/// Whether `scope` is `resource:action` (the artifact's own rule).
 fn valid_scope(scope: &str) -> bool {
-    let Some((resource, action)) = scope.split_once(':') else {
-        return false;
-    };
-    !resource.is_empty()
-        && !action.is_empty()
-        && resource.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-        && action.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.*-".contains(&b))
+    tenx_artifact::is_scope(scope)
 }
 
 fn check_list(file: FileId, approvers: &Expr, diagnostics: &mut Vec<Diagnostic>) {

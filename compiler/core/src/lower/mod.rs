@@ -49,6 +49,13 @@
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
 //!   or run (`TENX0602`), and no path reaches an interrupt-approved tool around its approval
 //!   (`TENX0604`), proved on the same ways (plain edges, handoff edges, route arms).
+//! - *Approvals* (`check/approvals` in the artifact): a `param` evidence item is a parameter of
+//!   the tool and an interrupt has none, and no item is empty (`check/evidence` lowers a name to
+//!   `param` only when it is one, so by construction; a name is an identifier, never empty); a
+//!   `state` item is a field of every graph that can run the step (`TENX0606`, not re-checked by
+//!   the loader); approvers are valid roles and scopes (`TENX0608`, `TENX0609`, through the
+//!   artifact's own `is_role`/`is_scope`), at least one (`TENX0610`); `separate_duties` is never
+//!   on without approvers (`TENX0612`).
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).

@@ -1,9 +1,9 @@
 //! Template placeholders: finds the `{name}` placeholders of a template string with their exact
 //! byte offsets, and the malformed ones (`{` never closed, `{}`, `{ not a name }`).
 //!
-//! Templates are the approval messages, evidence strings and idempotency keys of tools, agent
-//! prompts, and interrupt messages and values. The scanner reads the text as written: `\x` is an
-//! escape and never starts a placeholder (`\{` and `\}` are literal braces), `\u{1F600}` is one
+//! Templates are the approval messages and targets and idempotency keys of tools, agent
+//! prompts, and interrupt messages, targets and values. The scanner reads the text as written:
+//! `\x` is an escape and never starts a placeholder (`\{` and `\}` are literal braces), `\u{1F600}` is one
 //! escape in a string, braces included (a malformed one is the syntax stage's error; text blocks
 //! are raw, so there it is no escape), and `${NAME}` is an environment reference, not a
 //! placeholder. A placeholder is a name, optionally dotted (`{order.id}`); it cannot span lines.

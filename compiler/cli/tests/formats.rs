@@ -269,14 +269,14 @@ fn github_annotations_keep_help_notes_and_labels() {
         .filter(|a| a.property("title") == "TENX0604 approval-bypass")
         .collect();
     assert_eq!(bypass.len(), 2, "{stdout}");
-    let route = bypass.iter().find(|a| a.property("line") == "40").unwrap();
+    let route = bypass.iter().find(|a| a.property("line") == "41").unwrap();
     assert_eq!(route.command, "error");
     assert_eq!(route.property("file"), "my project/100% sure.tenx");
     assert_eq!(route.property("col"), "5");
     assert_eq!(
         route.text,
         "graph `refunds` reaches `issue_refund` without passing its approval\n\
-         my project/100% sure.tenx:40:5: this path skips the approval\n\
+         my project/100% sure.tenx:41:5: this path skips the approval\n\
          my project/100% sure.tenx:23:15: the approval is declared here\n\
          help: make every path to `issue_refund` pass through `approve_refund` first\n\
          note: path: entry `billing` → `issue_refund` runs"

@@ -35,6 +35,7 @@ interrupt approve_refund {
   message = "Approve a refund of {amount_cents} cents for order {order_id}?"
   response = yes_no
   approves = [issue_refund]
+  approvers = [role("support_lead")]
 }
 
 agent billing {

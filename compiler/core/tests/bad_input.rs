@@ -69,6 +69,7 @@ tool issue_refund(order_id: string "The order", amount_cents: int(min: 1, max: 5
     response  = yes_no
     expires   = 24h
     on_reject = "Refund declined."
+    approvers = [role("support_lead")]
   }
   idempotency_key = "refund-{order_id}-{amount_cents}"
   run = http(POST, "https://payments.example.com/refunds", timeout: 10s)

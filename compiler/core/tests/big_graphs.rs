@@ -144,7 +144,7 @@ fn long_path_around_an_approval() {
     let mut src = String::from(
         "import std.approval.yes_no\n\nmodel m {\n  provider = scripted\n}\n\n\
          tool pay() -> string {\n  description = \"Pay.\"\n  risk = high\n  run = http(POST, \"https://pay.example\")\n}\n\n\
-         interrupt approve_pay {\n  message = \"Pay?\"\n  response = yes_no\n  approves = [pay]\n}\n\n",
+         interrupt approve_pay {\n  message = \"Pay?\"\n  response = yes_no\n  approves = [pay]\n  approvers = [role(\"payments_lead\")]\n}\n\n",
     );
     agents(&mut src, "a", N);
     src.push_str("graph long {\n  entry = a0\n");

@@ -46,8 +46,10 @@ tool send(to: string "Who") -> string {
   description = "Send a message."
   risk = high
   approval {
-    message  = "Send to {to}?"
-    evidence = [to, "policy-1"]
+    message   = "Send to {to}?"
+    target    = "recipient {to}"
+    evidence  = [to, "policy-1"]
+    approvers = [scope("mail:send"), role("sender"), role("admin")]
   }
   run = remote
 }
@@ -113,6 +115,15 @@ fn defaults_and_bindings() {
             tenx_artifact::Evidence::Literal("policy-1".into())
         ]
     );
+    assert_eq!(approval.target.as_deref(), Some("recipient {to}"));
+    assert_eq!(
+        approval.approvers,
+        Some(tenx_artifact::Approvers {
+            roles: vec!["admin".into(), "sender".into()],
+            scopes: vec!["mail:send".into()],
+        })
+    );
+    assert!(approval.separate_duties);
     assert_eq!(approval.expires_ms, None);
     assert_eq!(approval.on_reject, tenx_artifact::DEFAULT_ON_REJECT);
     assert_eq!(approval.decision, tenx_artifact::Decision::yes_no());
@@ -230,9 +241,12 @@ agent back {
 }
 
 interrupt approve {
-  message  = "Publish {topic}?"
-  response = yes_no
-  approves = [publish]
+  message   = "Publish {topic}?"
+  response  = yes_no
+  approves  = [publish]
+  target    = "post {topic}"
+  evidence  = [topic, "editorial-policy"]
+  approvers = [role("editor")]
 }
 
 graph flow {
@@ -268,10 +282,23 @@ graph flow {
     let interrupt = &artifact.interrupts["approve"];
     assert_eq!(interrupt.reason, super::DEFAULT_INTERRUPT_REASON);
     assert_eq!(interrupt.approves, ["publish"]);
+    assert_eq!(interrupt.target.as_deref(), Some("post {topic}"));
+    assert_eq!(
+        interrupt.evidence,
+        [
+            tenx_artifact::Evidence::State("topic".into()),
+            tenx_artifact::Evidence::Literal("editorial-policy".into())
+        ]
+    );
+    assert!(interrupt.separate_duties);
+    assert_eq!(
+        interrupt.approvers.as_ref().map(|a| a.roles.clone()),
+        Some(vec!["editor".to_string()])
+    );
     assert_eq!(interrupt.response_schema.to_value()["required"], json!(["approved"]));
     assert_eq!(graph.state_schema.to_value()["required"], json!(["topic"]));
     assert_eq!(artifact.models["m"].turns, Some(json!([])));
-    assert_eq!(artifact.source_map["graph.flow.edge.front.back"].line, 40);
+    assert_eq!(artifact.source_map["graph.flow.edge.front.back"].line, 43);
 }
 
 #[test]

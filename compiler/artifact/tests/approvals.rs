@@ -19,7 +19,13 @@ use tenx_artifact::{Approvers, Artifact, Evidence, LoadError, SealError, TrustPo
 type Break = fn(&mut Artifact);
 
 fn refund(artifact: &mut Artifact) -> &mut tenx_artifact::Approval {
-    artifact.tools.get_mut("issue_refund").unwrap().approval.as_mut().unwrap()
+    artifact
+        .tools
+        .get_mut("issue_refund")
+        .unwrap()
+        .approval
+        .as_mut()
+        .unwrap()
 }
 
 fn review(artifact: &mut Artifact) -> &mut tenx_artifact::Interrupt {
@@ -31,7 +37,10 @@ fn refused(what: &str, edit: Break, expected: &str) {
     edit(&mut artifact);
     match seal(artifact) {
         Err(SealError::Inconsistent(message)) => {
-            assert!(message.contains(expected), "{what}: expected `{expected}` in `{message}`");
+            assert!(
+                message.contains(expected),
+                "{what}: expected `{expected}` in `{message}`"
+            );
         }
         other => panic!("{what}: expected Inconsistent, got {other:?}"),
     }
@@ -124,8 +133,7 @@ fn load_refuses_a_resealed_file_that_nobody_could_answer() {
     );
     load_refuses(
         |e| {
-            e["artifact"]["interrupts"]["manager_review"]["approvers"] =
-                json!({"roles": ["b", "a"], "scopes": []});
+            e["artifact"]["interrupts"]["manager_review"]["approvers"] = json!({"roles": ["b", "a"], "scopes": []});
         },
         "`approvers.roles` must be sorted",
     );

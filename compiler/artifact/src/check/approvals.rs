@@ -83,6 +83,10 @@ pub fn is_scope(scope: &str) -> bool {
     };
     !resource.is_empty()
         && !action.is_empty()
-        && resource.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-        && action.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.*-".contains(&b))
+        && resource
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+        && action
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.*-".contains(&b))
 }

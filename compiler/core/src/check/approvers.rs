@@ -29,7 +29,10 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         }
         if tool_separate_duties(&tool.decl, approval) && approval.approvers.is_none() {
             let why = match approval.separate_duties {
-                Some((_, span)) => (span, "`separate_duties = true` refuses the user who started the run".to_string()),
+                Some((_, span)) => (
+                    span,
+                    "`separate_duties = true` refuses the user who started the run".to_string(),
+                ),
                 None => (
                     tool.decl.risk.map_or(tool.decl.name.span, |(_, span)| span),
                     "a `high` risk tool's approval separates duties by default".to_string(),
@@ -50,7 +53,10 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         }
         if interrupt_separate_duties(program, decl) && decl.approvers.is_none() {
             let why = match decl.separate_duties {
-                Some((_, span)) => (span, "`separate_duties = true` refuses the user who started the run".to_string()),
+                Some((_, span)) => (
+                    span,
+                    "`separate_duties = true` refuses the user who started the run".to_string(),
+                ),
                 None => {
                     let high = decl.approves.iter().find(|tool| is_high(program, &tool.name));
                     (
@@ -82,9 +88,10 @@ pub(crate) fn tool_separate_duties(tool: &ToolDecl, approval: &Approval) -> bool
 /// Whether an interrupt refuses the user who started the run: as written, else whether any
 /// tool it approves is `high`.
 pub(crate) fn interrupt_separate_duties(program: &Program, interrupt: &InterruptDecl) -> bool {
-    interrupt
-        .separate_duties
-        .map_or_else(|| interrupt.approves.iter().any(|tool| is_high(program, &tool.name)), |(on, _)| on)
+    interrupt.separate_duties.map_or_else(
+        || interrupt.approves.iter().any(|tool| is_high(program, &tool.name)),
+        |(on, _)| on,
+    )
 }
 
 fn is_high(program: &Program, tool: &str) -> bool {
@@ -139,7 +146,13 @@ fn approver(item: &Expr) -> Result<(Kind, &str, Span), (String, String)> {
             }
             _ => HELP.to_string(),
         };
-        return Err((format!("an approver must be `role(\"…\")` or `scope(\"…\")`, not {}", item.describe()), hint));
+        return Err((
+            format!(
+                "an approver must be `role(\"…\")` or `scope(\"…\")`, not {}",
+                item.describe()
+            ),
+            hint,
+        ));
     };
     let kind = match callee.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().as_slice() {
         ["role"] => Kind::Role,
@@ -148,7 +161,10 @@ fn approver(item: &Expr) -> Result<(Kind, &str, Span), (String, String)> {
             let written = callee.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
             let help = crate::suggest::did_you_mean(&written, ["role", "scope"].iter())
                 .map_or_else(|| HELP.to_string(), |close| format!("did you mean `{close}`?"));
-            return Err((format!("`{written}(…)` is no approver: only `role` and `scope` are"), help));
+            return Err((
+                format!("`{written}(…)` is no approver: only `role` and `scope` are"),
+                help,
+            ));
         }
     };
     let what = if kind == Kind::Role { "role" } else { "scope" };
@@ -181,9 +197,14 @@ fn check_list(file: FileId, approvers: &Expr, diagnostics: &mut Vec<Diagnostic>)
     let items = items(approvers);
     if items.is_empty() {
         diagnostics.push(
-            Diagnostic::new(Code::TENX0610, "`approvers` is empty, so nobody could answer", file, approvers.span)
-                .label("no role or scope")
-                .help("list who may answer, like `approvers = [role(\"support_lead\")]`, or remove `approvers`"),
+            Diagnostic::new(
+                Code::TENX0610,
+                "`approvers` is empty, so nobody could answer",
+                file,
+                approvers.span,
+            )
+            .label("no role or scope")
+            .help("list who may answer, like `approvers = [role(\"support_lead\")]`, or remove `approvers`"),
         );
         return;
     }
@@ -229,10 +250,15 @@ fn check_list(file: FileId, approvers: &Expr, diagnostics: &mut Vec<Diagnostic>)
         if let Some((_, _, first)) = seen.iter().find(|(k, t, _)| *k == kind && *t == text) {
             let what = if kind == Kind::Role { "role" } else { "scope" };
             diagnostics.push(
-                Diagnostic::new(Code::TENX0611, format!("{what} `{text}` is listed twice in `approvers`"), file, item.span)
-                    .label("listed again here")
-                    .secondary(file, *first, "first listed here")
-                    .help("remove one of them"),
+                Diagnostic::new(
+                    Code::TENX0611,
+                    format!("{what} `{text}` is listed twice in `approvers`"),
+                    file,
+                    item.span,
+                )
+                .label("listed again here")
+                .secondary(file, *first, "first listed here")
+                .help("remove one of them"),
             );
             continue;
         }

@@ -172,9 +172,14 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
             format!(": interrupt `{}` is not a node of any graph", step.name)
         };
         diagnostics.push(
-            Diagnostic::new(Code::TENX0606, format!("evidence `{}` names {what}{why}", name.name), file, name.span)
-                .label("names nothing")
-                .help(help),
+            Diagnostic::new(
+                Code::TENX0606,
+                format!("evidence `{}` names {what}{why}", name.name),
+                file,
+                name.span,
+            )
+            .label("names nothing")
+            .help(help),
         );
         return;
     }
@@ -194,15 +199,25 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
     if missing.len() == graphs.len() && missing.len() > 1 {
         // Missing everywhere: one diagnostic, every graph shown.
         let message = if step.kind == "tool" {
-            format!("evidence `{}` names {what} and no state field of the graphs it can run in", name.name)
+            format!(
+                "evidence `{}` names {what} and no state field of the graphs it can run in",
+                name.name
+            )
         } else {
-            format!("evidence `{}` names no state field of the graphs that use it", name.name)
+            format!(
+                "evidence `{}` names no state field of the graphs that use it",
+                name.name
+            )
         };
         let candidates: Vec<&str> = step
             .params
             .iter()
             .copied()
-            .chain(missing.iter().flat_map(|g| g.decl.state.iter().map(|p| p.name.name.as_str())))
+            .chain(
+                missing
+                    .iter()
+                    .flat_map(|g| g.decl.state.iter().map(|p| p.name.name.as_str())),
+            )
             .collect();
         let help = match crate::suggest::did_you_mean(&name.name, candidates.iter()) {
             Some(close) => format!("did you mean `{close}`?"),
@@ -226,7 +241,10 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
         let graph_name = graph.decl.name.name.as_str();
         let state: Vec<&str> = graph.decl.state.iter().map(|p| p.name.name.as_str()).collect();
         let message = if everywhere && step.kind == "tool" {
-            format!("evidence `{}` names {what} and no state field of graph `{graph_name}`", name.name)
+            format!(
+                "evidence `{}` names {what} and no state field of graph `{graph_name}`",
+                name.name
+            )
         } else {
             format!("evidence `{}` names no state field of graph `{graph_name}`", name.name)
         };
@@ -262,6 +280,11 @@ fn param_list(step: &Step<'_>) -> String {
     if step.params.is_empty() {
         return format!("tool `{}` has no parameters", step.name);
     }
-    let list = step.params.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let list = step
+        .params
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!("the parameters of `{}` are {list}", step.name)
 }

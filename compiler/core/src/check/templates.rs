@@ -207,12 +207,7 @@ fn check_template(
 }
 
 /// "did you mean" among the allowed names, else the list of them.
-fn unknown_help(
-    word: &str,
-    names: &[&str],
-    owner: &Owner<'_>,
-    graph: Option<(&str, FileId, Span)>,
-) -> String {
+fn unknown_help(word: &str, names: &[&str], owner: &Owner<'_>, graph: Option<(&str, FileId, Span)>) -> String {
     if let Some(close) = crate::suggest::did_you_mean(word, names.iter()).or_else(|| by_prefix(word, names)) {
         return format!("did you mean `{close}`?");
     }

@@ -30,6 +30,7 @@ mod load;
 mod model;
 mod policy;
 mod seal;
+pub mod script;
 mod sign;
 mod strict_json;
 
@@ -39,7 +40,7 @@ pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::{
     Agent, Approval, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition, END, Edge, EdgeKind,
     FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema,
-    SourceLocation, Tool, Validator, ValidatorUse,
+    Rule, Script, SourceLocation, Tool, Turn, Validator, ValidatorUse,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

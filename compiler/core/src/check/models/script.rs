@@ -116,7 +116,7 @@ fn malformed(file: FileId, expr: &Expr, message: &str, diagnostics: &mut Vec<Dia
     diagnostics.push(
         Diagnostic::new(Code::TENX0814, message.to_string(), file, expr.span)
             .label(format!("{} here", expr.describe()))
-            .help("a turn is `{ text: \"…\" }` or `{ tool: \"name\", arguments: { … } }`"),
+            .help("a rule is `{ match: \"regex\", turns: [...] }`, and `fallback` and each turn are `{ text: \"…\" }` or `{ tool: \"name\", arguments: { … } }`"),
     );
 }
 

@@ -228,7 +228,10 @@ fn arguments_fit(
                     file,
                     expr.span,
                 )
-                .label(format!("{gives}, the parameter takes {}", allowed.join(" or ")))
+                .label(format!(
+                    "{gives}, the parameter takes {}",
+                    allowed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" or ")
+                ))
                 .help("use `{name:cents}` or `{name:int}` for an integer, `{name:number}` for a number, `{name}` for text"),
             );
         }

@@ -28,10 +28,10 @@ pub(super) enum TurnSrc<'e> {
     },
 }
 
-/// The turns a model's script plays, each with the captures it may use (`None` for fixed turns
-/// and the fallback, which have none), for the tool checks.
+/// The well-formed turns of a model's script, for the tool checks: one sequence for the fixed
+/// turns, one per rule, and one for the fallback; a sequence is played in order.
 pub(super) struct Played<'e> {
-    pub turns: Vec<(TurnSrc<'e>, Option<Vec<String>>)>,
+    pub sequences: Vec<Vec<TurnSrc<'e>>>,
 }
 
 /// Checks the script of one model; returns its well-formed turns.
@@ -42,7 +42,7 @@ pub(super) fn check<'e>(
     known: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Played<'e> {
-    let mut played = Played { turns: Vec::new() };
+    let mut played = Played { sequences: Vec::new() };
     let model = &decl.name.name;
     if let Some(provider) = provider.filter(|p| *p != "scripted" && known) {
         for (field, expr) in [("rules", &decl.rules), ("fallback", &decl.fallback)] {
@@ -79,16 +79,17 @@ pub(super) fn check<'e>(
         );
     }
     if let Some(turns) = &decl.turns {
-        for turn in turn_list(file, turns, "`turns`", diagnostics) {
-            placeholders(file, &turn, None, diagnostics);
-            played.turns.push((turn, None));
+        let turns = turn_list(file, turns, "`turns`", diagnostics);
+        for turn in &turns {
+            placeholders(file, turn, None, diagnostics);
         }
+        played.sequences.push(turns);
     }
     if let Some(fallback) = &decl.fallback
         && let Some(turn) = turn(file, fallback, diagnostics)
     {
         placeholders(file, &turn, None, diagnostics);
-        played.turns.push((turn, None));
+        played.sequences.push(vec![turn]);
     }
     if let Some(rules) = &decl.rules {
         let ExprKind::List(items) = &rules.kind else {
@@ -100,12 +101,13 @@ pub(super) fn check<'e>(
                 continue;
             };
             let captures = captures(file, pattern, diagnostics);
-            for turn in turn_list(file, turns, "a rule's `turns`", diagnostics) {
-                if let Some(captures) = &captures {
-                    placeholders(file, &turn, Some(captures), diagnostics);
+            let turns = turn_list(file, turns, "a rule's `turns`", diagnostics);
+            if let Some(captures) = &captures {
+                for turn in &turns {
+                    placeholders(file, turn, Some(captures), diagnostics);
                 }
-                played.turns.push((turn, captures.clone()));
             }
+            played.sequences.push(turns);
         }
     }
     played

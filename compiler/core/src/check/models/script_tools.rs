@@ -1,6 +1,7 @@
-//! The tool calls of a scripted model's turns: each calls a tool (or a handoff's
-//! `transfer_to_…`) that every agent using the model can see (`TENX0812`, naming the agent that
-//! cannot); a placeholder's value fits the parameter it fills (`TENX0811`: `:cents` and `:int`
+//! The tool calls of a scripted model's turns: each calls a tool that every agent using the
+//! model can see, or a handoff's `transfer_to_…` that one of them declares (`TENX0812`, naming the
+//! agent that cannot); right after a handoff to an agent using the same model, the turns up to the
+//! next text turn are that agent's, so only it must see their tools; a placeholder's value fits the parameter it fills (`TENX0811`: `:cents` and `:int`
 //! an integer or number parameter, `:number` a number one, a text template a string one); and
 //! the literal arguments, ignoring the templated ones, satisfy the tool's parameter schema
 //! (`TENX0813`), fixed turns included.
@@ -10,7 +11,7 @@
 use super::script::{Played, TurnSrc, collect_strings};
 use crate::ast::Expr;
 use crate::check::Facts;
-use crate::resolve::{AgentId, Located, ToolId};
+use crate::resolve::{AgentId, DeclKind, Located, ToolId};
 use crate::schema::Lowerer;
 use crate::suggest::did_you_mean;
 use serde_json::{Map, Value};
@@ -41,83 +42,101 @@ pub(super) fn check(
         .map(|(id, _)| id)
         .collect();
     let mut lowerer = Lowerer::new(program);
-    for (turn, _) in &played.turns {
-        let TurnSrc::Tool {
-            name,
-            name_expr,
-            arguments,
-            arguments_expr,
-        } = turn
-        else {
-            continue;
-        };
-        let Some(tool) = visible(facts, model, &users, name, name_expr, diagnostics) else {
-            continue;
-        };
-        let Some(located) = program.tools.get(tool) else { continue };
-        let mut scratch = Vec::new();
-        let schema = lowerer.lower_tool_parameters(located, &mut scratch).value;
-        arguments_fit(model.file, name, &schema, arguments, arguments_expr, diagnostics);
+    for sequence in &played.sequences {
+        // The agent known to play the next turn: the target of a handoff just played, while it
+        // calls tools. A text turn ends its node, and any agent of the model may play next.
+        let mut current: Option<AgentId> = None;
+        for turn in sequence {
+            let TurnSrc::Tool {
+                name,
+                name_expr,
+                arguments,
+                arguments_expr,
+            } = turn
+            else {
+                current = None;
+                continue;
+            };
+            let players = current.map_or_else(|| users.clone(), |agent| vec![agent]);
+            let target = name
+                .strip_prefix(HANDOFF_PREFIX)
+                .and_then(|target| program.lookup_as(target, &[DeclKind::Agent]))
+                .and_then(|symbol| symbol.decl.agent());
+            let call = Call {
+                model,
+                name,
+                name_expr,
+                handoff: target.is_some(),
+            };
+            let tool = visible(facts, &call, &players, users.is_empty(), diagnostics);
+            if target.is_some() {
+                current = target.filter(|t| users.contains(t));
+            }
+            let Some(located) = tool.and_then(|t| program.tools.get(t)) else {
+                continue;
+            };
+            let mut scratch = Vec::new();
+            let schema = lowerer.lower_tool_parameters(located, &mut scratch).value;
+            arguments_fit(model.file, name, &schema, arguments, arguments_expr, diagnostics);
+        }
     }
 }
 
-/// The tool a turn calls, if it is a declared tool every user sees (`None` for a handoff, which
-/// takes no arguments to check); `TENX0812` otherwise.
+/// A tool turn, for [`visible`].
+struct Call<'a> {
+    model: &'a Located<crate::ast::ModelDecl>,
+    name: &'a str,
+    name_expr: &'a Expr,
+    /// Whether it names `transfer_to_<agent>` of a declared agent.
+    handoff: bool,
+}
+
+/// The names `agent` may call, and the declared tool among them called `name`.
+fn offered(facts: &Facts<'_>, agent: AgentId, name: &str) -> (Vec<String>, Option<ToolId>) {
+    let program = facts.program;
+    let tools = facts.visible_tools.get(agent).map(Vec::as_slice).unwrap_or(&[]);
+    let mut names: Vec<String> = tools
+        .iter()
+        .filter_map(|t| program.tools.get(*t))
+        .map(|t| t.decl.model_name().to_string())
+        .collect();
+    let found = tools
+        .iter()
+        .copied()
+        .find(|t| program.tools.get(*t).is_some_and(|l| l.decl.model_name() == name));
+    if let Some(agent) = program.agents.get(agent) {
+        names.extend(agent.decl.handoffs.iter().map(|h| format!("{HANDOFF_PREFIX}{}", h.name)));
+    }
+    (names, found)
+}
+
+/// The declared tool a turn calls, when its players see it (`None` for a handoff, which takes
+/// no arguments to check); `TENX0812` when they do not. A tool call must be seen by every agent
+/// that may play the turn; a handoff by one of them, the agent that hands off (and the turns
+/// after it are the target's).
 fn visible(
     facts: &Facts<'_>,
-    model: &Located<crate::ast::ModelDecl>,
-    users: &[AgentId],
-    name: &str,
-    name_expr: &Expr,
+    call: &Call<'_>,
+    players: &[AgentId],
+    unused: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<ToolId> {
     let program = facts.program;
-    let sees = |agent: AgentId| -> (bool, Option<ToolId>, Vec<String>) {
-        let tools = facts.visible_tools.get(agent).map(Vec::as_slice).unwrap_or(&[]);
-        let mut names: Vec<String> = tools
-            .iter()
-            .filter_map(|t| program.tools.get(*t))
-            .map(|t| t.decl.model_name().to_string())
-            .collect();
-        let found = tools
-            .iter()
-            .copied()
-            .find(|t| program.tools.get(*t).is_some_and(|l| l.decl.model_name() == name));
-        if let Some(agent) = program.agents.get(agent) {
-            names.extend(agent.decl.handoffs.iter().map(|h| format!("{HANDOFF_PREFIX}{}", h.name)));
-        }
-        let seen = found.is_some() || names.iter().any(|n| n == name);
-        (seen, found, names)
-    };
-    let mut found = None;
-    let mut blind = Vec::new();
-    let mut candidates = Vec::new();
-    for &agent in users {
-        let (seen, tool, names) = sees(agent);
-        if seen {
-            found = found.or(tool);
-        } else if let Some(a) = program.agents.get(agent) {
-            blind.push(a.decl.name.name.clone());
-            candidates.extend(names);
-        }
-    }
-    if users.is_empty() {
+    let (model, name) = (call.model, call.name);
+    if unused {
         // Used by no agent (`unused` warns): the tool must still exist.
-        found = program
+        let found = program
             .tools
             .iter_enumerated()
             .find(|(_, t)| t.decl.model_name() == name)
             .map(|(id, _)| id);
-        let handoff = name
-            .strip_prefix(HANDOFF_PREFIX)
-            .is_some_and(|agent| program.agent(agent).is_some());
-        if found.is_none() && !handoff {
+        if found.is_none() && !call.handoff {
             let names: Vec<String> = program.tools.iter().map(|t| t.decl.model_name().to_string()).collect();
             let mut d = Diagnostic::new(
                 Code::TENX0812,
                 format!("a turn of model `{}` calls unknown tool `{name}`", model.decl.name.name),
                 model.file,
-                name_expr.span,
+                call.name_expr.span,
             )
             .label("no tool has this name");
             if let Some(s) = did_you_mean(name, names.iter()) {
@@ -127,9 +146,24 @@ fn visible(
         }
         return found;
     }
+    let mut found = None;
+    let mut blind = Vec::new();
+    let mut candidates = Vec::new();
+    for &agent in players {
+        let (names, tool) = offered(facts, agent, name);
+        if tool.is_some() || names.iter().any(|n| n == name) {
+            found = found.or(tool);
+        } else if let Some(a) = program.agents.get(agent) {
+            blind.push(a.decl.name.name.clone());
+            candidates.extend(names);
+        }
+    }
     let Some(first) = blind.first() else {
         return found;
     };
+    if call.handoff && blind.len() < players.len() {
+        return found;
+    }
     candidates.sort();
     candidates.dedup();
     let who = match blind.len() {
@@ -143,16 +177,17 @@ fn visible(
             model.decl.name.name
         ),
         model.file,
-        name_expr.span,
+        call.name_expr.span,
     )
     .label(format!("not among the tools of agent `{first}`"));
     d = match did_you_mean(name, candidates.iter()) {
         Some(s) => d.help(format!("did you mean `{s}`?")),
-        None => d.help(format!(
-            "add the tool to the `tools` of {who} (or a handoff, for `{HANDOFF_PREFIX}…`), or call a tool it sees"
-        )),
+        None if call.handoff => d.help(format!("add the handoff to {who}, or call a tool it sees")),
+        None => d.help(format!("add the tool to the `tools` of {who}, or call a tool it sees")),
     };
-    diagnostics.push(d.note("a tool turn names the tool as the model sees it, `name = \"…\"` if the tool sets one"));
+    diagnostics.push(d.note(
+        "a turn names the tool as the model sees it; any agent using the model may play it, except right after a handoff, when the target plays the turns up to its next text turn",
+    ));
     found
 }
 

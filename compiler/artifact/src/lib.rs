@@ -29,8 +29,8 @@ mod id;
 mod load;
 mod model;
 mod policy;
-mod seal;
 pub mod script;
+mod seal;
 mod sign;
 mod strict_json;
 
@@ -39,8 +39,8 @@ pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::{
     Agent, Approval, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition, END, Edge, EdgeKind,
-    FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema,
-    Rule, Script, SourceLocation, Tool, Turn, Validator, ValidatorUse,
+    FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Rule, Run, Schema,
+    Script, SourceLocation, Tool, Turn, Validator, ValidatorUse,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

@@ -73,11 +73,7 @@ impl Conversion {
             Conversion::Int => text.parse::<i64>().ok().map(Value::from),
             Conversion::Number => match text.parse::<i64>() {
                 Ok(n) => Some(Value::from(n)),
-                Err(_) => text
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(Number::from_f64)
-                    .map(Value::Number),
+                Err(_) => text.parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number),
             },
         }
     }

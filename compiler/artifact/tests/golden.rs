@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use tenx_artifact::{
-    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, Script, SourceLocation, TrustPolicy, Turn, load,
-    seal,
+    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, Script, SourceLocation, TrustPolicy, Turn,
+    load, seal,
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");

@@ -17,6 +17,10 @@ use tenx_artifact::{Artifact, LoadError, Provider, Rule, SealError, TrustPolicy,
 
 type Break = fn(&mut Artifact);
 
+/// An edit of a sealed envelope, and whether the loader must call the result inconsistent
+/// (rather than malformed).
+type Edit = (&'static str, fn(&mut Value), bool);
+
 fn demo(artifact: &mut Artifact) -> &mut tenx_artifact::Model {
     artifact.models.get_mut("demo").unwrap()
 }
@@ -83,7 +87,10 @@ fn seal_refuses_a_broken_script() {
         edit(&mut artifact);
         match seal(artifact) {
             Err(SealError::Inconsistent(message)) => {
-                assert!(message.contains(expected), "{what}: expected `{expected}` in `{message}`");
+                assert!(
+                    message.contains(expected),
+                    "{what}: expected `{expected}` in `{message}`"
+                );
             }
             other => panic!("{what}: expected Inconsistent, got {other:?}"),
         }
@@ -93,7 +100,7 @@ fn seal_refuses_a_broken_script() {
 #[test]
 fn load_refuses_a_script_edited_by_hand() {
     let bytes = seal(sample()).unwrap().to_bytes();
-    let edits: [(&str, fn(&mut Value), bool); 3] = [
+    let edits: [Edit; 3] = [
         (
             "bad regex",
             |e| {

@@ -66,7 +66,9 @@ fn no_match_plays_the_fallback_or_fails_without_one() {
 #[test]
 fn fixed_turns_have_no_captures() {
     let script = Script {
-        turns: vec![Turn::Text { text: "{result}".into() }],
+        turns: vec![Turn::Text {
+            text: "{result}".into(),
+        }],
         rules: Vec::new(),
         fallback: None,
     };
@@ -131,14 +133,22 @@ fn errors_at_play_time() {
                     tool: "t".into(),
                     arguments: [("n".to_string(), Value::from("{n:int}"))].into_iter().collect(),
                 },
-                Turn::Text { text: "{missing}".into() },
+                Turn::Text {
+                    text: "{missing}".into(),
+                },
             ],
         }],
         fallback: None,
     };
     let selection = select(&script, "abc").unwrap();
-    assert!(matches!(selection.render(0, None), Err(ScriptError::BadConversion { .. })));
-    assert!(matches!(selection.render(1, None), Err(ScriptError::DoesNotConvert { .. })));
+    assert!(matches!(
+        selection.render(0, None),
+        Err(ScriptError::BadConversion { .. })
+    ));
+    assert!(matches!(
+        selection.render(1, None),
+        Err(ScriptError::DoesNotConvert { .. })
+    ));
     assert_eq!(
         selection.render(2, None),
         Err(ScriptError::UnknownCapture("missing".into()))

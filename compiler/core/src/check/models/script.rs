@@ -93,7 +93,12 @@ pub(super) fn check<'e>(
     }
     if let Some(rules) = &decl.rules {
         let ExprKind::List(items) = &rules.kind else {
-            malformed(file, rules, "`rules` must be a list of `{ match: \"regex\", turns: [...] }`", diagnostics);
+            malformed(
+                file,
+                rules,
+                "`rules` must be a list of `{ match: \"regex\", turns: [...] }`",
+                diagnostics,
+            );
             return played;
         };
         for item in items {
@@ -143,7 +148,12 @@ fn rule<'e>(file: FileId, expr: &'e Expr, diagnostics: &mut Vec<Diagnostic>) -> 
         return None;
     };
     if let Some(extra) = entries.iter().find(|e| e.key != "match" && e.key != "turns") {
-        malformed(file, &extra.value, &format!("a rule has no field `{}`", extra.key), diagnostics);
+        malformed(
+            file,
+            &extra.value,
+            &format!("a rule has no field `{}`", extra.key),
+            diagnostics,
+        );
         return None;
     }
     if pattern.as_str().is_none() {
@@ -183,11 +193,21 @@ fn turn<'e>(file: FileId, expr: &'e Expr, diagnostics: &mut Vec<Diagnostic>) -> 
         ["tool", "arguments"] | ["arguments", "tool"] => {
             let (name_expr, arguments_expr) = (get("tool")?, get("arguments")?);
             let Some(name) = name_expr.as_str() else {
-                malformed(file, name_expr, "the `tool` of a turn must be the tool's name as a string", diagnostics);
+                malformed(
+                    file,
+                    name_expr,
+                    "the `tool` of a turn must be the tool's name as a string",
+                    diagnostics,
+                );
                 return None;
             };
             let Some(map) = entries_of(arguments_expr) else {
-                malformed(file, arguments_expr, "the `arguments` of a turn must be a map of data", diagnostics);
+                malformed(
+                    file,
+                    arguments_expr,
+                    "the `arguments` of a turn must be a map of data",
+                    diagnostics,
+                );
                 return None;
             };
             Some(TurnSrc::Tool {
@@ -236,9 +256,14 @@ fn captures(file: FileId, pattern: &Expr, diagnostics: &mut Vec<Diagnostic>) -> 
         Err(e) => {
             let reason = regex_reason(&e);
             diagnostics.push(
-                Diagnostic::new(Code::TENX0807, "a rule's `match` is not a valid regex", file, pattern.span)
-                    .label(reason)
-                    .help("write a Rust `regex` pattern; in a string, a backslash is written `\\\\`"),
+                Diagnostic::new(
+                    Code::TENX0807,
+                    "a rule's `match` is not a valid regex",
+                    file,
+                    pattern.span,
+                )
+                .label(reason)
+                .help("write a Rust `regex` pattern; in a string, a backslash is written `\\\\`"),
             );
             None
         }
@@ -267,7 +292,15 @@ fn placeholders(file: FileId, turn: &TurnSrc<'_>, captures: Option<&Vec<String>>
     let fixed = captures.is_none();
     match turn {
         TurnSrc::Text(text) => {
-            template(file, text.span, text.as_str().unwrap_or(""), names, fixed, false, diagnostics);
+            template(
+                file,
+                text.span,
+                text.as_str().unwrap_or(""),
+                names,
+                fixed,
+                false,
+                diagnostics,
+            );
         }
         TurnSrc::Tool { arguments, .. } => {
             for (_, expr, value) in arguments {
@@ -313,8 +346,13 @@ fn template(
             continue;
         };
         if *name != RESULT && !captures.iter().any(|c| c == name) {
-            let mut d = Diagnostic::new(Code::TENX0809, format!("placeholder `{{{name}}}` names no capture"), file, span)
-                .label(format!("`{name}` is not a capture of the rule's regex"));
+            let mut d = Diagnostic::new(
+                Code::TENX0809,
+                format!("placeholder `{{{name}}}` names no capture"),
+                file,
+                span,
+            )
+            .label(format!("`{name}` is not a capture of the rule's regex"));
             let candidates: Vec<&str> = captures.iter().map(String::as_str).chain([RESULT]).collect();
             d = match did_you_mean(name, candidates.iter()) {
                 Some(s) => d.help(format!("did you mean `{{{s}}}`?")),

@@ -105,7 +105,13 @@ fn offered(facts: &Facts<'_>, agent: AgentId, name: &str) -> (Vec<String>, Optio
         .copied()
         .find(|t| program.tools.get(*t).is_some_and(|l| l.decl.model_name() == name));
     if let Some(agent) = program.agents.get(agent) {
-        names.extend(agent.decl.handoffs.iter().map(|h| format!("{HANDOFF_PREFIX}{}", h.name)));
+        names.extend(
+            agent
+                .decl
+                .handoffs
+                .iter()
+                .map(|h| format!("{HANDOFF_PREFIX}{}", h.name)),
+        );
     }
     (names, found)
 }
@@ -247,12 +253,22 @@ fn arguments_fit(
         let (gives, fits) = match value.as_str().and_then(script::whole_placeholder) {
             Some((_, Some(conversion))) => match Conversion::from_name(conversion) {
                 Some(c) => (
-                    format!("`:{conversion}` gives {}", if c == Conversion::Number { "a number" } else { "an integer" }),
+                    format!(
+                        "`:{conversion}` gives {}",
+                        if c == Conversion::Number {
+                            "a number"
+                        } else {
+                            "an integer"
+                        }
+                    ),
                     allowed.iter().any(|t| c.fits(t)),
                 ),
                 None => continue,
             },
-            _ if value.is_string() => ("a text template gives a string".to_string(), allowed.contains(&"string")),
+            _ if value.is_string() => (
+                "a text template gives a string".to_string(),
+                allowed.contains(&"string"),
+            ),
             _ => continue,
         };
         if !fits {

@@ -71,6 +71,18 @@ pub(super) fn check(
             let tool = visible(facts, &call, &players, users.is_empty(), diagnostics);
             if target.is_some() {
                 current = target.filter(|t| users.contains(t));
+                if let Some((key, expr, _)) = arguments.first() {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::TENX0813,
+                            format!("handoff `{name}` takes no arguments"),
+                            model.file,
+                            expr.span,
+                        )
+                        .label(format!("argument `{key}` here"))
+                        .help("write `arguments: {}`: a handoff only transfers the conversation"),
+                    );
+                }
             }
             let Some(located) = tool.and_then(|t| program.tools.get(t)) else {
                 continue;

@@ -7,6 +7,7 @@
 //! artifact has exactly one byte form.
 
 mod agent;
+mod approval;
 mod condition;
 mod graph;
 mod guard;
@@ -19,6 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 pub use agent::{Agent, Handoff, Model, Provider};
+pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
 pub use guard::{Interrupt, Validator};
@@ -106,6 +108,9 @@ impl Artifact {
         }
         for interrupt in self.interrupts.values_mut() {
             sort_unique(&mut interrupt.approves);
+            if let Some(approvers) = interrupt.approvers.as_mut() {
+                approvers.normalize();
+            }
         }
     }
 }

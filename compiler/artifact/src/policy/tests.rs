@@ -45,7 +45,12 @@ fn interrupt(approves: &[&str]) -> Interrupt {
         response_schema: json!({}).into(),
         expires_ms: None,
         approves: approves.iter().map(|name| (*name).to_owned()).collect(),
-        on_reject: None,
+        on_reject: crate::DEFAULT_ON_REJECT.into(),
+        target: None,
+        evidence: Vec::new(),
+        approvers: None,
+        separate_duties: false,
+        decision: crate::Decision::yes_no(),
     }
 }
 
@@ -73,8 +78,11 @@ fn world() -> Artifact {
         target: None,
         response_schema: json!({}).into(),
         expires_ms: None,
-        on_reject: None,
+        on_reject: crate::DEFAULT_ON_REJECT.into(),
         evidence: Vec::new(),
+        approvers: None,
+        separate_duties: true,
+        decision: crate::Decision::yes_no(),
     });
     artifact.tools.insert("pay".into(), tool(Risk::High, &["approve"]));
     artifact.tools.insert("refund".into(), refund);

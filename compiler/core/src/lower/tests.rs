@@ -106,8 +106,16 @@ fn defaults_and_bindings() {
             .unwrap()
             .into()
     );
-    assert_eq!(approval.evidence, ["to", "policy-1"]);
+    assert_eq!(
+        approval.evidence,
+        [
+            tenx_artifact::Evidence::Param("to".into()),
+            tenx_artifact::Evidence::Literal("policy-1".into())
+        ]
+    );
     assert_eq!(approval.expires_ms, None);
+    assert_eq!(approval.on_reject, tenx_artifact::DEFAULT_ON_REJECT);
+    assert_eq!(approval.decision, tenx_artifact::Decision::yes_no());
     assert_eq!(send.run, Run::Remote);
     assert_eq!(
         artifact.tools["files"].run,

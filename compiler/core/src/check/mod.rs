@@ -1,6 +1,7 @@
 //! The check stage: proves properties of a resolved program. Each check lives in its own file,
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
+mod decisions;
 mod facts;
 mod graph;
 mod model_names;
@@ -36,6 +37,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         graph::check(&facts, diagnostics);
         templates::check(&facts, diagnostics);
         policy::check(&facts, diagnostics);
+        decisions::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
         if names_resolve {

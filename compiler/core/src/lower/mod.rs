@@ -54,6 +54,8 @@
 //!   (`BTreeMap`s).
 
 mod agent;
+mod confirmation;
+mod decision;
 mod graph;
 mod interrupt;
 mod model;
@@ -73,6 +75,7 @@ use tenx_artifact::Artifact;
 use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
+pub use confirmation::CONFIRMATION_REASON;
 pub use graph::DEFAULT_RECURSION_LIMIT;
 pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;
@@ -177,16 +180,5 @@ fn evidence(expr: &Expr, is_param: impl Fn(&str) -> bool) -> Option<tenx_artifac
             })
         }
         _ => None,
-    }
-}
-
-/// How the answers of a `response` schema are read: built in for the standard library's two
-/// approval schemas (and for no `response` at all, which means yes or no).
-fn decision(response: Option<&crate::ast::SchemaRef>) -> tenx_artifact::Decision {
-    match response {
-        Some(crate::ast::SchemaRef::Named(name)) if name.name == "approve_edit_reject" => {
-            tenx_artifact::Decision::approve_edit_reject()
-        }
-        _ => tenx_artifact::Decision::yes_no(),
     }
 }

@@ -103,9 +103,15 @@ fn can_edit(
         Response::Unresolved => None,
         Response::Default | Response::Standard(_) if site.decision.is_some() => {
             let decision = site.decision?;
-            let fixed = match Response::of(program, site.response) {
-                Response::Standard(name) => format!("`std.approval.{name}`"),
-                _ => "the default yes-or-no response".to_string(),
+            let (fixed, read) = match Response::of(program, site.response) {
+                Response::Standard(name) => (
+                    format!("`std.approval.{name}`"),
+                    "this response is read by the standard rule",
+                ),
+                _ => (
+                    "the default yes-or-no response".to_string(),
+                    "no `response`: the answer is a plain yes or no",
+                ),
             };
             diagnostics.push(
                 Diagnostic::new(
@@ -115,7 +121,7 @@ fn can_edit(
                     decision.span,
                 )
                 .label("remove this")
-                .secondary(site.file, response_span, "this response is read by the standard rule")
+                .secondary(site.file, response_span, read)
                 .help("remove `decision`, or use a response schema of your own and keep `decision` to say how it is read"),
             );
             None

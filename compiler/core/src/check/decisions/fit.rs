@@ -31,12 +31,19 @@ pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec
         return None;
     };
     let before = diagnostics.len();
+    // Keys that are likely misspellings: the key they were meant as is not reported missing.
+    let mut meant = Vec::new();
     for (key, span) in &written.unknown {
-        let help = crate::suggest::did_you_mean(key, &DECISION_KEYS)
-            .map_or_else(|| "a decision has `field`, `approve` and optionally `edit`".to_string(), |s| format!("did you mean `{s}`?"));
+        let suggestion = crate::suggest::did_you_mean(key, &DECISION_KEYS);
+        meant.extend(suggestion);
+        let help = suggestion.map_or_else(
+            || "a decision has `field`, `approve` and optionally `edit`".to_string(),
+            |s| format!("did you mean `{s}`?"),
+        );
         diagnostics.push(malformed(format!("`decision` has no key `{key}`"), *span, "unknown key").help(help));
     }
     match written.field {
+        None if meant.contains(&"field") => {}
         None => diagnostics.push(
             malformed(format!("`decision` of {} has no `field`", site.what), expr.span, "no `field`")
                 .help(format!("name the response's property that decides: `{example}`")),
@@ -48,6 +55,7 @@ pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec
         Some(_) => {}
     }
     match written.approve {
+        None if meant.contains(&"approve") => {}
         None => diagnostics.push(
             malformed(format!("`decision` of {} has no `approve`", site.what), expr.span, "no `approve`")
                 .help("say which value of the field approves: `approve: true` or `approve: \"ship\"`"),

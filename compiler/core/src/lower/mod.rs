@@ -56,6 +56,8 @@
 mod agent;
 mod confirmation;
 mod decision;
+#[cfg(test)]
+mod decision_tests;
 mod graph;
 mod interrupt;
 mod model;

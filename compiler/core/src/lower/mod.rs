@@ -48,7 +48,16 @@
 //!   (`TENX0304`, `TENX0316`) and is reachable (`TENX0303`).
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
 //!   or run (`TENX0602`), and no path reaches an interrupt-approved tool around its approval
-//!   (`TENX0604`), proved on the same ways (plain edges, handoff edges, route arms).
+//!   (`TENX0604`), proved on the same ways (plain edges, handoff edges, route arms). A `medium`
+//!   tool has an approval or an approving interrupt by construction: one with neither gets the
+//!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
+//! - *Decisions*: no response and the standard library's schemas get their fixed rule (a
+//!   `decision` there is `TENX0410`, a look-alike schema `TENX0613`); a custom response has a
+//!   `decision` (`TENX0409`) that is a map with a non-empty `field` and `approve`/`edit` strings
+//!   or booleans that differ (`TENX0411`), fitting the schema (`TENX0412`–`TENX0414`,
+//!   `TENX0616`); `edit` appears only on the approval of a tool with parameters (`TENX0614`),
+//!   never on an interrupt (`TENX0615`), judged by the same lowered parameters the artifact
+//!   holds (`crate::decision::has_parameters`).
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).

@@ -159,9 +159,15 @@ fn a_built_example_edited_around_its_approval_is_refused() {
 fn a_medium_tool_gets_the_default_confirmation_and_an_edit_that_drops_it_is_refused() {
     let mut envelope = built("tests/fixtures/policy/medium_risk_without_confirmation.tenx");
     let approval = &mut envelope["artifact"]["tools"]["create_draft"]["approval"];
-    assert_eq!(approval["message"], "Run `create_draft` with title: {title}, body: {body}?");
+    assert_eq!(
+        approval["message"],
+        "Run `create_draft` with title: {title}, body: {body}?"
+    );
     assert_eq!(approval["reason"], "confirmation");
-    assert_eq!(approval["decision"], json!({"field": "approved", "approve": true, "edit": null}));
+    assert_eq!(
+        approval["decision"],
+        json!({"field": "approved", "approve": true, "edit": null})
+    );
     assert_eq!(approval["separate_duties"], false);
     *approval = Value::Null;
     assert_eq!(

@@ -19,7 +19,14 @@ use tenx_artifact::{Artifact, Decision, PolicyViolation, SealError, TrustPolicy,
 type Break = fn(&mut Artifact);
 
 fn refund_decision(artifact: &mut Artifact) -> &mut Decision {
-    &mut artifact.tools.get_mut("issue_refund").unwrap().approval.as_mut().unwrap().decision
+    &mut artifact
+        .tools
+        .get_mut("issue_refund")
+        .unwrap()
+        .approval
+        .as_mut()
+        .unwrap()
+        .decision
 }
 
 fn review_decision(artifact: &mut Artifact) -> &mut Decision {
@@ -69,7 +76,10 @@ fn seal_refuses_a_decision_the_runtime_could_not_apply() {
         edit(&mut artifact);
         match seal(artifact) {
             Err(SealError::Inconsistent(message)) => {
-                assert!(message.contains(expected), "{what}: expected `{expected}` in `{message}`");
+                assert!(
+                    message.contains(expected),
+                    "{what}: expected `{expected}` in `{message}`"
+                );
             }
             other => panic!("{what}: expected Inconsistent, got {other:?}"),
         }

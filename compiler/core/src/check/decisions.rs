@@ -122,7 +122,9 @@ fn can_edit(
                 )
                 .label("remove this")
                 .secondary(site.file, response_span, read)
-                .help("remove `decision`, or use a response schema of your own and keep `decision` to say how it is read"),
+                .help(
+                    "remove `decision`, or use a response schema of your own and keep `decision` to say how it is read",
+                ),
             );
             None
         }

@@ -155,11 +155,20 @@ fn medium_tools_without_a_block_get_the_default_confirmation() {
     assert_eq!(draft.response_schema.to_value(), default);
     assert_eq!(draft.decision, Decision::yes_no());
     assert_eq!(
-        (draft.target, draft.evidence.len(), draft.expires_ms, draft.approvers, draft.separate_duties),
+        (
+            draft.target,
+            draft.evidence.len(),
+            draft.expires_ms,
+            draft.approvers,
+            draft.separate_duties
+        ),
         (None, 0, None, None, false)
     );
     assert_eq!(draft.on_reject, tenx_artifact::DEFAULT_ON_REJECT);
-    assert_eq!(approval("inline_draft").message, "Run `inline_draft` with zeta: {zeta}, alpha: {alpha}?");
+    assert_eq!(
+        approval("inline_draft").message,
+        "Run `inline_draft` with zeta: {zeta}, alpha: {alpha}?"
+    );
     assert_eq!(approval("bare").message, "Run `bare`?");
     // The block wins.
     assert_eq!(approval("confirmed").message, "Do {x}?");

@@ -45,36 +45,60 @@ pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec
     match written.field {
         None if meant.contains(&"field") => {}
         None => diagnostics.push(
-            malformed(format!("`decision` of {} has no `field`", site.what), expr.span, "no `field`")
-                .help(format!("name the response's property that decides: `{example}`")),
+            malformed(
+                format!("`decision` of {} has no `field`", site.what),
+                expr.span,
+                "no `field`",
+            )
+            .help(format!("name the response's property that decides: `{example}`")),
         ),
         Some(field) if field.as_str().is_none_or(str::is_empty) => diagnostics.push(
-            malformed("`field` of a `decision` must be a property name in quotes".to_string(), field.span, "not a property name")
-                .help(format!("write `{example}`")),
+            malformed(
+                "`field` of a `decision` must be a property name in quotes".to_string(),
+                field.span,
+                "not a property name",
+            )
+            .help(format!("write `{example}`")),
         ),
         Some(_) => {}
     }
     match written.approve {
         None if meant.contains(&"approve") => {}
         None => diagnostics.push(
-            malformed(format!("`decision` of {} has no `approve`", site.what), expr.span, "no `approve`")
-                .help("say which value of the field approves: `approve: true` or `approve: \"ship\"`"),
+            malformed(
+                format!("`decision` of {} has no `approve`", site.what),
+                expr.span,
+                "no `approve`",
+            )
+            .help("say which value of the field approves: `approve: true` or `approve: \"ship\"`"),
         ),
         Some(approve) if answer_value(approve).is_none() => diagnostics.push(
-            malformed("`approve` must be a string or a boolean".to_string(), approve.span, "not a string or boolean")
-                .help("the runtime compares the answer's field with this value"),
+            malformed(
+                "`approve` must be a string or a boolean".to_string(),
+                approve.span,
+                "not a string or boolean",
+            )
+            .help("the runtime compares the answer's field with this value"),
         ),
         Some(_) => {}
     }
     if let Some(edit) = written.edit {
         match (answer_value(edit), written.approve.and_then(answer_value)) {
             (None, _) => diagnostics.push(
-                malformed("`edit` must be a string or a boolean".to_string(), edit.span, "not a string or boolean")
-                    .help("the runtime compares the answer's field with this value"),
+                malformed(
+                    "`edit` must be a string or a boolean".to_string(),
+                    edit.span,
+                    "not a string or boolean",
+                )
+                .help("the runtime compares the answer's field with this value"),
             ),
             (Some(edit_value), Some(approve_value)) if edit_value == approve_value => diagnostics.push(
-                malformed("`edit` and `approve` are the same value".to_string(), edit.span, "same as `approve`")
-                    .help("give `edit` its own value, or remove it if the answer cannot edit"),
+                malformed(
+                    "`edit` and `approve` are the same value".to_string(),
+                    edit.span,
+                    "same as `approve`",
+                )
+                .help("give `edit` its own value, or remove it if the answer cannot edit"),
             ),
             _ => {}
         }
@@ -181,13 +205,18 @@ pub(super) fn check(
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0616,
-                format!("the response of {} can answer `edit` but defines no `edited_arguments` object", site.what),
+                format!(
+                    "the response of {} can answer `edit` but defines no `edited_arguments` object",
+                    site.what
+                ),
                 site.file,
                 edit.span,
             )
             .label("an edit needs the edited arguments")
             .secondary(site.file, response_span, "the response schema")
-            .help("add `\"edited_arguments\": { \"type\": \"object\" }` to the schema's `properties`, or remove `edit`"),
+            .help(
+                "add `\"edited_arguments\": { \"type\": \"object\" }` to the schema's `properties`, or remove `edit`",
+            ),
         );
         return None;
     }

@@ -149,36 +149,30 @@ fn can_edit(
             None
         }
         Response::Custom => {
-            if !is_object_schema(lowerer, site) {
+            let response = site.response?;
+            let lowered = lowerer.lower_schema_ref(site.file, response, &mut Vec::new())?;
+            if lowered.value.get("type").and_then(serde_json::Value::as_str) != Some("object") {
                 return None; // `TENX0404`
             }
             let Some(decision) = site.decision else {
-                {
-                    diagnostics.push(
-                        Diagnostic::new(
-                            Code::TENX0409,
-                            format!("the response of {} has no `decision`", site.what),
-                            site.file,
-                            response_span,
-                        )
-                        .label("the runtime could not tell approve from reject")
-                        .help("say which field decides and which value approves: `decision = { field: \"approved\", approve: true }`, or use `std.approval.yes_no`"),
-                    );
-                }
+                let example = fit::suggestion(&lowered.value)
+                    .unwrap_or_else(|| "decision = { field: \"approved\", approve: true }".to_string());
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0409,
+                        format!("the response of {} has no `decision`", site.what),
+                        site.file,
+                        response_span,
+                    )
+                    .label("the runtime could not tell approve from reject")
+                    .help(format!(
+                        "say which field decides and which value approves, such as `{example}`, or use `std.approval.yes_no`"
+                    )),
+                );
                 return None;
             };
-            let response = site.response?;
-            let lowered = lowerer.lower_schema_ref(site.file, response, &mut Vec::new())?;
             let written = fit::written(site, decision, diagnostics)?;
             fit::check(site, response_span, &lowered.value, &written, diagnostics)
         }
     }
-}
-
-/// Whether the site's response schema describes an object (`TENX0404` reports one that does
-/// not, and then no decision rule is asked for).
-fn is_object_schema(lowerer: &mut Lowerer<'_>, site: &Site<'_>) -> bool {
-    site.response
-        .and_then(|response| lowerer.lower_schema_ref(site.file, response, &mut Vec::new()))
-        .is_some_and(|lowered| lowered.value.get("type").and_then(serde_json::Value::as_str) == Some("object"))
 }

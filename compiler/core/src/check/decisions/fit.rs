@@ -248,3 +248,16 @@ fn readable(schema: &Value) -> Option<Vec<Value>> {
     }
     (schema.get("type").and_then(Value::as_str) == Some("boolean")).then(|| vec![Value::Bool(true), Value::Bool(false)])
 }
+
+/// A `decision` that would read `schema`: its first required property whose values can be read,
+/// approving with the first of them.
+pub(super) fn suggestion(schema: &Value) -> Option<String> {
+    let properties = schema.get("properties")?.as_object()?;
+    schema.get("required")?.as_array()?.iter().find_map(|name| {
+        let name = name.as_str()?;
+        let values = readable(follow_refs(schema, properties.get(name)?)?)?;
+        let approve = values.first()?;
+        let field = Value::String(name.to_string());
+        Some(format!("decision = {{ field: {field}, approve: {approve} }}"))
+    })
+}

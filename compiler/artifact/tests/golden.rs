@@ -14,11 +14,12 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use tenx_artifact::{
-    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, SourceLocation, TrustPolicy, load, seal,
+    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, Script, SourceLocation, TrustPolicy, Turn,
+    load, seal,
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:f942fb1c129bc9b73efcd9daa16c0e6ace96a583c88c6c21eba92a9707bd729e";
+const HELLO_ID: &str = "sha256:ccb2c2b97b37abc3fbf4da0c654c25bc4cce13004fab1de8bb3215f9774b5b0b";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -30,7 +31,11 @@ fn hello() -> Artifact {
             base_url: None,
             api_key_env: None,
             params: json!({}),
-            turns: Some(json!([{"say": "hello"}])),
+            script: Some(Script {
+                turns: vec![Turn::Text { text: "hello".into() }],
+                rules: Vec::new(),
+                fallback: None,
+            }),
         },
     );
     artifact.agents.insert(

@@ -301,8 +301,12 @@ fn models(out: &mut String, artifact: &Artifact) {
         if let Some(variable) = &model.api_key_env {
             text.push_str(&format!(", key from ${variable}"));
         }
-        if let Some(turns) = model.turns.as_ref().and_then(|t| t.as_array()) {
-            text.push_str(&format!(", {}", plural(turns.len(), "scripted turn")));
+        if let Some(script) = &model.script {
+            if script.rules.is_empty() {
+                text.push_str(&format!(", {}", plural(script.turns.len(), "scripted turn")));
+            } else {
+                text.push_str(&format!(", {}", plural(script.rules.len(), "scripted rule")));
+            }
         }
         let _ = writeln!(out, "{text}");
     }

@@ -12,6 +12,7 @@ mod condition;
 mod graph;
 mod guard;
 mod schema;
+mod script;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
 pub use guard::{Interrupt, Validator};
 pub use schema::Schema;
+pub use script::{Rule, Script, Turn};
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};
 
 /// The format string of this version of the artifact, written in the body and the envelope.

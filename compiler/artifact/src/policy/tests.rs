@@ -68,7 +68,7 @@ fn world() -> Artifact {
             base_url: None,
             api_key_env: None,
             params: json!({}),
-            turns: Some(json!([])),
+            script: Some(tenx_script()),
         },
     );
     let mut refund = tool(Risk::High, &["approve"]);
@@ -428,4 +428,13 @@ fn a_deep_graph_needs_no_deep_stack_and_its_path_is_shortened() {
          `planner_000001` → `planner_000002` → `planner_000003` → … 99993 more steps … → \
          `planner_099997` → `planner_099998` → `planner_099999` → `pay`"
     );
+}
+
+/// An empty script.
+fn tenx_script() -> crate::Script {
+    crate::Script {
+        turns: Vec::new(),
+        rules: Vec::new(),
+        fallback: None,
+    }
 }

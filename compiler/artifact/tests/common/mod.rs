@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tenx_artifact::{
     Agent, Approval, Approvers, Arm, Artifact, ArtifactId, CompareOp, Condition, Decision, Edge, EdgeKind, Evidence,
-    Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, SourceLocation, Tool,
-    Validator, ValidatorUse,
+    Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Script, SourceLocation,
+    Tool, Turn, Validator, ValidatorUse,
 };
 
 pub fn node(kind: NodeKind, reference: &str) -> Node {
@@ -56,7 +56,7 @@ pub fn sample() -> Artifact {
             base_url: Some("http://127.0.0.1:11434/v1".into()),
             api_key_env: Some("OPENAI_API_KEY".into()),
             params: json!({"temperature": 0.2, "max_tokens": 512}),
-            turns: None,
+            script: None,
         },
     );
     artifact.models.insert(
@@ -67,7 +67,11 @@ pub fn sample() -> Artifact {
             base_url: None,
             api_key_env: None,
             params: json!({}),
-            turns: Some(json!([{"say": "hello"}])),
+            script: Some(Script {
+                turns: vec![Turn::Text { text: "hello".into() }],
+                rules: Vec::new(),
+                fallback: None,
+            }),
         },
     );
 

@@ -19,6 +19,11 @@
 //!
 //! - *Models*: `api_key_env` names a variable (`TENX0802`; only `env("NAME")` is copied, see
 //!   `lower/model.rs`); `params` is an object (anything else is written as `{}`).
+//! - *Scripts*: a model has a `script` exactly when it is `scripted` (by construction,
+//!   `lower/model.rs`); fixed `turns` never come with `rules` or a `fallback` (`TENX0805`); every
+//!   rule's regex compiles within the size limit (`TENX0807`) and has no capture named `result`
+//!   (`TENX0808`); turns are typed text or tool turns (`TENX0814`; a malformed one is never
+//!   lowered).
 //! - *Tool names*: every model-facing name matches `^[A-Za-z0-9_-]{1,64}$`
 //!   (`TENX0204`–`TENX0207`), and so does every generated `transfer_to_<agent>` (`TENX0208`);
 //!   no two names one agent sees are equal (`TENX0201`, `TENX0203`; `transfer_to_…` is reserved,
@@ -71,6 +76,7 @@ mod graph;
 mod interrupt;
 mod model;
 mod reachable;
+mod script;
 mod source_map;
 #[cfg(test)]
 mod tests;

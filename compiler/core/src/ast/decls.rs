@@ -191,6 +191,9 @@ pub struct Approval {
     pub approvers: Option<Expr>,
     /// `separate_duties = true|false`, when written.
     pub separate_duties: Option<(bool, Span)>,
+    /// `decision = { field: "verdict", approve: "ship", edit: "amend" }`: how a custom
+    /// `response` reads as approve, edit or reject.
+    pub decision: Option<Expr>,
 }
 
 /// How a tool runs.
@@ -354,6 +357,9 @@ pub struct InterruptDecl {
     pub approvers: Option<Expr>,
     /// `separate_duties = true|false`, when written.
     pub separate_duties: Option<(bool, Span)>,
+    /// `decision = { field: "verdict", approve: "ship" }`: how a custom `response` reads as
+    /// approve or reject.
+    pub decision: Option<Expr>,
 }
 
 /// `test "name" { ... }`: parsed, not run yet.

@@ -3,6 +3,7 @@
 
 pub(crate) mod approvers;
 pub(crate) mod evidence;
+mod decisions;
 mod facts;
 mod graph;
 mod model_names;
@@ -40,6 +41,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         policy::check(&facts, diagnostics);
         evidence::check(&facts, diagnostics);
         approvers::check(&facts, diagnostics);
+        decisions::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
         if names_resolve {

@@ -27,6 +27,7 @@ impl Lower<'_> {
         let on_reject = fields.string(self, "on_reject");
         let evidence = fields.list(self, "evidence");
         let inputs = self.approval_inputs(&mut fields);
+        let decision = fields.value(self, "decision");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.require(self, &response, "response", "response = yes_no");
         fields.finish(self);
@@ -44,6 +45,7 @@ impl Lower<'_> {
             evidence,
             approvers: inputs.approvers,
             separate_duties: inputs.separate_duties,
+            decision,
         }
     }
 }

@@ -115,6 +115,7 @@ impl Lower<'_> {
         let on_reject = fields.string(self, "on_reject");
         let evidence = fields.list(self, "evidence");
         let inputs = self.approval_inputs(&mut fields);
+        let decision = fields.value(self, "decision");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.finish(self);
         Approval {
@@ -128,6 +129,7 @@ impl Lower<'_> {
             target: inputs.target,
             approvers: inputs.approvers,
             separate_duties: inputs.separate_duties,
+            decision,
         }
     }
 

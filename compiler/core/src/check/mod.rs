@@ -2,8 +2,8 @@
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
 pub(crate) mod approvers;
-pub(crate) mod evidence;
 mod decisions;
+pub(crate) mod evidence;
 mod facts;
 mod graph;
 mod model_names;

@@ -22,8 +22,8 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     check_models(artifact, &mut problems);
     check_tools(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
-    approvals::check(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
+    approvals::check(artifact, &mut problems);
     check_validators(artifact, &mut problems);
     for (name, agent) in &artifact.agents {
         check_agent(artifact, name, agent, &mut problems);

@@ -38,6 +38,7 @@ tool edit_me(order_id: string "The order") -> string {
   approval {
     message  = "Run?"
     response = approve_edit_reject
+    approvers = [role("lead")]
   }
   run = remote
 }
@@ -48,6 +49,7 @@ tool yes_or_no(order_id: string "The order") -> string {
   approval {
     message  = "Run?"
     response = yes_no
+    approvers = [role("lead")]
   }
   run = remote
 }
@@ -63,6 +65,7 @@ tool custom(order_id: string "The order") -> string {
       "required": ["verdict"]
     }
     decision = { field: "verdict", approve: "ship", edit: "amend" }
+    approvers = [role("lead")]
   }
   run = remote
 }

@@ -18,7 +18,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:f942fb1c129bc9b73efcd9daa16c0e6ace96a583c88c6c21eba92a9707bd729e";
+const HELLO_ID: &str = "sha256:1772cc48ad73085e0cd16936532fdbadd435436dcdf01581aceda7bf85dd86d2";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -48,6 +48,7 @@ fn hello() -> Artifact {
         Node {
             kind: NodeKind::Agent,
             reference: "greeter".into(),
+            result_field: None,
         },
     )]);
     artifact.graphs.insert(
@@ -64,6 +65,7 @@ fn hello() -> Artifact {
             recursion_limit: 25,
             input_validators: Vec::new(),
             state_schema: json!({"type": "object"}).into(),
+            entries: Vec::new(),
         },
     );
     artifact.source_map.insert(

@@ -14,6 +14,7 @@ pub fn node(kind: NodeKind, reference: &str) -> Node {
     Node {
         kind,
         reference: reference.to_owned(),
+        result_field: None,
     }
 }
 
@@ -248,6 +249,7 @@ pub fn sample() -> Artifact {
                 "decision": {"type": "string"}, "customer": {"type": "string"},
                 "order": {"type": "object"}}})
             .into(),
+            entries: Vec::new(),
         },
     );
 

@@ -6,6 +6,8 @@
 //! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
+mod script;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -69,6 +71,7 @@ fn check_models(artifact: &Artifact, problems: &mut Problems) {
         if !model.params.is_object() {
             problems.push(format!("model `{name}`: `params` must be an object"));
         }
+        script::check(name, model, problems);
     }
 }
 

@@ -14,11 +14,12 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use tenx_artifact::{
-    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, SourceLocation, TrustPolicy, load, seal,
+    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, Script, SourceLocation, TrustPolicy, Turn,
+    load, seal,
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:1772cc48ad73085e0cd16936532fdbadd435436dcdf01581aceda7bf85dd86d2";
+const HELLO_ID: &str = "sha256:25ea87b26e4edc24e1b29ddd0088414a1fd3c524d12802ef7eddaef4b2233d1f";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -30,7 +31,11 @@ fn hello() -> Artifact {
             base_url: None,
             api_key_env: None,
             params: json!({}),
-            turns: Some(json!([{"say": "hello"}])),
+            script: Some(Script {
+                turns: vec![Turn::Text { text: "hello".into() }],
+                rules: Vec::new(),
+                fallback: None,
+            }),
         },
     );
     artifact.agents.insert(

@@ -433,10 +433,7 @@ fn an_extra_entry_after_the_approval_is_refused() {
 #[test]
 fn an_extra_entry_at_the_tool_is_refused() {
     let ways = ["planner -> approve", "approve -> pay", "pay -> END"];
-    assert_eq!(
-        violation_with_entries("planner", &["pay"], &ways),
-        bypassed(&["pay"])
-    );
+    assert_eq!(violation_with_entries("planner", &["pay"], &ways), bypassed(&["pay"]));
 }
 
 #[test]

@@ -310,7 +310,11 @@ fn dominance(
                 decl.name.name
             ));
             // A run that starts at the tool is labelled at its entry already.
-            let d = if last.is_some() { entry_label(d, &around, tool_node) } else { d };
+            let d = if last.is_some() {
+                entry_label(d, &around, tool_node)
+            } else {
+                d
+            };
             diagnostics.push(with_approval_note(d));
             continue;
         }
@@ -410,7 +414,9 @@ fn extra_entry_label(
     if Some(current) == topology.entry {
         return d;
     }
-    let Some(node) = topology.nodes.get(current) else { return d };
+    let Some(node) = topology.nodes.get(current) else {
+        return d;
+    };
     match graph.decl.entries.iter().find(|e| e.name == node.name) {
         Some(entry) => d.secondary(
             graph.file,

@@ -350,16 +350,14 @@ graph flow {
 
 #[test]
 fn extra_entries_are_sorted_and_a_tool_node_names_its_result_field() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/graph/extra_entries.tenx"
-    ))
-    .expect("the fixture exists");
-    let artifact = lower(&text);
+    let artifact = lower(include_str!("../../../../tests/fixtures/graph/extra_entries.tenx"));
     let graph = &artifact.graphs["newsletter"];
     assert_eq!(graph.entry, "writer");
     assert_eq!(graph.entries, ["approve_send"]);
-    assert_eq!(graph.nodes["send_newsletter"].result_field.as_deref(), Some("campaign_url"));
+    assert_eq!(
+        graph.nodes["send_newsletter"].result_field.as_deref(),
+        Some("campaign_url")
+    );
     assert_eq!(graph.nodes["writer"].result_field, None);
     assert_eq!(graph.nodes["approve_send"].result_field, None);
     assert!(graph.state_schema.to_value()["properties"]["campaign_url"].is_object());

@@ -11,7 +11,12 @@ impl Lower<'_> {
     /// not a map, is reported (`TENX0108`).
     pub(super) fn result_writes(&mut self, value: &Expr) -> Vec<ResultWrite> {
         let ExprKind::Map(entries) = &value.kind else {
-            expected(self, "results", "a map of tool nodes to state fields, such as `{ send: url }`", value);
+            expected(
+                self,
+                "results",
+                "a map of tool nodes to state fields, such as `{ send: url }`",
+                value,
+            );
             return Vec::new();
         };
         let mut out = Vec::with_capacity(entries.len());
@@ -24,7 +29,12 @@ impl Lower<'_> {
                     },
                     field: field.clone(),
                 }),
-                None => expected(self, "results", "a map of tool nodes to state field names", &entry.value),
+                None => expected(
+                    self,
+                    "results",
+                    "a map of tool nodes to state field names",
+                    &entry.value,
+                ),
             }
         }
         out

@@ -4,8 +4,8 @@
 //! entry (`reachability` in the parent module), and the approval dominance proof runs from each
 //! (`check/policy.rs`): an extra entry past an approving interrupt is refused there.
 
-use super::GraphCheck;
 use super::END;
+use super::GraphCheck;
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
@@ -39,7 +39,10 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
         if let Some(entry) = entry.as_ref().filter(|e| e.name == ident.name) {
             let d = Diagnostic::new(
                 Code::TENX0326,
-                format!("`{}` is the entry of graph `{graph}` and is listed in `entries` too", ident.name),
+                format!(
+                    "`{}` is the entry of graph `{graph}` and is listed in `entries` too",
+                    ident.name
+                ),
                 c.file,
                 ident.span,
             )

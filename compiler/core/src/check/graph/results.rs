@@ -45,11 +45,7 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
     if !c.check_node_ref(&write.node, "`results`") {
         return None;
     }
-    let node = c
-        .topology
-        .index
-        .get(node_name)
-        .and_then(|&n| c.topology.nodes.get(n))?;
+    let node = c.topology.index.get(node_name).and_then(|&n| c.topology.nodes.get(n))?;
     let Some(tool) = node.decl.tool().and_then(|t| c.facts.program.tools.get(t)) else {
         let kind = match node.kind() {
             DeclKind::Agent => "an agent",
@@ -96,7 +92,11 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
                 write.node.span,
             )
             .label("nothing to check the write against")
-            .secondary(tool.file, tool.decl.name.span, format!("`{tool_name}` is declared here without `-> TYPE`"))
+            .secondary(
+                tool.file,
+                tool.decl.name.span,
+                format!("`{tool_name}` is declared here without `-> TYPE`"),
+            )
             .help(format!(
                 "declare the result type after the parameters, e.g. `tool {tool_name}(…) -> string`"
             )),
@@ -116,8 +116,16 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
                 write.field.span,
             )
             .label("the result never fits this field")
-            .secondary(tool.file, result.span(), format!("`{tool_name}` returns {}", held.describe()))
-            .secondary(c.file, field.ty.span(), format!("`{field_name}` holds {}", wanted.describe()))
+            .secondary(
+                tool.file,
+                result.span(),
+                format!("`{tool_name}` returns {}", held.describe()),
+            )
+            .secondary(
+                c.file,
+                field.ty.span(),
+                format!("`{field_name}` holds {}", wanted.describe()),
+            )
             .help(format!("give the state field `{field_name}` the tool's result type")),
         );
     }

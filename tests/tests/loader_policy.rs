@@ -176,3 +176,33 @@ fn a_medium_tool_gets_the_default_confirmation_and_an_edit_that_drops_it_is_refu
          approval (the default confirmation) nor an approving interrupt"
     );
 }
+
+#[test]
+fn a_built_example_given_an_extra_entry_past_its_approval_is_refused() {
+    // A run may start at the approval itself: it still passes the person.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["entries"] = json!(["approve_publication"]);
+    envelope["id"] = json!(ArtifactId::of_body(&envelope["artifact"]).unwrap().to_string());
+    let bytes = serde_json::to_vec(&envelope).unwrap();
+    assert!(load(&bytes, &TrustPolicy::signature_optional()).is_ok());
+
+    // A run may start at the tool node, after the interrupt that guards it.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["entries"] = json!(["publish_report"]);
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: graph `research`: tool `publish_report` (risk high) can \
+         run without its approval: entry `publish_report`"
+    );
+
+    // A run may start at the reviewer, whose `publish` arm is edited to skip the person: the
+    // path starts at the extra entry.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["entries"] = json!(["reviewer"]);
+    envelope["artifact"]["graphs"]["research"]["routes"][0]["arms"][0]["target"] = json!("publish_report");
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: graph `research`: tool `publish_report` (risk high) can \
+         run without its approval: entry `reviewer` → `publish_report`"
+    );
+}

@@ -12,6 +12,8 @@ mod script;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+mod entries;
+
 use crate::model::{
     Agent, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, END, EdgeKind, Graph, NodeKind, Schema, Validator,
 };
@@ -206,6 +208,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
     if !is_node(&graph.entry) {
         report(problems, format!("entry `{}` is not a node", graph.entry));
     }
+    entries::check(name, graph, problems);
     if graph.recursion_limit == 0 {
         report(problems, "`recursion_limit` must be at least 1".to_owned());
     }

@@ -324,3 +324,37 @@ fn an_empty_program_and_a_wrong_format_seal_as_expected() {
     let routes = &sealed.artifact().graphs["support_desk"].routes;
     assert_eq!(routes[0].from, "close");
 }
+
+#[test]
+fn extra_entries_and_result_fields_name_what_exists() {
+    let cases: [(&str, Break, &str); 4] = [
+        (
+            "extra entry unknown",
+            |a| graph(a).entries = vec!["nowhere".into()],
+            "extra entry `nowhere` is not a node",
+        ),
+        (
+            "extra entry is the entry",
+            |a| graph(a).entries = vec!["triage".into()],
+            "extra entry `triage` is the graph's `entry`",
+        ),
+        (
+            "result field on an agent node",
+            |a| graph(a).nodes.get_mut("triage").unwrap().result_field = Some("decision".into()),
+            "node `triage` has a `result_field` but is not a tool node",
+        ),
+        (
+            "result field not in the state",
+            |a| graph(a).nodes.get_mut("close").unwrap().result_field = Some("receipt".into()),
+            "node `close` writes its result to `receipt`, which is not a property of `state_schema`",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        refused(what, edit, expected);
+    }
+    // The same fields, naming what exists, seal.
+    let mut artifact = sample();
+    graph(&mut artifact).entries = vec!["review".into()];
+    graph(&mut artifact).nodes.get_mut("close").unwrap().result_field = Some("decision".into());
+    assert!(seal(artifact).is_ok());
+}

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:ccb2c2b97b37abc3fbf4da0c654c25bc4cce13004fab1de8bb3215f9774b5b0b";
+const HELLO_ID: &str = "sha256:25ea87b26e4edc24e1b29ddd0088414a1fd3c524d12802ef7eddaef4b2233d1f";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -53,6 +53,7 @@ fn hello() -> Artifact {
         Node {
             kind: NodeKind::Agent,
             reference: "greeter".into(),
+            result_field: None,
         },
     )]);
     artifact.graphs.insert(
@@ -69,6 +70,7 @@ fn hello() -> Artifact {
             recursion_limit: 25,
             input_validators: Vec::new(),
             state_schema: json!({"type": "object"}).into(),
+            entries: Vec::new(),
         },
     );
     artifact.source_map.insert(

@@ -110,7 +110,7 @@ fn route_arm_around_review(envelope: &mut Value) {
 
 /// A `recheck` tool node that runs `lookup_order`, added to the graph.
 fn add_recheck_node(graph: &mut Value) {
-    graph["nodes"]["recheck"] = json!({"kind": "tool", "ref": "lookup_order"});
+    graph["nodes"]["recheck"] = json!({"kind": "tool", "ref": "lookup_order", "result_field": null});
 }
 
 /// After `close` runs, `recheck` can send the run back to `close` without a new review.
@@ -163,7 +163,7 @@ fn offer_prohibited_tool(envelope: &mut Value) {
 /// A node runs `wipe_database`, behind the review step.
 fn run_prohibited_tool(envelope: &mut Value) {
     let graph = graph(envelope);
-    graph["nodes"]["wipe"] = json!({"kind": "tool", "ref": "wipe_database"});
+    graph["nodes"]["wipe"] = json!({"kind": "tool", "ref": "wipe_database", "result_field": null});
     graph["routes"][0]["arms"][2]["target"] = json!("wipe");
     graph["edges"]
         .as_array_mut()
@@ -183,6 +183,11 @@ fn drop_review_from_approvers(envelope: &mut Value) {
 }
 
 /// `close_account` becomes a `low` risk tool, and the edge is rerouted around its review.
+/// The tool node `close`, guarded by the review, becomes an extra entry: a run may start there.
+fn extra_entry_at_the_tool(envelope: &mut Value) {
+    graph(envelope)["entries"] = json!(["close"]);
+}
+
 fn lower_risk_and_reroute(envelope: &mut Value) {
     envelope["artifact"]["tools"]["close_account"]["risk"] = json!("low");
     reroute_edge_around_review(envelope);
@@ -239,6 +244,16 @@ fn a_loop_back_to_the_tool_without_a_new_approval_is_refused() {
         loop_back_without_review,
         "graph `support_desk`: tool `close_account` (risk high) can run again without a new \
          approval: `close` → `recheck` → `close`",
+    );
+}
+
+#[test]
+fn an_extra_entry_past_the_approving_interrupt_is_refused() {
+    refused_both_ways(
+        "extra entry",
+        extra_entry_at_the_tool,
+        "graph `support_desk`: tool `close_account` (risk high) can run without its approval: \
+         entry `close`",
     );
 }
 
@@ -325,7 +340,8 @@ fn a_lowered_risk_with_every_gate_removed_is_beyond_what_the_loader_can_know() {
 
 #[test]
 fn seal_refuses_every_edit_the_loader_refuses() {
-    let edits: [(&str, Edit); 9] = [
+    let edits: [(&str, Edit); 10] = [
+        ("extra entry", extra_entry_at_the_tool),
         ("rerouted edge", reroute_edge_around_review),
         ("route arm", route_arm_around_review),
         ("loop", loop_back_without_review),

@@ -126,6 +126,9 @@ fn graphs(out: &mut String, artifact: &Artifact) {
             plural(graph.edges.len(), "edge"),
             plural(graph.routes.len(), "route")
         );
+        if !graph.entries.is_empty() {
+            let _ = writeln!(out, "    may also start at: {}", graph.entries.join(", "));
+        }
         for used in &graph.input_validators {
             let _ = writeln!(out, "    validates input with {} {}", used.validator, used.args);
         }

@@ -131,6 +131,13 @@ code_table! {
     TENX0323 "duplicate-node"                  Error   "a graph lists the same node twice in `nodes`";
     TENX0324 "duplicate-route-arm"             Error   "a route has two `else` arms, or two arms for one label";
     TENX0325 "end-listed-as-node"              Error   "a graph lists the built-in `END` in its `nodes`";
+    TENX0326 "entry-in-entries"                Error   "a graph's `entries` lists its `entry`";
+    TENX0327 "duplicate-extra-entry"           Error   "a graph lists the same node twice in `entries`";
+    TENX0328 "result-of-non-tool-node"         Error   "`results` names a node that is not a tool node";
+    TENX0329 "undeclared-result-field"         Error   "`results` writes a tool's result to a state field the graph does not declare";
+    TENX0330 "untyped-tool-result"             Error   "`results` writes the result of a tool that declares no result type";
+    TENX0331 "result-type-mismatch"            Error   "`results` writes a tool's result to a state field that never holds its type";
+    TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node twice";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

@@ -2,7 +2,7 @@
 //! choice) an author can make: renaming a declaration to an odd name, exposing a tool under an
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
 //! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections,
-//! giving a field an odd value.
+//! adding an extra entry or a tool node's result field, giving a field an odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -18,7 +18,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..22) {
+        let done = match rng.u8(0..24) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -33,6 +33,8 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             17 => add_node(rng, &mut lines),
             18 => select_tool(rng, &mut lines),
             19 => repeat_handoff(rng, &mut lines),
+            20 => add_entry(rng, &mut lines),
+            21 => add_result(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -434,6 +436,38 @@ fn add_node(rng: &mut Rng, lines: &mut [String]) -> Option<String> {
     let close = line.rfind(']')?;
     line.insert_str(close, &format!(", {node}"));
     Some(format!("add node `{node}`"))
+}
+
+/// Some node (or `END`) added to a graph as an extra entry: a run may then start there, so
+/// reachability and the approval proof must count from it.
+fn add_entry(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
+    let all = nodes(lines);
+    let node = pick(rng, &all)?.clone();
+    let at = lines.iter().position(|l| l.trim_start().starts_with("nodes"))?;
+    lines.insert(at + 1, format!("  entries = [{node}]"));
+    Some(format!("add extra entry `{node}`"))
+}
+
+/// Some node's result written into some state field (or `END`'s into an odd name).
+fn add_result(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
+    let all = nodes(lines);
+    let node = pick(rng, &all)?.clone();
+    let mut fields = vec!["result".to_owned()];
+    let mut in_state = false;
+    for line in lines.iter() {
+        let line = line.trim();
+        if line.starts_with("state") && line.ends_with('{') {
+            in_state = true;
+        } else if in_state && line.starts_with('}') {
+            in_state = false;
+        } else if in_state && let Some((name, _)) = line.split_once(':') {
+            fields.push(name.trim().trim_end_matches('?').to_owned());
+        }
+    }
+    let field = pick(rng, &fields)?.clone();
+    let at = lines.iter().position(|l| l.trim_start().starts_with("nodes"))?;
+    lines.insert(at + 1, format!("  results = {{ {node}: {field} }}"));
+    Some(format!("write the result of `{node}` into `{field}`"))
 }
 
 /// A declared tool added to an agent's `tools`.

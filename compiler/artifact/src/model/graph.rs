@@ -28,11 +28,15 @@ pub struct Graph {
     pub input_validators: Vec<ValidatorUse>,
     /// JSON Schema (draft 2020-12) of the run state that routes and templates read.
     pub state_schema: Schema,
+    /// The other nodes a run may start at, besides `entry`: sorted, without repeats, never
+    /// `entry` itself. A run that asks to start anywhere else is refused.
+    pub entries: Vec<String>,
 }
 
 impl Graph {
     pub(crate) fn normalize(&mut self) {
         sort_unique(&mut self.edges);
+        sort_unique(&mut self.entries);
         self.routes.sort_by(|a, b| a.from.cmp(&b.from));
     }
 }
@@ -46,6 +50,10 @@ pub struct Node {
     /// The name of what it runs: a key of `agents`, `tools` or `interrupts`, by `kind`.
     #[serde(rename = "ref")]
     pub reference: String,
+    /// For a tool node, the state field its result is also written to (the result always goes
+    /// into the conversation); `null` otherwise, and always `null` for agent and interrupt nodes.
+    #[serde(deserialize_with = "super::required")]
+    pub result_field: Option<String>,
 }
 
 /// What a [`Node`] runs.

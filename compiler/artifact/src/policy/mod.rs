@@ -14,22 +14,24 @@
 //! - A tool's own `approval` is asked before each of its executions by the runtime, so it holds
 //!   by construction. A tool approved only by interrupts (an *interrupt-approved* tool, whatever
 //!   its risk) is approved by graph steps, so in every graph:
-//!   - no node reachable from the entry runs an agent allowed to call it: an interrupt earlier
+//!   - no node reachable from an entry runs an agent allowed to call it: an interrupt earlier
 //!     in the graph is not bound to the call the model makes later;
-//!   - every node that runs it is unreachable from the entry once its approving interrupt nodes
+//!   - every node that runs it is unreachable from every entry once its approving interrupt nodes
 //!     are removed (they dominate it), and unreachable from its own previous run without passing
 //!     one of them again (each run needs a fresh approval);
 //!   - nothing runs between the approval and the tool: every reachable node with a way into the
 //!     tool's node is an approving interrupt node.
 //!
+//! An *entry* is the graph's `entry` or one of its extra `entries`: a run may start at any of
+//! them, so every rule holds from each (reachability and dominance are computed from all).
 //! A way is any plain edge, handoff edge or route arm: the search does not guess which arm a
 //! route takes. The graph rules of interrupt-approved tools ignore nodes that no run can reach
-//! from the entry, as the compiler does (it refuses such nodes with `TENX0303` anyway); a node
+//! from an entry, as the compiler does (it refuses such nodes with `TENX0303` anyway); a node
 //! that runs a prohibited tool is refused wherever it is.
 //!
 //! Cost: the three graph rules together are equivalent to one local fact per tool node, checked
-//! in a single pass over each graph's ways: the node is not the entry, and every reachable node
-//! with a way into it is one of its tool's approving interrupt nodes. (A way from the entry, or
+//! in a single pass over each graph's ways: the node is not an entry, and every reachable node
+//! with a way into it is one of its tool's approving interrupt nodes. (A way from an entry, or
 //! back from the tool, that avoids the approvers must end with a step from a reachable
 //! non-approver into the node.) So there is no search per tool: a graph costs one
 //! breadth-first search and one look at each way, and only if it has a node of an
@@ -184,8 +186,11 @@ fn check_graph(
         return;
     }
     let topology = Topology::build(graph);
-    let Some(entry) = topology.entry() else { return };
-    let reachable = topology.reach(&[entry], |_| false);
+    let starts = topology.starts();
+    if starts.is_empty() {
+        return;
+    }
+    let reachable = topology.reach(starts, |_| false);
     // The interrupt-approved tool each node runs, if any.
     let approved: Vec<Option<Approved<'_>>> = (0..topology.len())
         .map(|index| {
@@ -195,12 +200,15 @@ fn check_graph(
         })
         .collect();
     // Nodes of interrupt-approved tools that a run can reach other than straight from an
-    // approving interrupt node: the entry, or after any other reachable node.
+    // approving interrupt node: a start (the entry or an extra entry), or after any other
+    // reachable node.
     let mut unapproved = vec![false; topology.len()];
-    if let Some(Some(_)) = approved.get(entry)
-        && let Some(flag) = unapproved.get_mut(entry)
-    {
-        *flag = true;
+    for &start in starts {
+        if let Some(Some(_)) = approved.get(start)
+            && let Some(flag) = unapproved.get_mut(start)
+        {
+            *flag = true;
+        }
     }
     for from in (0..topology.len()).filter(|&from| reachable.contains(from)) {
         for &to in topology.successors(from) {
@@ -225,7 +233,7 @@ fn check_graph(
         }
         for &(name, tool) in tools {
             found.add(|| {
-                let around = topology.reach(&[entry], |node| approves(&topology, node, tool));
+                let around = topology.reach(starts, |node| approves(&topology, node, tool));
                 let path = if around.contains(index) {
                     around.path_to(index)
                 } else {
@@ -251,13 +259,13 @@ fn approves(topology: &Topology<'_>, node: usize, tool: &Tool) -> bool {
 }
 
 /// Which rule the node `index` of an interrupt-approved tool breaks, with its path, in the
-/// compiler's order: reached from the entry around the approvers; reached again after its own
+/// compiler's order: reached from an entry around the approvers; reached again after its own
 /// run; or entered from a node other than an approver.
 fn explain_unapproved(topology: &Topology<'_>, graph: &str, index: usize, target: Approved<'_>) -> PolicyViolation {
     let is_approver = |node: usize| approves(topology, node, target.tool);
     let (graph, tool, risk) = (graph.to_owned(), target.name.to_owned(), target.tool.risk);
-    let entry = topology.entry();
-    let around = topology.reach(entry.as_slice(), is_approver);
+    let starts = topology.starts();
+    let around = topology.reach(starts, is_approver);
     if around.contains(index) {
         let path = topology.names_of(&around.path_to(index));
         return PolicyViolation::ApprovalBypassed {
@@ -279,12 +287,12 @@ fn explain_unapproved(topology: &Topology<'_>, graph: &str, index: usize, target
             path,
         };
     }
-    let reachable = topology.reach(entry.as_slice(), |_| false);
+    let reachable = topology.reach(starts, |_| false);
     let before = (0..topology.len()).find(|&node| {
         node != index && !is_approver(node) && reachable.contains(node) && topology.successors(node).contains(&index)
     });
     let Some(before) = before else {
-        // Never taken: a node is flagged because it is the entry (found by `around`) or has a
+        // Never taken: a node is flagged because it is an entry (found by `around`) or has a
         // way in from a reachable non-approver: itself (found by `again`) or another node
         // (found by `before`).
         return PolicyViolation::ApprovalBypassed {

@@ -122,11 +122,13 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
             Node {
                 kind: NodeKind::Tool,
                 reference: name.into(),
+                result_field: None,
             }
         } else if artifact.interrupts.contains_key(name) {
             Node {
                 kind: NodeKind::Interrupt,
                 reference: name.into(),
+                result_field: None,
             }
         } else {
             let agent = name.split('_').next().unwrap_or(name);
@@ -138,6 +140,7 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
             Node {
                 kind: NodeKind::Agent,
                 reference: agent.into(),
+                result_field: None,
             }
         };
         nodes.insert(name.to_owned(), node);
@@ -182,6 +185,7 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         recursion_limit: 25,
         input_validators: Vec::new(),
         state_schema: json!({"type": "object"}).into(),
+        entries: Vec::new(),
     }
 }
 
@@ -427,6 +431,58 @@ fn a_deep_graph_needs_no_deep_stack_and_its_path_is_shortened() {
         "graph `g`: tool `pay` (risk high) can run without its approval: entry `planner_000000` → \
          `planner_000001` → `planner_000002` → `planner_000003` → … 99993 more steps … → \
          `planner_099997` → `planner_099998` → `planner_099999` → `pay`"
+    );
+}
+
+/// One graph `g` whose run may also start at `entries`.
+fn violation_with_entries(entry: &str, entries: &[&str], ways: &[&str]) -> Option<PolicyViolation> {
+    let mut g = graph(entry, ways);
+    g.entries = entries.iter().map(|name| (*name).to_owned()).collect();
+    proof(&[("g", g)]).map(|(violation, _)| violation)
+}
+
+#[test]
+fn an_extra_entry_at_the_approval_is_accepted() {
+    let ways = ["planner -> approve", "approve -> pay", "pay -> END"];
+    assert_eq!(violation_with_entries("planner", &["approve"], &ways), None);
+}
+
+#[test]
+fn an_extra_entry_after_the_approval_is_refused() {
+    let ways = [
+        "planner -> approve",
+        "approve -> planner_post",
+        "planner_post -> pay",
+        "pay -> END",
+    ];
+    // From the entry alone the step between approval and tool is the violation; the extra
+    // entry `planner_post` reaches the tool without passing the approval at all.
+    assert_eq!(
+        violation_with_entries("planner", &["planner_post"], &ways),
+        bypassed(&["planner_post", "pay"])
+    );
+}
+
+#[test]
+fn an_extra_entry_at_the_tool_is_refused() {
+    let ways = ["planner -> approve", "approve -> pay", "pay -> END"];
+    assert_eq!(violation_with_entries("planner", &["pay"], &ways), bypassed(&["pay"]));
+}
+
+#[test]
+fn an_extra_entry_makes_an_agent_that_calls_the_tool_reachable() {
+    // `clerk` is reachable only from the extra entry, and may call `pay` itself.
+    let ways = ["planner -> END", "clerk -> END"];
+    assert_eq!(violation("planner", &ways), None);
+    assert_eq!(
+        violation_with_entries("planner", &["clerk"], &ways),
+        Some(PolicyViolation::AgentCallsApprovedTool {
+            graph: "g".into(),
+            node: "clerk".into(),
+            tool: "pay".into(),
+            risk: Risk::High,
+            path: path(&["clerk"]),
+        })
     );
 }
 

@@ -1,5 +1,5 @@
 //! One graph of the artifact as indexes, for the policy proof: its nodes (in name order), the
-//! entry, and every way from one node to the next, whatever its kind. A plain edge, a handoff
+//! nodes a run may start at (`entry` and the extra `entries`), and every way from one node to the next, whatever its kind. A plain edge, a handoff
 //! edge and a route arm are all ways a run can take, so all three are successors here; `END`
 //! is not a node. Searches are iterative breadth-first searches.
 
@@ -13,8 +13,8 @@ pub(super) struct Topology<'a> {
     names: Vec<&'a str>,
     /// The nodes, at the same indexes.
     nodes: Vec<&'a Node>,
-    /// The entry node, if it is a node.
-    entry: Option<usize>,
+    /// The nodes a run may start at: the entry, then the extra entries (those that are nodes).
+    starts: Vec<usize>,
     /// The successors of node `n` are `targets[offsets[n]..offsets[n + 1]]`.
     offsets: Vec<usize>,
     targets: Vec<usize>,
@@ -61,11 +61,14 @@ impl<'a> Topology<'a> {
                 *at += 1;
             }
         }
-        let entry = index(&graph.entry);
+        let starts = std::iter::once(&graph.entry)
+            .chain(&graph.entries)
+            .filter_map(|name| index(name))
+            .collect();
         Self {
             names,
             nodes,
-            entry,
+            starts,
             offsets,
             targets,
         }
@@ -76,9 +79,9 @@ impl<'a> Topology<'a> {
         self.nodes.len()
     }
 
-    /// The entry node.
-    pub(super) fn entry(&self) -> Option<usize> {
-        self.entry
+    /// The nodes a run may start at: the entry first, then the extra entries.
+    pub(super) fn starts(&self) -> &[usize] {
+        &self.starts
     }
 
     /// The node at `index`.

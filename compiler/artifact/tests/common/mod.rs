@@ -15,6 +15,7 @@ pub fn node(kind: NodeKind, reference: &str) -> Node {
     Node {
         kind,
         reference: reference.to_owned(),
+        result_field: None,
     }
 }
 
@@ -289,6 +290,7 @@ pub fn sample() -> Artifact {
                 "decision": {"type": "string"}, "customer": {"type": "string"},
                 "order": {"type": "object"}}})
             .into(),
+            entries: Vec::new(),
         },
     );
 

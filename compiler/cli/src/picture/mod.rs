@@ -154,6 +154,13 @@ fn drawing(artifact: &Artifact, prefix: &str, name: &str, graph: &Graph) -> Draw
         label: None,
         kind: LinkKind::Solid,
     }];
+    // Extra entries: a run may start there too.
+    links.extend(graph.entries.iter().map(|entry| Link {
+        from: format!("{prefix}_start"),
+        to: node_id(entry),
+        label: Some("may start".to_string()),
+        kind: LinkKind::Dotted,
+    }));
     for (n, (node, spec)) in graph.nodes.iter().enumerate() {
         let id = format!("{prefix}_n{n}");
         match spec.kind {

@@ -24,6 +24,20 @@ pub struct GraphDecl {
     pub routes: Vec<Route>,
     /// The whole declaration.
     pub span: Span,
+    /// `entries = [a, b]`: the other nodes a run may start at, besides `entry`.
+    pub entries: Vec<Ident>,
+    /// `results = { node: field }`: tool nodes whose result is also written to a state field.
+    pub results: Vec<ResultWrite>,
+}
+
+/// One entry of a graph's `results = { node: field }`: the tool node `node` writes its result
+/// into the state field `field` (besides adding it to the conversation).
+#[derive(Debug, Clone)]
+pub struct ResultWrite {
+    /// The tool node.
+    pub node: Ident,
+    /// The state field.
+    pub field: Ident,
 }
 
 /// A validator applied to a graph's input: `prompt_injection(max_length: 2000)`.

@@ -1,5 +1,5 @@
 //! Graph structure: every graph has an entry; every edge, route and entry names a real node;
-//! every node is reachable from the entry and can reach `END`; no cycle is a trap; every
+//! every node is reachable from an entry (`entry` or one of `entries`) and can reach `END`; no cycle is a trap; every
 //! conditional route has a fallback and its labels are produced and handled; handoffs stay
 //! inside the graph along declared edges; each node has one way to continue.
 
@@ -10,7 +10,9 @@ use crate::resolve::{DeclKind, Located};
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
+mod entries;
 mod handoff_edges;
+mod results;
 mod routes;
 mod tool_nodes;
 
@@ -55,11 +57,13 @@ impl GraphCheck<'_, '_> {
     fn run(&mut self) {
         self.duplicate_nodes();
         self.entry();
+        entries::check(self);
         self.edges();
         routes::check(self);
         self.handoffs();
         handoff_edges::duplicate_edges(self);
         tool_nodes::check(self);
+        results::check(self);
         self.successors();
         self.reachability();
     }
@@ -383,10 +387,13 @@ impl GraphCheck<'_, '_> {
     /// that merely lead into them are fixed with them.
     fn reachability(&mut self) {
         let t = self.topology;
-        let Some(entry) = t.entry else { return };
+        if t.entry.is_none() {
+            return;
+        }
         let graph = self.g().name.name.clone();
         let open = self.open_nodes();
-        let reached = self.reached_with_handoffs(entry);
+        let reached = self.reached_with_handoffs(&t.starts);
+        let from = if t.starts.len() > 1 { "any entry" } else { "the entry" };
         let can_end = t.reaches_end(&open);
         let is = |v: &PerNode<bool>, n: NodeId| v.get(n).copied().unwrap_or(false);
         let shape_known = !t.nodes.ids().any(|n| is(&open, n) && is(&reached, n));
@@ -394,7 +401,7 @@ impl GraphCheck<'_, '_> {
             if shape_known && !is(&reached, n) {
                 let d = Diagnostic::new(
                     Code::TENX0303,
-                    format!("node `{}` cannot be reached from the entry", node.name),
+                    format!("node `{}` cannot be reached from {from}", node.name),
                     self.file,
                     node.span,
                 )
@@ -522,13 +529,15 @@ impl GraphCheck<'_, '_> {
         open
     }
 
-    /// The nodes reachable from `entry` along transitions and handoffs (iterative).
-    fn reached_with_handoffs(&self, entry: NodeId) -> PerNode<bool> {
+    /// The nodes reachable from `starts` along transitions and handoffs (iterative).
+    fn reached_with_handoffs(&self, starts: &[NodeId]) -> PerNode<bool> {
         let t = self.topology;
         let mut reached = PerNode::filled(false, t.nodes.len());
-        let mut stack = vec![entry];
-        if let Some(slot) = reached.get_mut(entry) {
-            *slot = true;
+        let mut stack = starts.to_vec();
+        for &start in starts {
+            if let Some(slot) = reached.get_mut(start) {
+                *slot = true;
+            }
         }
         while let Some(n) = stack.pop() {
             let steps = t

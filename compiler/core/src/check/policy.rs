@@ -7,14 +7,15 @@
 //! immediately before each of its executions, so it holds by construction. Approvals modelled
 //! as explicit `interrupt` nodes (`approves = [tool]`) are checked: the set of those interrupt
 //! nodes must dominate every execution of the tool, i.e. the execution must be unreachable from
-//! the entry once those nodes are removed, and also unreachable from the tool's own previous
+//! every entry (`entry` and the extra `entries`, where a run may start too) once those nodes are
+//! removed, and also unreachable from the tool's own previous
 //! execution (each run of the tool needs a fresh approval). An agent calling such a tool
 //! directly is always a bypass, because an interrupt earlier in the graph is not bound to the
 //! call the model makes later. Every violation is reported with the offending path.
 
 use super::Facts;
 use super::topology::{NodeId, Parents, Topology};
-use crate::ast::{Risk, ToolDecl, ToolSelector};
+use crate::ast::{GraphDecl, Risk, ToolDecl, ToolSelector};
 use crate::ids::IdVec;
 use crate::resolve::{AgentId, DeclKind, DeclRef, GraphId, InterruptId, Located, ToolId};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
@@ -177,7 +178,11 @@ fn dominance(
 ) {
     let program = facts.program;
     let Some(graph) = program.graphs.get(g) else { return };
-    let Some(entry) = topology.entry else { return };
+    if topology.entry.is_none() {
+        return;
+    }
+    let starts = topology.starts.as_slice();
+    let entry_label = |d: Diagnostic, parents: &Parents, n: NodeId| extra_entry_label(graph, topology, parents, n, d);
     let graph_name = &graph.decl.name.name;
     // The tools this graph can execute: its tool nodes and the tools its agents can call.
     let mut candidates: Vec<ToolId> = Vec::new();
@@ -230,8 +235,8 @@ fn dominance(
             Some((file, span)) => d.secondary(file, span, "the approval is declared here"),
             None => d,
         };
-        let around = topology.reach(&[entry], is_approver);
-        let anywhere: &Parents = anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
+        let around = topology.reach(starts, is_approver);
+        let anywhere: &Parents = anywhere_cache.get_or_insert_with(|| topology.reach(starts, |_| false));
 
         // Agents that call the tool directly.
         for (n, node) in topology.nodes.iter_enumerated() {
@@ -265,6 +270,7 @@ fn dominance(
                 "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
                 decl.name.name
             ));
+            let d = entry_label(d, parents, n);
             diagnostics.push(with_approval_note(d));
         }
 
@@ -281,10 +287,11 @@ fn dominance(
                 *last = format!("{last} runs");
             }
             // The transition that completes the path, or the `entry` when the run starts at the tool.
-            let (span, label) = match last_transition(topology, &around, tool_node, None) {
+            let last = last_transition(topology, &around, tool_node, None);
+            let (span, label) = match last {
                 Some(span) => (span, "this path skips the approval"),
                 None => (
-                    graph.decl.entry.as_ref().map_or(tool_span, |e| e.span),
+                    start_span(graph, &decl.name.name).unwrap_or(tool_span),
                     "the run starts at the tool, before any approval",
                 ),
             };
@@ -303,6 +310,12 @@ fn dominance(
                 "make every path to `{}` pass through {approver_names} first",
                 decl.name.name
             ));
+            // A run that starts at the tool is labelled at its entry already.
+            let d = if last.is_some() {
+                entry_label(d, &around, tool_node)
+            } else {
+                d
+            };
             diagnostics.push(with_approval_note(d));
             continue;
         }
@@ -342,7 +355,7 @@ fn dominance(
         }
         // The approval binds what a person saw: nothing may run between it and the tool, or the
         // state the tool reads could change after the approval.
-        let anywhere: &Parents = anywhere_cache.get_or_insert_with(|| topology.reach(&[entry], |_| false));
+        let anywhere: &Parents = anywhere_cache.get_or_insert_with(|| topology.reach(starts, |_| false));
         for (x, transitions) in topology.successors.iter_enumerated() {
             if x == tool_node || is_approver(x) || anywhere.get(x).is_none_or(Option::is_none) {
                 continue;
@@ -370,6 +383,48 @@ fn dominance(
                 diagnostics.push(with_approval_note(d));
             }
         }
+    }
+}
+
+/// Where the graph names `node` as a start: its `entry`, or its place in `entries`.
+fn start_span(graph: &Located<GraphDecl>, node: &str) -> Option<Span> {
+    let decl = &graph.decl;
+    decl.entry
+        .iter()
+        .chain(&decl.entries)
+        .find(|e| e.name == node)
+        .map(|e| e.span)
+}
+
+/// When the path that `parents` records to `n` starts at an extra entry (not at `entry`), a
+/// secondary label on that entry in `entries`: the run may start there.
+fn extra_entry_label(
+    graph: &Located<GraphDecl>,
+    topology: &Topology,
+    parents: &Parents,
+    n: NodeId,
+    d: Diagnostic,
+) -> Diagnostic {
+    let mut current = n;
+    for _ in 0..=topology.nodes.len() {
+        match parents.get(current).copied().flatten() {
+            Some(Some(previous)) => current = previous,
+            _ => break,
+        }
+    }
+    if Some(current) == topology.entry {
+        return d;
+    }
+    let Some(node) = topology.nodes.get(current) else {
+        return d;
+    };
+    match graph.decl.entries.iter().find(|e| e.name == node.name) {
+        Some(entry) => d.secondary(
+            graph.file,
+            entry.span,
+            format!("a run may start at `{}`: this path starts here", node.name),
+        ),
+        None => d,
     }
 }
 

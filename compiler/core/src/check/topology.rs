@@ -1,7 +1,8 @@
-//! The shape of each graph as indexes: its nodes (agents, tool nodes, interrupt steps), its
-//! successor lists from edges and route arms, and `END`. Built once and shared by the graph
-//! structure checks and the approval dominance check. Names that do not resolve to nodes are
-//! left out here; the graph checks report them.
+//! The shape of each graph as indexes: its nodes (agents, tool nodes, interrupt steps), the
+//! nodes a run may start at (`entry` and `entries`), its successor lists from edges and route
+//! arms, and `END`. Built once and shared by the graph structure checks and the approval
+//! dominance check. Names that do not resolve to nodes are left out here; the graph checks
+//! report them.
 
 use crate::ast::{GraphDecl, Ident};
 use crate::ids::{IdVec, Idx};
@@ -91,6 +92,9 @@ pub struct Topology {
     pub successors: PerNode<Vec<(Target, Via)>>,
     /// The entry node, when it is a node.
     pub entry: Option<NodeId>,
+    /// The nodes a run may start at: the entry, then the extra `entries` that are nodes (each
+    /// once). Reachability and the approval dominance proof search from all of them.
+    pub starts: Vec<NodeId>,
 }
 
 impl Topology {
@@ -143,12 +147,22 @@ impl Topology {
             }
         }
         let entry = graph.entry.as_ref().and_then(|e| index.get(&e.name).copied());
+        let mut starts: Vec<NodeId> = Vec::with_capacity(1 + graph.entries.len());
+        for id in entry
+            .into_iter()
+            .chain(graph.entries.iter().filter_map(|e| index.get(&e.name).copied()))
+        {
+            if !starts.contains(&id) {
+                starts.push(id);
+            }
+        }
         Topology {
             file,
             nodes,
             index,
             successors,
             entry,
+            starts,
         }
     }
 

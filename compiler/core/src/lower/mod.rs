@@ -51,9 +51,17 @@
 //!   to another agent node of the graph (`TENX0310`, `TENX0320`); a route has an `else`
 //!   (`TENX0307`), last (`TENX0317`), and no label twice (`TENX0324`); every node has a way on
 //!   (`TENX0304`, `TENX0316`) and is reachable (`TENX0303`).
+//! - *Extra entries and result fields*: each extra entry is a node (`TENX0302`; lowering keeps
+//!   only nodes, by construction) other than the entry (`TENX0326`; lowering drops it, by
+//!   construction), sorted without repeats (`Artifact::normalize`; a repeat is `TENX0327`). A
+//!   `result_field` is written only for a tool node (by construction; another node in `results`
+//!   is `TENX0328`) and names a declared state field, so a property of `state_schema`
+//!   (`TENX0329`; lowering writes only a declared one, by construction). That the result fits
+//!   the field is not an artifact rule; check proves it (`TENX0330`, `TENX0331`).
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
-//!   or run (`TENX0602`), and no path reaches an interrupt-approved tool around its approval
-//!   (`TENX0604`), proved on the same ways (plain edges, handoff edges, route arms). A `medium`
+//!   or run (`TENX0602`), and no path from any entry (`entry` or an extra entry) reaches an
+//!   interrupt-approved tool around its approval (`TENX0604`), proved on the same ways (plain
+//!   edges, handoff edges, route arms) from the same starts. A `medium`
 //!   tool has an approval or an approving interrupt by construction: one with neither gets the
 //!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
 //! - *Decisions*: no response and the standard library's schemas get their fixed rule (a

@@ -374,3 +374,18 @@ graph flow {
         }
     );
 }
+
+#[test]
+fn extra_entries_are_sorted_and_a_tool_node_names_its_result_field() {
+    let artifact = lower(include_str!("../../../../tests/fixtures/graph/extra_entries.tenx"));
+    let graph = &artifact.graphs["newsletter"];
+    assert_eq!(graph.entry, "writer");
+    assert_eq!(graph.entries, ["approve_send"]);
+    assert_eq!(
+        graph.nodes["send_newsletter"].result_field.as_deref(),
+        Some("campaign_url")
+    );
+    assert_eq!(graph.nodes["writer"].result_field, None);
+    assert_eq!(graph.nodes["approve_send"].result_field, None);
+    assert!(graph.state_schema.to_value()["properties"]["campaign_url"].is_object());
+}

@@ -1,4 +1,5 @@
-//! Lowering of `graph` declarations: entry, nodes, validators, state, edges and routes.
+//! Lowering of `graph` declarations: entry, extra entries, nodes, validators, state, edges,
+//! routes and result fields.
 
 use super::bad_lines::Context;
 use super::blocks::{BlockData, Fields, expected};
@@ -113,6 +114,11 @@ impl Lower<'_> {
             .map(|v| self.validator_uses(&v))
             .unwrap_or_default();
         let recursion_limit = fields.count(self, "recursion_limit");
+        let entries = fields.ident_list(self, "entries");
+        let results = fields
+            .value(self, "results")
+            .map(|v| self.result_writes(&v))
+            .unwrap_or_default();
         fields.finish(self);
         GraphDecl {
             name,
@@ -124,6 +130,8 @@ impl Lower<'_> {
             edges,
             routes,
             span,
+            entries,
+            results,
         }
     }
 

@@ -19,6 +19,7 @@ mod interrupt;
 mod items;
 mod mistakes;
 mod model;
+mod results;
 mod tool;
 mod types;
 mod validator;

@@ -295,7 +295,7 @@ pub(super) fn field_type(c: &GraphCheck<'_, '_>, param: &Param) -> FieldType {
     type_of(c, &param.ty, 0)
 }
 
-fn type_of(c: &GraphCheck<'_, '_>, ty: &TypeExpr, depth: usize) -> FieldType {
+pub(super) fn type_of(c: &GraphCheck<'_, '_>, ty: &TypeExpr, depth: usize) -> FieldType {
     match ty {
         TypeExpr::Schema(map) => map.to_json().map_or(FieldType::Any, |v| json_type(&v)),
         TypeExpr::Named { name, args, .. } => match name.name.as_str() {

@@ -55,10 +55,11 @@ fn required_parameters(tool: &ToolDecl) -> Vec<(&str, Span, Option<&Param>)> {
         .collect()
 }
 
-/// Whether a state field of type `held` can never be a valid argument of type `wanted`: their
+/// Whether a value of type `held` (a state field, or a tool's result) can never be a valid value
+/// of type `wanted` (a parameter, or the state field a result is written to): their
 /// kinds are disjoint (a string is never a number). An enum of strings is a string; `int` and
 /// `number` are both numbers; anything unknown fits.
-fn never_fits(held: &FieldType, wanted: &FieldType) -> bool {
+pub(super) fn never_fits(held: &FieldType, wanted: &FieldType) -> bool {
     fn kind(t: &FieldType) -> Option<&'static str> {
         match t {
             FieldType::String => Some("string"),

@@ -6,6 +6,8 @@
 //! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
+mod bindings;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -18,6 +20,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     let mut problems = Problems::default();
     check_models(artifact, &mut problems);
     check_tools(artifact, &mut problems);
+    bindings::check(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
     check_validators(artifact, &mut problems);
     for (name, agent) in &artifact.agents {

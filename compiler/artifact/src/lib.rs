@@ -41,6 +41,7 @@ pub use model::{
     FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema,
     SourceLocation, Tool, Validator, ValidatorUse,
 };
+pub use model::binding;
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};

@@ -18,7 +18,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:f942fb1c129bc9b73efcd9daa16c0e6ace96a583c88c6c21eba92a9707bd729e";
+const HELLO_ID: &str = "sha256:197a46cafaceaec66c655540ec30c08fc4e6c4c04e1894c5dc9fe8571978c2a2";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");

@@ -7,6 +7,7 @@
 //! artifact has exactly one byte form.
 
 mod agent;
+pub mod binding;
 mod condition;
 mod graph;
 mod guard;
@@ -70,6 +71,10 @@ pub struct Artifact {
     /// `tool.issue_refund`; for runtime error messages only.
     #[serde(deserialize_with = "packed_map")]
     pub source_map: BTreeMap<String, SourceLocation>,
+    /// The name of every handler a `native` tool runs, sorted and without repeats: exactly the
+    /// names in the tools' [`Run::Native`] bindings, so a host can refuse to load an artifact
+    /// whose handlers it has not registered.
+    pub native_handlers: Vec<String>,
 }
 
 impl Artifact {
@@ -85,6 +90,7 @@ impl Artifact {
             validators: BTreeMap::new(),
             interrupts: BTreeMap::new(),
             source_map: BTreeMap::new(),
+            native_handlers: Vec::new(),
         }
     }
 
@@ -105,6 +111,7 @@ impl Artifact {
         for interrupt in self.interrupts.values_mut() {
             sort_unique(&mut interrupt.approves);
         }
+        sort_unique(&mut self.native_handlers);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The check stage: proves properties of a resolved program. Each check lives in its own file,
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
+mod bindings;
 mod facts;
 mod graph;
 mod model_names;
@@ -38,6 +39,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         policy::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
+        bindings::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

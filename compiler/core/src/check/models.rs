@@ -5,6 +5,8 @@
 
 mod secrets;
 
+pub(super) use secrets::string_literals;
+
 use super::Facts;
 use crate::ast::{Expr, ExprKind, ModelDecl};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};

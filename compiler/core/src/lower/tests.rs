@@ -121,7 +121,8 @@ fn defaults_and_bindings() {
         Run::Http {
             method: HttpMethod::Get,
             url: "${WEB_URL}/fetch".into(),
-            timeout_ms: super::DEFAULT_HTTP_TIMEOUT_MS
+            timeout_ms: super::DEFAULT_HTTP_TIMEOUT_MS,
+            headers: Default::default(),
         }
     );
     let model = &artifact.models["local"];

@@ -39,17 +39,20 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
 
 fn invalid_native_name(file: FileId, span: Span, name: &str) -> Diagnostic {
     let length = name.chars().count();
-    let label = if length > 128 {
-        format!("{length} characters, more than 128")
+    let (message, label) = if name.is_empty() {
+        ("the native handler name is empty".to_string(), "no name".to_string())
+    } else if length > 128 {
+        (
+            "the native handler name is longer than 128 characters".to_string(),
+            format!("{length} characters"),
+        )
     } else {
-        "not a handler name".to_string()
+        (
+            format!("`{}` is not a native handler name", name.escape_debug()),
+            "not a handler name".to_string(),
+        )
     };
-    Diagnostic::new(
-        Code::TENX0824,
-        format!("`{}` is not a native handler name", name.escape_debug()),
-        file,
-        span,
-    )
-    .label(label)
-    .help("a handler name is 1 to 128 characters: lowercase letters, digits and `_` in parts separated by `.`, each part starting with a letter, such as `native(\"crm.lookup\")`")
+    Diagnostic::new(Code::TENX0824, message, file, span)
+        .label(label)
+        .help("a handler name is 1 to 128 characters: lowercase letters, digits and `_` in parts separated by `.`, each part starting with a letter, such as `native(\"crm.lookup\")`")
 }

@@ -65,7 +65,7 @@ pub(super) fn check(
                 )
                 .label("not a one-line string")
                 .help(format!(
-                    "write the value as one string, with `${{NAME}}` for what the environment holds: `\"{name}\": \"Bearer ${{TOKEN}}\"`"
+                    "write the value as one string, `\"{name}\": \"…\"`, with `${{NAME}}` for a part the environment holds"
                 )),
             ),
         }

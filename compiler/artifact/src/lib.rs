@@ -36,12 +36,12 @@ mod strict_json;
 pub use canonical::canonical_json;
 pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
+pub use model::binding;
 pub use model::{
     Agent, Approval, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition, END, Edge, EdgeKind,
     FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema,
     SourceLocation, Tool, Validator, ValidatorUse,
 };
-pub use model::binding;
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};

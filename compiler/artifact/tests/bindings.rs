@@ -62,7 +62,9 @@ fn a_native_tool_listed_in_native_handlers_seals_and_loads() {
 #[test]
 fn seal_sorts_native_handlers_and_drops_repeats() {
     let mut artifact = native_sample();
-    artifact.tools.get_mut("now").unwrap().run = Run::Native { name: "clock.now".into() };
+    artifact.tools.get_mut("now").unwrap().run = Run::Native {
+        name: "clock.now".into(),
+    };
     artifact.native_handlers = vec!["weather.forecast".into(), "clock.now".into(), "clock.now".into()];
     let sealed = seal(artifact).unwrap();
     assert_eq!(
@@ -82,7 +84,9 @@ fn seal_refuses_native_handlers_that_differ_from_the_tools() {
     assert!(seal_error(extra).contains("`native_handlers` lists `crm.lookup`, which no tool runs"));
 
     let mut bad_name = native_sample();
-    bad_name.tools.get_mut("weather").unwrap().run = Run::Native { name: "Weather/Forecast".into() };
+    bad_name.tools.get_mut("weather").unwrap().run = Run::Native {
+        name: "Weather/Forecast".into(),
+    };
     bad_name.native_handlers = vec!["Weather/Forecast".into()];
     assert!(seal_error(bad_name).contains("native handler name `Weather/Forecast`"));
 }
@@ -94,7 +98,10 @@ fn load_refuses_edited_native_handlers() {
     let what = load_edited(|body| body["native_handlers"] = json!(["weather.forecast", "x.y"]));
     assert!(what.contains("lists `x.y`"), "{what}");
     let what = load_edited(|body| body["native_handlers"] = json!(["weather.forecast", "weather.forecast"]));
-    assert!(what.contains("`native_handlers` must be sorted and without repeats"), "{what}");
+    assert!(
+        what.contains("`native_handlers` must be sorted and without repeats"),
+        "{what}"
+    );
     let what = load_edited(|body| body["tools"]["now"]["run"] = json!({"kind": "native", "name": "clock.now"}));
     assert!(what.contains("lacks `clock.now`"), "{what}");
 }
@@ -111,7 +118,10 @@ fn load_refuses_a_body_without_native_handlers() {
 fn with_headers(headers: &[(&str, &str)]) -> Artifact {
     let mut artifact = sample();
     if let Run::Http { headers: map, .. } = &mut artifact.tools.get_mut("issue_refund").unwrap().run {
-        *map = headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        *map = headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
     }
     artifact
 }
@@ -120,19 +130,32 @@ fn with_headers(headers: &[(&str, &str)]) -> Artifact {
 fn seal_refuses_bad_headers() {
     for (headers, expected) in [
         (&[("X Api", "1")][..], "header name `X Api` is not an HTTP token"),
-        (&[("Host", "example.com")][..], "header `Host` is written by the runtime"),
-        (&[("idempotency-key", "k")][..], "header `idempotency-key` is written by the runtime"),
+        (
+            &[("Host", "example.com")][..],
+            "header `Host` is written by the runtime",
+        ),
+        (
+            &[("idempotency-key", "k")][..],
+            "header `idempotency-key` is written by the runtime",
+        ),
         (&[("Proxy-Authorization", "x")][..], "is written by the runtime"),
         (
             &[("Authorization", "a"), ("authorization", "b")][..],
             "header `authorization` is set twice",
         ),
-        (&[("X-Note", "a\r\nX-Admin: 1")][..], "header `X-Note` holds a control character"),
+        (
+            &[("X-Note", "a\r\nX-Admin: 1")][..],
+            "header `X-Note` holds a control character",
+        ),
     ] {
         let what = seal_error(with_headers(headers));
         assert!(what.contains(expected), "{what}");
     }
-    seal(with_headers(&[("Authorization", "Bearer ${PAY_TOKEN}"), ("X-Trace", "")])).unwrap();
+    seal(with_headers(&[
+        ("Authorization", "Bearer ${PAY_TOKEN}"),
+        ("X-Trace", ""),
+    ]))
+    .unwrap();
 }
 
 #[test]
@@ -140,7 +163,10 @@ fn load_refuses_edited_headers() {
     let what = load_edited(|body| {
         body["tools"]["issue_refund"]["run"]["headers"] = json!({"Content-Length": "0"});
     });
-    assert!(what.contains("header `Content-Length` is written by the runtime"), "{what}");
+    assert!(
+        what.contains("header `Content-Length` is written by the runtime"),
+        "{what}"
+    );
     let what = load_edited(|body| {
         body["tools"]["issue_refund"]["run"]["headers"] = json!({"X-A": "1\n2"});
     });

@@ -405,7 +405,10 @@ fn inspect_names_native_handlers_and_header_names() {
         "{summary}"
     );
     assert!(summary.contains("crm_notes: native crm.notes"), "{summary}");
-    assert!(summary.contains("headers Accept, Authorization, X-Tenant)"), "{summary}");
+    assert!(
+        summary.contains("headers Accept, Authorization, X-Tenant)"),
+        "{summary}"
+    );
     // Header values are templates of the program, not shown.
     assert!(!summary.contains("ORDERS_TOKEN"), "{summary}");
 }

@@ -72,7 +72,14 @@ mod tests {
 
     #[test]
     fn reserved_headers() {
-        for reserved in ["host", "CONTENT-TYPE", "Idempotency-Key", "te", "Proxy-Authorization", "proxy-x"] {
+        for reserved in [
+            "host",
+            "CONTENT-TYPE",
+            "Idempotency-Key",
+            "te",
+            "Proxy-Authorization",
+            "proxy-x",
+        ] {
             assert!(is_reserved_header(reserved), "{reserved}");
         }
         for free in ["Authorization", "X-Host", "Proxy", "Accept"] {
@@ -93,7 +100,18 @@ mod tests {
         for good in ["crm", "crm.lookup", "a1_b.c_2", &"a".repeat(128)] {
             assert!(is_native_name(good), "{good}");
         }
-        for bad in ["", "Crm", "crm.", ".crm", "crm..x", "1crm", "crm.Lookup", "crm-x", "_x", &"a".repeat(129)] {
+        for bad in [
+            "",
+            "Crm",
+            "crm.",
+            ".crm",
+            "crm..x",
+            "1crm",
+            "crm.Lookup",
+            "crm-x",
+            "_x",
+            &"a".repeat(129),
+        ] {
             assert!(!is_native_name(bad), "{bad}");
         }
     }

@@ -387,5 +387,8 @@ graph g {
             name: "crm.lookup".into()
         }
     );
-    assert_eq!(artifact.native_handlers, vec!["audit.log".to_owned(), "crm.lookup".to_owned()]);
+    assert_eq!(
+        artifact.native_handlers,
+        vec!["audit.log".to_owned(), "crm.lookup".to_owned()]
+    );
 }

@@ -4,8 +4,8 @@
 
 use super::Lowerer;
 use crate::ast::{self, ExprKind, RunBinding};
-use std::collections::BTreeMap;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use tenx_artifact::{Approval, Artifact, HttpMethod, Risk, Run, Schema, Tool};
 use tenx_diagnostics::FileId;
 

@@ -208,10 +208,11 @@ impl Lower<'_> {
                             None => None,
                         };
                         let headers = match named("headers") {
-                            Some(map @ Expr {
-                                kind: ExprKind::Map(_),
-                                ..
-                            }) => Some(map.clone()),
+                            Some(
+                                map @ Expr {
+                                    kind: ExprKind::Map(_), ..
+                                },
+                            ) => Some(map.clone()),
                             Some(other) => {
                                 expected(
                                     self,

@@ -43,7 +43,10 @@ fn references(text: &str) -> Vec<Reference<'_>> {
     while let Some(&byte) = bytes.get(i) {
         match byte {
             b'\\' => {
-                let next = text.get(i + 1..).and_then(|r| r.chars().next()).map_or(0, char::len_utf8);
+                let next = text
+                    .get(i + 1..)
+                    .and_then(|r| r.chars().next())
+                    .map_or(0, char::len_utf8);
                 i += 1 + next;
             }
             b'$' if bytes.get(i + 1) == Some(&b'{') => {
@@ -77,7 +80,9 @@ fn literal<'f>(facts: &Facts<'f>, file: FileId, span: Span) -> Option<(usize, &'
 
 /// Reports every malformed `${` of the URL or header value written at `span`.
 pub(super) fn check_template(facts: &Facts<'_>, file: FileId, span: Span, diagnostics: &mut Vec<Diagnostic>) {
-    let Some((base, body)) = literal(facts, file, span) else { return };
+    let Some((base, body)) = literal(facts, file, span) else {
+        return;
+    };
     for reference in references(body).into_iter().filter(|r| r.name.is_none()) {
         let written = body.get(reference.start..reference.end).unwrap_or("${");
         diagnostics.push(
@@ -96,9 +101,14 @@ pub(super) fn check_template(facts: &Facts<'_>, file: FileId, span: Span, diagno
 /// Checks the URL `url` of an `http` tool: its references, then its query.
 pub(super) fn check_url(facts: &Facts<'_>, file: FileId, url: &Expr, diagnostics: &mut Vec<Diagnostic>) {
     check_template(facts, file, url.span, diagnostics);
-    let Some((base, body)) = literal(facts, file, url.span) else { return };
+    let Some((base, body)) = literal(facts, file, url.span) else {
+        return;
+    };
     let Some(question) = body.find('?') else { return };
-    let query_end = body.get(question..).and_then(|q| q.find('#')).map_or(body.len(), |h| question + h);
+    let query_end = body
+        .get(question..)
+        .and_then(|q| q.find('#'))
+        .map_or(body.len(), |h| question + h);
     let mut start = question + 1;
     while start <= query_end {
         let end = body
@@ -108,7 +118,12 @@ pub(super) fn check_url(facts: &Facts<'_>, file: FileId, url: &Expr, diagnostics
         let part = body.get(start..end).unwrap_or("");
         let (name, value) = part.split_once('=').unwrap_or((part, ""));
         if CREDENTIAL_PARAMETERS.iter().any(|c| c.eq_ignore_ascii_case(name)) && value.contains("${") {
-            diagnostics.push(credential_in_url(file, Span::new(base + start, base + end), name, value));
+            diagnostics.push(credential_in_url(
+                file,
+                Span::new(base + start, base + end),
+                name,
+                value,
+            ));
         }
         start = end + 1;
     }
@@ -146,7 +161,9 @@ pub(super) fn check_elsewhere(facts: &Facts<'_>, bound: &[(FileId, Span)], diagn
     files.extend(program.interrupts.iter().filter(|d| !d.stdlib).map(|d| d.file));
     files.extend(program.graphs.iter().filter(|d| !d.stdlib).map(|d| d.file));
     for file in files {
-        let Some(source) = facts.sources.get(file) else { continue };
+        let Some(source) = facts.sources.get(file) else {
+            continue;
+        };
         if source.name.starts_with("<stdlib>") || !source.text.contains("${") {
             continue;
         }
@@ -196,7 +213,10 @@ mod tests {
     #[test]
     fn finds_references_as_written() {
         assert_eq!(found("Bearer ${PAY_TOKEN}"), vec![("${PAY_TOKEN}", Some("PAY_TOKEN"))]);
-        assert_eq!(found("${A}/x/${_b2}"), vec![("${A}", Some("A")), ("${_b2}", Some("_b2"))]);
+        assert_eq!(
+            found("${A}/x/${_b2}"),
+            vec![("${A}", Some("A")), ("${_b2}", Some("_b2"))]
+        );
         assert!(found(r"costs \${amount} or $5").is_empty());
         assert_eq!(found(r"\\${A}"), vec![("${A}", Some("A"))]);
     }

@@ -89,7 +89,9 @@ fn reserved(file: FileId, span: Span, name: &str) -> Diagnostic {
         "idempotency-key" => {
             "the runtime sends each call's idempotency key in `Idempotency-Key`; choose it with the tool's `idempotency_key = \"…\"` field"
         }
-        "content-type" => "the runtime sends the arguments as JSON with `Content-Type: application/json`; remove this header",
+        "content-type" => {
+            "the runtime sends the arguments as JSON with `Content-Type: application/json`; remove this header"
+        }
         "host" => "the runtime sends the URL's host; put the host in the URL",
         _ if lower.starts_with("proxy-") => {
             "proxy headers belong to the connection, not to the tool; configure a proxy on the host that runs the artifact"
@@ -121,9 +123,13 @@ fn control_character(file: FileId, span: Span, name: &str, value: &str) -> Diagn
         span,
     )
     .label(label)
-    .help("remove the escape (`\\r`, `\\n`, `\\t`, `\\u{…}`) that writes it; a header value is one line of visible text");
+    .help(
+        "remove the escape (`\\r`, `\\n`, `\\t`, `\\u{…}`) that writes it; a header value is one line of visible text",
+    );
     if line_break {
-        d = d.note("a line break in a header value ends the header: whatever follows would be sent as headers of its own");
+        d = d.note(
+            "a line break in a header value ends the header: whatever follows would be sent as headers of its own",
+        );
     }
     d
 }

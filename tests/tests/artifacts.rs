@@ -258,3 +258,42 @@ fn every_program_that_checks_without_errors_seals_and_loads() {
         programs.len()
     );
 }
+
+/// The refund example runs on its scripted demo model: its rule turns `Refund order 1042, 59.00`
+/// into exactly the refund call, the tool's result becomes the answer, and anything else gets
+/// the fallback text.
+#[test]
+fn the_refund_example_plays_its_scripted_rules() {
+    use tenx_artifact::Turn;
+    use tenx_artifact::script::select;
+
+    let artifact = seal(compile_example("refund_approval")).unwrap().artifact().clone();
+    let agent = &artifact.agents["support"];
+    let script = artifact.models[&agent.model].script.as_ref().expect("a scripted model");
+
+    let refund = select(script, "Refund order 1042, 59.00").unwrap();
+    let call = refund.render(0, None).unwrap();
+    assert_eq!(
+        serde_json::to_value(&call).unwrap(),
+        serde_json::json!({
+            "kind": "tool",
+            "tool": "issue_refund",
+            "arguments": {"order_id": "1042", "amount_cents": 5900}
+        })
+    );
+    // The call names a tool the agent may call, by its model-facing name.
+    let Turn::Tool { tool, .. } = &call else { unreachable!() };
+    assert!(agent.allowed_tools.iter().any(|t| &artifact.tools[t].name == tool));
+    assert_eq!(
+        refund.render(1, Some("Refund declined.")).unwrap(),
+        Turn::Text {
+            text: "Refund declined.".into()
+        }
+    );
+
+    let hello = select(script, "hello").unwrap();
+    let Turn::Text { text } = hello.render(0, None).unwrap() else {
+        panic!("the fallback is a text turn")
+    };
+    assert!(text.starts_with("I can refund an order."), "{text}");
+}

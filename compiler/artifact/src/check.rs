@@ -7,6 +7,7 @@
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
 mod bindings;
+mod script;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -70,6 +71,7 @@ fn check_models(artifact: &Artifact, problems: &mut Problems) {
         if !model.params.is_object() {
             problems.push(format!("model `{name}`: `params` must be an object"));
         }
+        script::check(name, model, problems);
     }
 }
 

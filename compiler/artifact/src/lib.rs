@@ -29,6 +29,7 @@ mod id;
 mod load;
 mod model;
 mod policy;
+pub mod script;
 mod seal;
 mod sign;
 mod strict_json;
@@ -38,9 +39,10 @@ pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::binding;
 pub use model::{
-    Agent, Approval, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition, END, Edge, EdgeKind,
-    FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema,
-    SourceLocation, Tool, Validator, ValidatorUse,
+    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition,
+    DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model,
+    Node, NodeKind, Provider, Risk, Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator,
+    ValidatorUse,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

@@ -14,11 +14,12 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use tenx_artifact::{
-    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, SourceLocation, TrustPolicy, load, seal,
+    Agent, Artifact, Edge, EdgeKind, Graph, Model, Node, NodeKind, Provider, Script, SourceLocation, TrustPolicy, Turn,
+    load, seal,
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:197a46cafaceaec66c655540ec30c08fc4e6c4c04e1894c5dc9fe8571978c2a2";
+const HELLO_ID: &str = "sha256:d263b235f0ea5047463bf02ea05c64cb0384ec5e64cbf7cc90ee699dcdc3da29";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -30,7 +31,11 @@ fn hello() -> Artifact {
             base_url: None,
             api_key_env: None,
             params: json!({}),
-            turns: Some(json!([{"say": "hello"}])),
+            script: Some(Script {
+                turns: vec![Turn::Text { text: "hello".into() }],
+                rules: Vec::new(),
+                fallback: None,
+            }),
         },
     );
     artifact.agents.insert(

@@ -8,7 +8,9 @@ use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tenx_artifact::{Artifact, LoadError, LoadedArtifact, NodeKind, PublicKey, Risk, Run, TrustPolicy};
+use tenx_artifact::{
+    Approvers, Artifact, Evidence, LoadError, LoadedArtifact, NodeKind, PublicKey, Risk, Run, TrustPolicy,
+};
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -222,13 +224,55 @@ fn approvals(out: &mut String, artifact: &Artifact) {
                 .map_or("never".to_string(), |ms| format!("after {}", duration(ms))),
             answer(&approval.response_schema)
         );
-        if let Some(on_reject) = &approval.on_reject {
-            let _ = writeln!(out, "    on reject: {}", quoted(on_reject));
-        }
-        if !approval.evidence.is_empty() {
-            let _ = writeln!(out, "    evidence: {}", approval.evidence.join(", "));
-        }
+        gate(
+            out,
+            Gate {
+                target: approval.target.as_deref(),
+                evidence: &approval.evidence,
+                approvers: approval.approvers.as_ref(),
+                separate_duties: approval.separate_duties,
+                on_reject: &approval.on_reject,
+            },
+        );
     }
+}
+
+/// Who may answer an approval or interrupt, what it binds, and what happens on rejection.
+struct Gate<'a> {
+    target: Option<&'a str>,
+    evidence: &'a [Evidence],
+    approvers: Option<&'a Approvers>,
+    separate_duties: bool,
+    on_reject: &'a str,
+}
+
+fn gate(out: &mut String, gate: Gate<'_>) {
+    if let Some(target) = gate.target {
+        let _ = writeln!(out, "    target: {}", quoted(target));
+    }
+    if !gate.evidence.is_empty() {
+        let items = gate.evidence.iter().map(|item| match item {
+            Evidence::Param(name) => format!("argument {name}"),
+            Evidence::State(name) => format!("state {name}"),
+            Evidence::Literal(text) => quoted(text),
+        });
+        let _ = writeln!(out, "    evidence: {}", items.collect::<Vec<_>>().join(", "));
+    }
+    let who = match gate.approvers {
+        None => "whoever may act on the thread".to_string(),
+        Some(approvers) => {
+            let roles = approvers.roles.iter().map(|role| format!("role {role}"));
+            let scopes = approvers.scopes.iter().map(|scope| format!("scope {scope}"));
+            roles.chain(scopes).collect::<Vec<_>>().join(" or ")
+        }
+    };
+    let duties = if gate.separate_duties {
+        ", never the user who started the run"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "    approvers: {who}{duties}");
+    let _ = writeln!(out, "    on reject: {}", quoted(gate.on_reject));
 }
 
 fn interrupts(out: &mut String, artifact: &Artifact) {
@@ -244,6 +288,16 @@ fn interrupts(out: &mut String, artifact: &Artifact) {
                 .expires_ms
                 .map_or("never".to_string(), |ms| format!("after {}", duration(ms))),
             answer(&interrupt.response_schema)
+        );
+        gate(
+            out,
+            Gate {
+                target: interrupt.target.as_deref(),
+                evidence: &interrupt.evidence,
+                approvers: interrupt.approvers.as_ref(),
+                separate_duties: interrupt.separate_duties,
+                on_reject: &interrupt.on_reject,
+            },
         );
     }
 }
@@ -263,8 +317,12 @@ fn models(out: &mut String, artifact: &Artifact) {
         if let Some(variable) = &model.api_key_env {
             text.push_str(&format!(", key from ${variable}"));
         }
-        if let Some(turns) = model.turns.as_ref().and_then(|t| t.as_array()) {
-            text.push_str(&format!(", {}", plural(turns.len(), "scripted turn")));
+        if let Some(script) = &model.script {
+            if script.rules.is_empty() {
+                text.push_str(&format!(", {}", plural(script.turns.len(), "scripted turn")));
+            } else {
+                text.push_str(&format!(", {}", plural(script.rules.len(), "scripted rule")));
+            }
         }
         let _ = writeln!(out, "{text}");
     }

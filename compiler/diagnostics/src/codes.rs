@@ -157,6 +157,16 @@ code_table! {
     TENX0802 "literal-credential"              Error   "a credential is written as a literal instead of `env(\"NAME\")`";
     TENX0803 "secret-literal"                  Error   "a string literal looks like a secret";
     TENX0804 "turns-on-unscripted-model"       Error   "a model that is not `scripted` has `turns`";
+    TENX0805 "turns-with-rules"                Error   "a scripted model has both fixed `turns` and `rules` or a `fallback`";
+    TENX0806 "rules-on-unscripted-model"       Error   "a model that is not `scripted` has `rules` or a `fallback`";
+    TENX0807 "invalid-rule-regex"              Error   "a scripted rule's `match` is not a valid regex or is too large";
+    TENX0808 "reserved-capture-name"           Error   "a scripted rule's regex names a capture `result`";
+    TENX0809 "unknown-capture"                 Error   "a scripted turn's placeholder names no capture of its rule";
+    TENX0810 "bad-conversion"                  Error   "a placeholder conversion is unknown or not the whole value of an argument";
+    TENX0811 "conversion-type-mismatch"        Error   "a placeholder's value does not fit the type of the parameter it fills";
+    TENX0812 "script-tool-not-visible"         Error   "a scripted turn calls a tool that an agent using the model cannot see";
+    TENX0813 "script-arguments-invalid"        Error   "a scripted tool call's arguments do not match the tool's parameters";
+    TENX0814 "malformed-turn"                  Error   "a scripted turn or rule has the wrong shape";
     TENX0820 "invalid-header-value"            Error   "an `http` header value is not a one-line string or holds a control character";
     TENX0821 "malformed-env-reference"         Error   "a `${` in a URL or header value does not start a well-formed `${NAME}` reference";
     TENX0822 "env-reference-outside-binding"   Error   "a `${…}` environment reference is written outside an `http` URL or header value";

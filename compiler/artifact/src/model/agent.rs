@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Schema;
+use super::{Schema, Script};
 
 use super::sort_unique;
 
@@ -60,9 +60,9 @@ pub struct Model {
     pub api_key_env: Option<String>,
     /// Provider parameters (temperature, max tokens, ...), an object.
     pub params: Value,
-    /// For `scripted`: the turns to play back; `null` otherwise.
+    /// For `scripted`: what the model answers; `null` for every other provider.
     #[serde(deserialize_with = "super::required")]
-    pub turns: Option<Value>,
+    pub script: Option<Script>,
 }
 
 /// A model provider protocol.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Schema;
+use super::{Approvers, Decision, Evidence, Schema};
 
 /// An input validator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,7 +46,19 @@ pub struct Interrupt {
     pub expires_ms: Option<u64>,
     /// Tools (keys of `tools`) this step approves, sorted; each lists this step in `approved_by`.
     pub approves: Vec<String>,
-    /// Text recorded (and given to the model) when the person rejects.
+    /// The run's final message when the answer rejects, cancels or the question expires
+    /// ([`super::DEFAULT_ON_REJECT`] when the program declares none).
+    pub on_reject: String,
+    /// Template over the state naming the affected resource or principal, if declared.
     #[serde(deserialize_with = "super::required")]
-    pub on_reject: Option<String>,
+    pub target: Option<String>,
+    /// What is shown to the approver beside the question, in order (state fields and literals).
+    pub evidence: Vec<Evidence>,
+    /// Who may answer; `null` when the program names nobody.
+    #[serde(deserialize_with = "super::required")]
+    pub approvers: Option<Approvers>,
+    /// Whether the user who started the run is refused as the approver of its own request.
+    pub separate_duties: bool,
+    /// How an answer is read as approve, edit or reject.
+    pub decision: Decision,
 }

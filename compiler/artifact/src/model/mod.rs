@@ -7,11 +7,13 @@
 //! artifact has exactly one byte form.
 
 mod agent;
+mod approval;
 pub mod binding;
 mod condition;
 mod graph;
 mod guard;
 mod schema;
+mod script;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -19,10 +21,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 pub use agent::{Agent, Handoff, Model, Provider};
+pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
 pub use guard::{Interrupt, Validator};
 pub use schema::Schema;
+pub use script::{Rule, Script, Turn};
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};
 
 /// The format string of this version of the artifact, written in the body and the envelope.
@@ -110,6 +114,9 @@ impl Artifact {
         }
         for interrupt in self.interrupts.values_mut() {
             sort_unique(&mut interrupt.approves);
+            if let Some(approvers) = interrupt.approvers.as_mut() {
+                approvers.normalize();
+            }
         }
         sort_unique(&mut self.native_handlers);
     }

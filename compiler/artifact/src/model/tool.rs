@@ -1,6 +1,6 @@
 //! Tools: what the model sees, how risky a call is, who must approve it and how it runs.
 
-use super::Schema;
+use super::{Approvers, Decision, Evidence, Schema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -40,6 +40,9 @@ impl Tool {
     pub(crate) fn normalize(&mut self) {
         sort_unique(&mut self.tags);
         sort_unique(&mut self.approved_by);
+        if let Some(approvers) = self.approval.as_mut().and_then(|approval| approval.approvers.as_mut()) {
+            approvers.normalize();
+        }
     }
 }
 
@@ -92,11 +95,19 @@ pub struct Approval {
     /// How long the approval stays answerable, in milliseconds; `null` for no expiry.
     #[serde(deserialize_with = "super::required")]
     pub expires_ms: Option<u64>,
-    /// Text returned to the model when the call is rejected (or cancelled).
+    /// Text returned to the model when the call is rejected, cancelled or expires
+    /// ([`super::DEFAULT_ON_REJECT`] when the program declares none).
+    pub on_reject: String,
+    /// What is shown to the approver beside the question, in order.
+    pub evidence: Vec<Evidence>,
+    /// Who may answer; `null` when the program names nobody (then only whoever may act on the
+    /// thread, and with `separate_duties` nobody: the compiler refuses that combination).
     #[serde(deserialize_with = "super::required")]
-    pub on_reject: Option<String>,
-    /// Names of arguments or state fields shown to the approver as evidence, in order.
-    pub evidence: Vec<String>,
+    pub approvers: Option<Approvers>,
+    /// Whether the user who started the run is refused as the approver of its own request.
+    pub separate_duties: bool,
+    /// How an answer is read as approve, edit or reject.
+    pub decision: Decision,
 }
 
 /// How a tool runs.

@@ -45,7 +45,12 @@ fn interrupt(approves: &[&str]) -> Interrupt {
         response_schema: json!({}).into(),
         expires_ms: None,
         approves: approves.iter().map(|name| (*name).to_owned()).collect(),
-        on_reject: None,
+        on_reject: crate::DEFAULT_ON_REJECT.into(),
+        target: None,
+        evidence: Vec::new(),
+        approvers: None,
+        separate_duties: false,
+        decision: crate::Decision::yes_no(),
     }
 }
 
@@ -63,7 +68,7 @@ fn world() -> Artifact {
             base_url: None,
             api_key_env: None,
             params: json!({}),
-            turns: Some(json!([])),
+            script: Some(tenx_script()),
         },
     );
     let mut refund = tool(Risk::High, &["approve"]);
@@ -73,8 +78,11 @@ fn world() -> Artifact {
         target: None,
         response_schema: json!({}).into(),
         expires_ms: None,
-        on_reject: None,
+        on_reject: crate::DEFAULT_ON_REJECT.into(),
         evidence: Vec::new(),
+        approvers: None,
+        separate_duties: true,
+        decision: crate::Decision::yes_no(),
     });
     artifact.tools.insert("pay".into(), tool(Risk::High, &["approve"]));
     artifact.tools.insert("refund".into(), refund);
@@ -387,4 +395,13 @@ fn a_deep_graph_needs_no_deep_stack_and_its_path_is_shortened() {
          `planner_000001` → `planner_000002` → `planner_000003` → … 99993 more steps … → \
          `planner_099997` → `planner_099998` → `planner_099999` → `pay`"
     );
+}
+
+/// An empty script.
+fn tenx_script() -> crate::Script {
+    crate::Script {
+        turns: Vec::new(),
+        rules: Vec::new(),
+        fallback: None,
+    }
 }

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use tenx_artifact::{
-    Agent, Approval, Arm, Artifact, ArtifactId, CompareOp, Condition, Edge, EdgeKind, Graph, Handoff, HttpMethod,
-    Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, SourceLocation, Tool, Validator, ValidatorUse,
+    Agent, Approval, Approvers, Arm, Artifact, ArtifactId, CompareOp, Condition, Decision, Edge, EdgeKind, Evidence,
+    Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Script, SourceLocation,
+    Tool, Turn, Validator, ValidatorUse,
 };
 
 pub fn node(kind: NodeKind, reference: &str) -> Node {
@@ -55,7 +56,7 @@ pub fn sample() -> Artifact {
             base_url: Some("http://127.0.0.1:11434/v1".into()),
             api_key_env: Some("OPENAI_API_KEY".into()),
             params: json!({"temperature": 0.2, "max_tokens": 512}),
-            turns: None,
+            script: None,
         },
     );
     artifact.models.insert(
@@ -66,7 +67,11 @@ pub fn sample() -> Artifact {
             base_url: None,
             api_key_env: None,
             params: json!({}),
-            turns: Some(json!([{"say": "hello"}])),
+            script: Some(Script {
+                turns: vec![Turn::Text { text: "hello".into() }],
+                rules: Vec::new(),
+                fallback: None,
+            }),
         },
     );
 
@@ -100,8 +105,17 @@ pub fn sample() -> Artifact {
                                 "required": ["approved"]})
         .into(),
         expires_ms: Some(86_400_000),
-        on_reject: Some("Refund declined.".into()),
-        evidence: vec!["order_id".into()],
+        on_reject: "Refund declined.".into(),
+        evidence: vec![
+            Evidence::Param("order_id".into()),
+            Evidence::Literal("refund-policy-7".into()),
+        ],
+        approvers: Some(Approvers {
+            roles: vec!["support_lead".into()],
+            scopes: vec!["refunds:approve".into()],
+        }),
+        separate_duties: true,
+        decision: Decision::yes_no(),
     });
     refund.idempotency_key = Some("refund-{order_id}".into());
     let mut close = tool("close_account", Risk::High, &["accounts"], Run::Remote);
@@ -186,7 +200,19 @@ pub fn sample() -> Artifact {
                 .into(),
             expires_ms: None,
             approves: vec!["close_account".into()],
-            on_reject: Some("The manager declined.".into()),
+            on_reject: "The manager declined.".into(),
+            target: Some("customer {customer}".into()),
+            evidence: vec![Evidence::State("customer".into())],
+            approvers: Some(Approvers {
+                roles: vec!["manager".into()],
+                scopes: Vec::new(),
+            }),
+            separate_duties: true,
+            decision: Decision {
+                field: "decision".into(),
+                approve: json!("approve"),
+                edit: None,
+            },
         },
     );
 

@@ -137,6 +137,10 @@ pub struct ModelDecl {
     pub turns: Option<Expr>,
     /// The whole declaration.
     pub span: Span,
+    /// `rules = [{ match: "regex", turns: [...] }]`, for the scripted provider.
+    pub rules: Option<Expr>,
+    /// `fallback = { text: "..." }`, for the scripted provider: the turn when no rule matches.
+    pub fallback: Option<Expr>,
 }
 
 /// A tool's risk level.

@@ -1,8 +1,12 @@
 //! Models and secrets: every provider is known (`TENX0801`), every credential is an
-//! `env("NAME")` reference (`TENX0802`), `turns` appear only on scripted models (`TENX0804`), and
-//! no string literal in the program's own files looks like a secret (`TENX0803`, see
-//! [`secrets`]).
+//! `env("NAME")` reference (`TENX0802`), `turns` appear only on scripted models (`TENX0804`), a
+//! scripted model's rules and turns are well formed (`TENX0805`–`TENX0810`, `TENX0814`, see
+//! [`script`]) and call tools its agents see with fitting arguments (`TENX0811`–`TENX0813`, see
+//! [`script_tools`]), and no string literal in the program's own files looks like a secret
+//! (`TENX0803`, see [`secrets`]).
 
+mod script;
+mod script_tools;
 mod secrets;
 
 pub(super) use secrets::string_literals;
@@ -67,6 +71,9 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             diagnostics.push(d);
         }
         check_turns(file, decl, provider, diagnostics);
+        let known = provider.is_some_and(|p| PROVIDERS.contains(&p));
+        let played = script::check(file, decl, provider, known, diagnostics);
+        script_tools::check(facts, model, &played, diagnostics);
     }
     secrets::check(facts, &credentials, diagnostics);
 }

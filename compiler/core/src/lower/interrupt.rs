@@ -4,7 +4,7 @@
 use super::Lowerer;
 use super::tool::default_response_schema;
 use crate::ast::Expr;
-use tenx_artifact::{Artifact, Interrupt, Schema};
+use tenx_artifact::{Artifact, DEFAULT_ON_REJECT, Interrupt, Schema};
 
 /// The `reason` of an interrupt that does not set one.
 pub const DEFAULT_INTERRUPT_REASON: &str = "human_review";
@@ -31,7 +31,20 @@ impl Lowerer<'_, '_> {
                     .map_or_else(|| Schema::from(default_response_schema()), Schema::from),
                 expires_ms: decl.expires.map(|(ms, _)| ms),
                 approves: decl.approves.iter().map(|tool| tool.name.clone()).collect(),
-                on_reject: decl.on_reject.as_ref().and_then(super::text),
+                on_reject: decl
+                    .on_reject
+                    .as_ref()
+                    .and_then(super::text)
+                    .unwrap_or_else(|| DEFAULT_ON_REJECT.to_string()),
+                target: None,
+                evidence: Vec::new(),
+                approvers: None,
+                separate_duties: decl.approves.iter().any(|tool| {
+                    self.program
+                        .tool(&tool.name)
+                        .is_some_and(|tool| tool.decl.risk_level() == crate::ast::Risk::High)
+                }),
+                decision: super::decision(decl.response.as_ref()),
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("interrupt.{name}"), located.file, decl.name.span);

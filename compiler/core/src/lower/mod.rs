@@ -19,6 +19,11 @@
 //!
 //! - *Models*: `api_key_env` names a variable (`TENX0802`; only `env("NAME")` is copied, see
 //!   `lower/model.rs`); `params` is an object (anything else is written as `{}`).
+//! - *Scripts*: a model has a `script` exactly when it is `scripted` (by construction,
+//!   `lower/model.rs`); fixed `turns` never come with `rules` or a `fallback` (`TENX0805`); every
+//!   rule's regex compiles within the size limit (`TENX0807`) and has no capture named `result`
+//!   (`TENX0808`); turns are typed text or tool turns (`TENX0814`; a malformed one is never
+//!   lowered).
 //! - *Tool names*: every model-facing name matches `^[A-Za-z0-9_-]{1,64}$`
 //!   (`TENX0204`–`TENX0207`), and so does every generated `transfer_to_<agent>` (`TENX0208`);
 //!   no two names one agent sees are equal (`TENX0201`, `TENX0203`; `transfer_to_…` is reserved,
@@ -63,6 +68,7 @@ mod graph;
 mod interrupt;
 mod model;
 mod reachable;
+mod script;
 mod source_map;
 #[cfg(test)]
 mod tests;
@@ -177,11 +183,30 @@ fn text(expr: &Expr) -> Option<String> {
     expr.as_str().map(str::to_string)
 }
 
-/// A list item that is a name or a string, as text (`evidence = [order_id, "rule-3"]`).
-fn name_or_text(expr: &Expr) -> Option<String> {
+/// An evidence item (`evidence = [order_id, "rule-3"]`): a string is a literal, and a name is an
+/// argument when `is_param` says the approval has one of that name, else a state field.
+fn evidence(expr: &Expr, is_param: impl Fn(&str) -> bool) -> Option<tenx_artifact::Evidence> {
     match &expr.kind {
-        ExprKind::Str(s) | ExprKind::Text(s) => Some(s.clone()),
-        ExprKind::Path(path) => Some(path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".")),
+        ExprKind::Str(s) | ExprKind::Text(s) => Some(tenx_artifact::Evidence::Literal(s.clone())),
+        ExprKind::Path(path) => {
+            let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
+            Some(if is_param(&name) {
+                tenx_artifact::Evidence::Param(name)
+            } else {
+                tenx_artifact::Evidence::State(name)
+            })
+        }
         _ => None,
+    }
+}
+
+/// How the answers of a `response` schema are read: built in for the standard library's two
+/// approval schemas (and for no `response` at all, which means yes or no).
+fn decision(response: Option<&crate::ast::SchemaRef>) -> tenx_artifact::Decision {
+    match response {
+        Some(crate::ast::SchemaRef::Named(name)) if name.name == "approve_edit_reject" => {
+            tenx_artifact::Decision::approve_edit_reject()
+        }
+        _ => tenx_artifact::Decision::yes_no(),
     }
 }

@@ -1,4 +1,4 @@
-//! Lowering of models: provider, model name, base URL, parameters, scripted turns, and the
+//! Lowering of models: provider, model name, base URL, parameters, the script of a scripted model, and the
 //! *name* of the environment variable that holds the API key (never a value).
 
 use super::Lowerer;
@@ -19,13 +19,8 @@ impl Lowerer<'_, '_> {
                 Some("scripted") => Provider::Scripted,
                 _ => continue,
             };
-            let turns = match provider {
-                Provider::Scripted => Some(
-                    decl.turns
-                        .as_ref()
-                        .and_then(Expr::to_json)
-                        .unwrap_or_else(|| Value::Array(Vec::new())),
-                ),
+            let script = match provider {
+                Provider::Scripted => Some(super::script::script(decl)),
                 Provider::Openai | Provider::Anthropic => None,
             };
             let model = Model {
@@ -39,7 +34,7 @@ impl Lowerer<'_, '_> {
                     .and_then(Expr::to_json)
                     .filter(Value::is_object)
                     .unwrap_or_else(|| Value::Object(serde_json::Map::new())),
-                turns,
+                script,
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("model.{name}"), located.file, decl.name.span);

@@ -106,8 +106,16 @@ fn defaults_and_bindings() {
             .unwrap()
             .into()
     );
-    assert_eq!(approval.evidence, ["to", "policy-1"]);
+    assert_eq!(
+        approval.evidence,
+        [
+            tenx_artifact::Evidence::Param("to".into()),
+            tenx_artifact::Evidence::Literal("policy-1".into())
+        ]
+    );
     assert_eq!(approval.expires_ms, None);
+    assert_eq!(approval.on_reject, tenx_artifact::DEFAULT_ON_REJECT);
+    assert_eq!(approval.decision, tenx_artifact::Decision::yes_no());
     assert_eq!(send.run, Run::Remote);
     assert_eq!(
         artifact.tools["files"].run,
@@ -129,7 +137,7 @@ fn defaults_and_bindings() {
     assert_eq!(model.api_key_env.as_deref(), Some("LOCAL_KEY"));
     assert_eq!(model.base_url.as_deref(), Some("http://localhost:11434/v1"));
     assert_eq!(model.params, json!({}));
-    assert_eq!(model.turns, None);
+    assert_eq!(model.script, None);
     // Only the stdlib tool the agent uses is included.
     assert!(artifact.tools.contains_key("current_time"));
     assert!(!artifact.tools.contains_key("calculator") && !artifact.tools.contains_key("random_id"));
@@ -263,7 +271,14 @@ graph flow {
     assert_eq!(interrupt.approves, ["publish"]);
     assert_eq!(interrupt.response_schema.to_value()["required"], json!(["approved"]));
     assert_eq!(graph.state_schema.to_value()["required"], json!(["topic"]));
-    assert_eq!(artifact.models["m"].turns, Some(json!([])));
+    assert_eq!(
+        artifact.models["m"].script,
+        Some(tenx_artifact::Script {
+            turns: Vec::new(),
+            rules: Vec::new(),
+            fallback: None
+        })
+    );
     assert_eq!(artifact.source_map["graph.flow.edge.front.back"].line, 40);
 }
 

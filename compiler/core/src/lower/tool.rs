@@ -4,10 +4,10 @@
 
 use super::Lowerer;
 use crate::ast::{self, ExprKind, RunBinding};
+use crate::resolve::Located;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use tenx_artifact::{Approval, Artifact, HttpMethod, Risk, Run, Schema, Tool};
-use tenx_diagnostics::FileId;
+use tenx_artifact::{Approval, Artifact, DEFAULT_ON_REJECT, HttpMethod, Risk, Run, Schema, Tool};
 
 /// The `reason` of an approval that does not set one.
 pub const DEFAULT_APPROVAL_REASON: &str = "tool_approval";
@@ -59,10 +59,7 @@ impl Lowerer<'_, '_> {
                     ast::Risk::Prohibited => Risk::Prohibited,
                 },
                 tags: decl.tags.iter().map(|tag| tag.name.clone()).collect(),
-                approval: decl
-                    .approval
-                    .as_ref()
-                    .map(|approval| self.approval(located.file, approval)),
+                approval: decl.approval.as_ref().map(|approval| self.approval(located, approval)),
                 approved_by,
                 idempotency_key: decl.idempotency_key.as_ref().and_then(super::text),
                 run: lower_run(run, name),
@@ -72,7 +69,15 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    fn approval(&self, file: FileId, approval: &ast::Approval) -> Approval {
+    fn approval(&self, tool: &Located<ast::ToolDecl>, approval: &ast::Approval) -> Approval {
+        let file = tool.file;
+        let params: Vec<&str> = tool
+            .decl
+            .params
+            .iter()
+            .flatten()
+            .map(|param| param.name.name.as_str())
+            .collect();
         Approval {
             message: approval.message.as_ref().and_then(super::text).unwrap_or_default(),
             reason: approval
@@ -87,8 +92,19 @@ impl Lowerer<'_, '_> {
                 .and_then(|schema| self.schema_ref(file, schema))
                 .map_or_else(|| Schema::from(default_response_schema()), Schema::from),
             expires_ms: approval.expires.map(|(ms, _)| ms),
-            on_reject: approval.on_reject.as_ref().and_then(super::text),
-            evidence: approval.evidence.iter().filter_map(super::name_or_text).collect(),
+            on_reject: approval
+                .on_reject
+                .as_ref()
+                .and_then(super::text)
+                .unwrap_or_else(|| DEFAULT_ON_REJECT.to_string()),
+            evidence: approval
+                .evidence
+                .iter()
+                .filter_map(|item| super::evidence(item, |name| params.contains(&name)))
+                .collect(),
+            approvers: None,
+            separate_duties: tool.decl.risk_level() == ast::Risk::High,
+            decision: super::decision(approval.response.as_ref()),
         }
     }
 }

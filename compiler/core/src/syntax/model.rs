@@ -21,6 +21,8 @@ impl Lower<'_> {
         let api_key = fields.value(self, "api_key");
         let params = fields.value(self, "params");
         let turns = fields.value(self, "turns");
+        let rules = fields.value(self, "rules");
+        let fallback = fields.value(self, "fallback");
         fields.require(self, &provider, "provider", "provider = openai");
         fields.finish(self);
         ModelDecl {
@@ -32,6 +34,8 @@ impl Lower<'_> {
             params,
             turns,
             span,
+            rules,
+            fallback,
         }
     }
 }

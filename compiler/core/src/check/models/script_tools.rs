@@ -1,0 +1,328 @@
+//! The tool calls of a scripted model's turns: each calls a tool that every agent using the
+//! model can see, or a handoff's `transfer_to_…` that one of them declares (`TENX0812`, naming the
+//! agent that cannot); right after a handoff to an agent using the same model, the turns up to the
+//! next text turn are that agent's, so only it must see their tools; a placeholder's value fits the parameter it fills (`TENX0811`: `:cents` and `:int`
+//! an integer or number parameter, `:number` a number one, a text template a string one); and
+//! the literal arguments, ignoring the templated ones, satisfy the tool's parameter schema
+//! (`TENX0813`), fixed turns included.
+//!
+//! The tool name is the model-facing one, as a model would call it; the runtime dispatches by it.
+
+use super::script::{Played, TurnSrc, collect_strings};
+use crate::ast::Expr;
+use crate::check::Facts;
+use crate::resolve::{AgentId, DeclKind, Located, ToolId};
+use crate::schema::Lowerer;
+use crate::suggest::did_you_mean;
+use serde_json::{Map, Value};
+use tenx_artifact::script::{self, Conversion, Piece};
+use tenx_diagnostics::{Code, Diagnostic, FileId};
+
+/// The handoff tool prefix.
+const HANDOFF_PREFIX: &str = crate::lower::HANDOFF_PREFIX;
+
+pub(super) fn check(
+    facts: &Facts<'_>,
+    model: &Located<crate::ast::ModelDecl>,
+    played: &Played<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let program = facts.program;
+    let users: Vec<AgentId> = program
+        .agents
+        .iter_enumerated()
+        .filter(|(_, agent)| {
+            agent
+                .decl
+                .model
+                .as_ref()
+                .and_then(|m| program.model(&m.name))
+                .is_some_and(|m| std::ptr::eq(m, model))
+        })
+        .map(|(id, _)| id)
+        .collect();
+    let mut lowerer = Lowerer::new(program);
+    for sequence in &played.sequences {
+        // The agent known to play the next turn: the target of a handoff just played, while it
+        // calls tools. A text turn ends its node, and any agent of the model may play next.
+        let mut current: Option<AgentId> = None;
+        for turn in sequence {
+            let TurnSrc::Tool {
+                name,
+                name_expr,
+                arguments,
+                arguments_expr,
+            } = turn
+            else {
+                current = None;
+                continue;
+            };
+            let players = current.map_or_else(|| users.clone(), |agent| vec![agent]);
+            let target = name
+                .strip_prefix(HANDOFF_PREFIX)
+                .and_then(|target| program.lookup_as(target, &[DeclKind::Agent]))
+                .and_then(|symbol| symbol.decl.agent());
+            let call = Call {
+                model,
+                name,
+                name_expr,
+                handoff: target.is_some(),
+            };
+            let tool = visible(facts, &call, &players, users.is_empty(), diagnostics);
+            if target.is_some() {
+                current = target.filter(|t| users.contains(t));
+                if let Some((key, expr, _)) = arguments.first() {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::TENX0813,
+                            format!("handoff `{name}` takes no arguments"),
+                            model.file,
+                            expr.span,
+                        )
+                        .label(format!("argument `{key}` here"))
+                        .help("write `arguments: {}`: a handoff only transfers the conversation"),
+                    );
+                }
+            }
+            let Some(located) = tool.and_then(|t| program.tools.get(t)) else {
+                continue;
+            };
+            let mut scratch = Vec::new();
+            let schema = lowerer.lower_tool_parameters(located, &mut scratch).value;
+            arguments_fit(model.file, name, &schema, arguments, arguments_expr, diagnostics);
+        }
+    }
+}
+
+/// A tool turn, for [`visible`].
+struct Call<'a> {
+    model: &'a Located<crate::ast::ModelDecl>,
+    name: &'a str,
+    name_expr: &'a Expr,
+    /// Whether it names `transfer_to_<agent>` of a declared agent.
+    handoff: bool,
+}
+
+/// The names `agent` may call, and the declared tool among them called `name`.
+fn offered(facts: &Facts<'_>, agent: AgentId, name: &str) -> (Vec<String>, Option<ToolId>) {
+    let program = facts.program;
+    let tools = facts.visible_tools.get(agent).map(Vec::as_slice).unwrap_or(&[]);
+    let mut names: Vec<String> = tools
+        .iter()
+        .filter_map(|t| program.tools.get(*t))
+        .map(|t| t.decl.model_name().to_string())
+        .collect();
+    let found = tools
+        .iter()
+        .copied()
+        .find(|t| program.tools.get(*t).is_some_and(|l| l.decl.model_name() == name));
+    if let Some(agent) = program.agents.get(agent) {
+        names.extend(
+            agent
+                .decl
+                .handoffs
+                .iter()
+                .map(|h| format!("{HANDOFF_PREFIX}{}", h.name)),
+        );
+    }
+    (names, found)
+}
+
+/// The declared tool a turn calls, when its players see it (`None` for a handoff, which takes
+/// no arguments to check); `TENX0812` when they do not. A tool call must be seen by every agent
+/// that may play the turn; a handoff by one of them, the agent that hands off (and the turns
+/// after it are the target's).
+fn visible(
+    facts: &Facts<'_>,
+    call: &Call<'_>,
+    players: &[AgentId],
+    unused: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ToolId> {
+    let program = facts.program;
+    let (model, name) = (call.model, call.name);
+    if unused {
+        // Used by no agent (`unused` warns): the tool must still exist.
+        let found = program
+            .tools
+            .iter_enumerated()
+            .find(|(_, t)| t.decl.model_name() == name)
+            .map(|(id, _)| id);
+        if found.is_none() && !call.handoff {
+            let names: Vec<String> = program.tools.iter().map(|t| t.decl.model_name().to_string()).collect();
+            let mut d = Diagnostic::new(
+                Code::TENX0812,
+                format!("a turn of model `{}` calls unknown tool `{name}`", model.decl.name.name),
+                model.file,
+                call.name_expr.span,
+            )
+            .label("no tool has this name");
+            if let Some(s) = did_you_mean(name, names.iter()) {
+                d = d.help(format!("did you mean `{s}`?"));
+            }
+            diagnostics.push(d);
+        }
+        return found;
+    }
+    let mut found = None;
+    let mut blind = Vec::new();
+    let mut candidates = Vec::new();
+    for &agent in players {
+        let (names, tool) = offered(facts, agent, name);
+        if tool.is_some() || names.iter().any(|n| n == name) {
+            found = found.or(tool);
+        } else if let Some(a) = program.agents.get(agent) {
+            blind.push(a.decl.name.name.clone());
+            candidates.extend(names);
+        }
+    }
+    let Some(first) = blind.first() else {
+        return found;
+    };
+    if call.handoff && blind.len() < players.len() {
+        return found;
+    }
+    candidates.sort();
+    candidates.dedup();
+    let who = match blind.len() {
+        1 => format!("agent `{first}`"),
+        n => format!("agent `{first}` (and {} more)", n - 1),
+    };
+    let mut d = Diagnostic::new(
+        Code::TENX0812,
+        format!(
+            "a turn of model `{}` calls `{name}`, which {who} cannot see",
+            model.decl.name.name
+        ),
+        model.file,
+        call.name_expr.span,
+    )
+    .label(format!("not among the tools of agent `{first}`"));
+    d = match did_you_mean(name, candidates.iter()) {
+        Some(s) => d.help(format!("did you mean `{s}`?")),
+        None if call.handoff => d.help(format!("add the handoff to {who}, or call a tool it sees")),
+        None => d.help(format!("add the tool to the `tools` of {who}, or call a tool it sees")),
+    };
+    diagnostics.push(d.note(
+        "a turn names the tool as the model sees it; any agent using the model may play it, except right after a handoff, when the target plays the turns up to its next text turn",
+    ));
+    found
+}
+
+/// Whether any string inside `value` holds a placeholder.
+fn templated(value: &Value) -> bool {
+    let mut strings = Vec::new();
+    collect_strings(value, &mut strings);
+    strings
+        .iter()
+        .any(|s| script::pieces(s).iter().any(|p| matches!(p, Piece::Placeholder { .. })))
+}
+
+/// The JSON types a schema allows, when it says.
+fn types(schema: Option<&Value>) -> Option<Vec<&str>> {
+    match schema?.get("type")? {
+        Value::String(t) => Some(vec![t.as_str()]),
+        Value::Array(list) => Some(list.iter().filter_map(Value::as_str).collect()),
+        _ => None,
+    }
+}
+
+/// `TENX0811` and `TENX0813` for one tool turn.
+fn arguments_fit(
+    file: FileId,
+    tool: &str,
+    schema: &Value,
+    arguments: &[(&str, &Expr, Value)],
+    arguments_expr: &Expr,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    let mut literal = Map::new();
+    let mut skipped = Vec::new();
+    for (key, expr, value) in arguments {
+        if !templated(value) {
+            literal.insert((*key).to_string(), value.clone());
+            continue;
+        }
+        skipped.push(*key);
+        let parameter = properties.and_then(|p| p.get(*key));
+        if parameter.is_none() && closed {
+            let mut d = Diagnostic::new(
+                Code::TENX0813,
+                format!("tool `{tool}` has no parameter `{key}`"),
+                file,
+                expr.span,
+            )
+            .label("not a parameter of the tool");
+            if let Some(s) = properties.and_then(|p| did_you_mean(key, p.keys())) {
+                d = d.help(format!("did you mean `{s}`?"));
+            }
+            diagnostics.push(d);
+            continue;
+        }
+        let Some(allowed) = types(parameter) else { continue };
+        let (gives, fits) = match value.as_str().and_then(script::whole_placeholder) {
+            Some((_, Some(conversion))) => match Conversion::from_name(conversion) {
+                Some(c) => (
+                    format!(
+                        "`:{conversion}` gives {}",
+                        if c == Conversion::Number {
+                            "a number"
+                        } else {
+                            "an integer"
+                        }
+                    ),
+                    allowed.iter().any(|t| c.fits(t)),
+                ),
+                None => continue,
+            },
+            _ if value.is_string() => (
+                "a text template gives a string".to_string(),
+                allowed.contains(&"string"),
+            ),
+            _ => continue,
+        };
+        if !fits {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0811,
+                    format!("argument `{key}` of `{tool}` does not fit its parameter"),
+                    file,
+                    expr.span,
+                )
+                .label(format!(
+                    "{gives}, the parameter takes {}",
+                    allowed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" or ")
+                ))
+                .help("use `{name:cents}` or `{name:int}` for an integer, `{name:number}` for a number, `{name}` for text"),
+            );
+        }
+    }
+    let mut schema = schema.clone();
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| r.as_str().is_none_or(|r| !skipped.contains(&r)));
+    }
+    let Ok(validator) = jsonschema::draft202012::options().offline().build(&schema) else {
+        return;
+    };
+    let instance = Value::Object(literal);
+    for error in validator.iter_errors(&instance) {
+        let path = error.instance_path().as_str().to_string();
+        let key = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        let span = arguments
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map_or(arguments_expr.span, |(_, e, _)| e.span);
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0813,
+                format!("the arguments of this call of `{tool}` do not match its parameters"),
+                file,
+                span,
+            )
+            .label(error.to_string())
+            .help("a scripted tool call is checked against the tool's parameters, as a model's would be"),
+        );
+    }
+}

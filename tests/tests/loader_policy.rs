@@ -2,7 +2,8 @@
 //! compiler refuses only for breaking the risk policy (`TENX0601`, `TENX0602`, `TENX0604`),
 //! lowered anyway, is refused by `seal`, as the loader would refuse it; every program that
 //! checks without errors seals and loads (`artifacts.rs`). And a built example, edited around
-//! its approval and resealed with a correct id, is refused by `load`.
+//! its approval and resealed with a correct id, is refused by `load`, as is a built `medium`
+//! tool whose default confirmation was edited out.
 
 #![allow(
     clippy::unwrap_used,
@@ -98,13 +99,19 @@ fn code_of(violation: &PolicyViolation) -> &'static str {
     match violation {
         PolicyViolation::HighRiskWithoutApproval { .. } => "TENX0601",
         PolicyViolation::ProhibitedToolOffered { .. } | PolicyViolation::ProhibitedToolRun { .. } => "TENX0602",
+        // The compiler always writes the default confirmation (`TENX0603` only warns about it).
+        PolicyViolation::MediumRiskWithoutConfirmation { .. } => "TENX0603",
         _ => "TENX0604",
     }
 }
 
 /// The research flow example, built and sealed, as an envelope to edit.
 fn research_flow() -> Value {
-    let path = "examples/research_flow/main.tenx";
+    built("examples/research_flow/main.tenx")
+}
+
+/// A program that checks without errors, built and sealed, as an envelope to edit.
+fn built(path: &str) -> Value {
     let text = std::fs::read_to_string(repo_root().join(path)).unwrap();
     let (errors, artifact) = lower_despite_policy_errors(path, &text).unwrap();
     assert!(errors.is_empty(), "{errors:?}");
@@ -145,5 +152,27 @@ fn a_built_example_edited_around_its_approval_is_refused() {
         "artifact breaks the risk policy: graph `research`: agent node `writer` can call tool \
          `publish_report` (risk high) without passing its approval: entry `researcher` → `writer` \
          calls `publish_report`"
+    );
+}
+
+#[test]
+fn a_medium_tool_gets_the_default_confirmation_and_an_edit_that_drops_it_is_refused() {
+    let mut envelope = built("tests/fixtures/policy/medium_risk_without_confirmation.tenx");
+    let approval = &mut envelope["artifact"]["tools"]["create_draft"]["approval"];
+    assert_eq!(
+        approval["message"],
+        "Run `create_draft` with title: {title}, body: {body}?"
+    );
+    assert_eq!(approval["reason"], "confirmation");
+    assert_eq!(
+        approval["decision"],
+        json!({"field": "approved", "approve": true, "edit": null})
+    );
+    assert_eq!(approval["separate_duties"], false);
+    *approval = Value::Null;
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: tool `create_draft` has risk `medium` but neither an \
+         approval (the default confirmation) nor an approving interrupt"
     );
 }

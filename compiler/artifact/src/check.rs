@@ -23,6 +23,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     check_tools(artifact, &mut problems);
     bindings::check(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
+    crate::decision_check::check(artifact, &mut problems.found);
     check_validators(artifact, &mut problems);
     for (name, agent) in &artifact.agents {
         check_agent(artifact, name, agent, &mut problems);

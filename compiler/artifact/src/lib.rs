@@ -24,6 +24,7 @@
 
 mod canonical;
 mod check;
+mod decision_check;
 mod envelope;
 mod id;
 mod load;

@@ -11,6 +11,7 @@
 
 pub mod ast;
 pub mod check;
+pub mod decision;
 pub mod ids;
 pub mod lints;
 pub mod load;

@@ -8,6 +8,8 @@
 //! The rules, as the compiler states them:
 //!
 //! - A `high` risk tool has an `approval` of its own or at least one approving interrupt.
+//! - So has a `medium` risk tool: the compiler writes the default confirmation (an `approval`)
+//!   for one that declares neither, so an artifact without one was edited to drop it.
 //! - No agent allows a `prohibited` tool, and no node runs one.
 //! - A tool's own `approval` is asked before each of its executions by the runtime, so it holds
 //!   by construction. A tool approved only by interrupts (an *interrupt-approved* tool, whatever
@@ -65,6 +67,9 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
     for (name, tool) in &artifact.tools {
         if tool.risk == Risk::High && tool.approval.is_none() && tool.approved_by.is_empty() {
             found.add(|| PolicyViolation::HighRiskWithoutApproval { tool: name.clone() });
+        }
+        if tool.risk == Risk::Medium && tool.approval.is_none() && tool.approved_by.is_empty() {
+            found.add(|| PolicyViolation::MediumRiskWithoutConfirmation { tool: name.clone() });
         }
         if tool.risk == Risk::Prohibited || interrupt_approved(tool) {
             guarded.push((name, tool));

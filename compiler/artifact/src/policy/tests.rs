@@ -55,7 +55,7 @@ fn interrupt(approves: &[&str]) -> Interrupt {
 }
 
 /// Tools: `pay` (high, approved by the interrupt `approve`), `refund` (high, with its own
-/// approval, and also listed by `approve`), `draft` (medium, ungated) and `wipe` (prohibited).
+/// approval, and also listed by `approve`), `draft` (medium, with its default confirmation) and `wipe` (prohibited).
 /// Interrupts: `approve`, and `other`, which approves nothing. Agents: `planner` (allowed
 /// `draft`), `clerk` (allowed `pay`) and `cashier` (allowed `refund`).
 fn world() -> Artifact {
@@ -72,21 +72,12 @@ fn world() -> Artifact {
         },
     );
     let mut refund = tool(Risk::High, &["approve"]);
-    refund.approval = Some(Approval {
-        message: "Refund?".into(),
-        reason: "tool_approval".into(),
-        target: None,
-        response_schema: json!({}).into(),
-        expires_ms: None,
-        on_reject: crate::DEFAULT_ON_REJECT.into(),
-        evidence: Vec::new(),
-        approvers: None,
-        separate_duties: true,
-        decision: crate::Decision::yes_no(),
-    });
+    refund.approval = Some(approval("Refund?", true));
+    let mut draft = tool(Risk::Medium, &[]);
+    draft.approval = Some(approval("Run `draft`?", false));
     artifact.tools.insert("pay".into(), tool(Risk::High, &["approve"]));
     artifact.tools.insert("refund".into(), refund);
-    artifact.tools.insert("draft".into(), tool(Risk::Medium, &[]));
+    artifact.tools.insert("draft".into(), draft);
     artifact.tools.insert("wipe".into(), tool(Risk::Prohibited, &[]));
     artifact
         .interrupts
@@ -96,6 +87,22 @@ fn world() -> Artifact {
     artifact.agents.insert("clerk".into(), agent(&["pay"]));
     artifact.agents.insert("cashier".into(), agent(&["refund"]));
     artifact
+}
+
+/// A tool's own approval, yes or no.
+fn approval(message: &str, separate_duties: bool) -> Approval {
+    Approval {
+        message: message.into(),
+        reason: "tool_approval".into(),
+        target: None,
+        response_schema: json!({}).into(),
+        expires_ms: None,
+        on_reject: crate::DEFAULT_ON_REJECT.into(),
+        evidence: Vec::new(),
+        approvers: None,
+        separate_duties,
+        decision: crate::Decision::yes_no(),
+    }
 }
 
 /// A graph. A node's kind follows from its name: the name of a tool or an interrupt of
@@ -342,9 +349,35 @@ fn a_tool_with_its_own_approval_is_gated_wherever_it_runs() {
 }
 
 #[test]
-fn ungated_medium_tools_and_agents_in_no_graph_are_not_refused() {
+fn confirmed_medium_tools_and_agents_in_no_graph_are_not_refused() {
     // `planner` may call the medium tool `draft`; `clerk`, which may call `pay`, is in no graph.
     assert_eq!(violation("planner", &["planner -> END"]), None);
+}
+
+#[test]
+fn a_medium_tool_without_its_confirmation_is_refused() {
+    let mut artifact = world();
+    if let Some(draft) = artifact.tools.get_mut("draft") {
+        draft.approval = None;
+    }
+    let refusal = check(&artifact).err().map(|refusal| refusal.violation);
+    assert_eq!(
+        refusal,
+        Some(PolicyViolation::MediumRiskWithoutConfirmation { tool: "draft".into() })
+    );
+}
+
+#[test]
+fn a_medium_tool_approved_by_an_interrupt_needs_no_confirmation() {
+    let mut artifact = world();
+    if let Some(draft) = artifact.tools.get_mut("draft") {
+        draft.approval = None;
+        draft.approved_by = vec!["other".into()];
+    }
+    if let Some(other) = artifact.interrupts.get_mut("other") {
+        other.approves = vec!["draft".into()];
+    }
+    assert!(check(&artifact).is_ok());
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::fmt;
 use crate::Risk;
 
 /// One way an artifact breaks the risk policy that the compiler proves (`TENX0601`, `TENX0602`
-/// and `TENX0604`) and that [`crate::load`] and [`crate::seal`] re-prove.
+/// and `TENX0604`; a `medium` tool's confirmation is written by the compiler) and that [`crate::load`] and [`crate::seal`] re-prove.
 ///
 /// A path lists node names in the order a run visits them. An *interrupt-approved* tool is one
 /// with no `approval` of its own and at least one interrupt in `approved_by`: its approval is a
@@ -88,6 +88,12 @@ pub enum PolicyViolation {
         /// From the entry to the agent node.
         path: Vec<String>,
     },
+    /// A `medium` risk tool has neither an `approval` nor an approving interrupt: the compiler
+    /// always writes the default confirmation, so an artifact without one was edited to drop it.
+    MediumRiskWithoutConfirmation {
+        /// The tool (a key of `tools`).
+        tool: String,
+    },
 }
 
 impl fmt::Display for PolicyViolation {
@@ -150,6 +156,11 @@ impl fmt::Display for PolicyViolation {
                 "graph `{graph}`: agent node `{node}` can call tool `{tool}` (risk {risk}) without \
                  passing its approval: {} calls `{tool}`",
                 Path::from_entry(path)
+            ),
+            Self::MediumRiskWithoutConfirmation { tool } => write!(
+                formatter,
+                "tool `{tool}` has risk `medium` but neither an approval (the default confirmation) \
+                 nor an approving interrupt"
             ),
         }
     }

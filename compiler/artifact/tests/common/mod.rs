@@ -121,7 +121,7 @@ pub fn sample() -> Artifact {
     let mut close = tool("close_account", Risk::High, &["accounts"], Run::Remote);
     close.approved_by = vec!["manager_review".into()];
     close.result = Some(json!({"type": "object"}).into());
-    let weather = tool(
+    let mut weather = tool(
         "weather",
         Risk::Medium,
         &[],
@@ -130,6 +130,21 @@ pub fn sample() -> Artifact {
             tool: "forecast".into(),
         },
     );
+    // A medium tool's default confirmation, as the compiler writes it.
+    weather.approval = Some(Approval {
+        message: "Run `weather`?".into(),
+        reason: "confirmation".into(),
+        target: None,
+        response_schema: json!({"type": "object", "properties": {"approved": {"type": "boolean"}},
+                                "required": ["approved"]})
+        .into(),
+        expires_ms: None,
+        on_reject: tenx_artifact::DEFAULT_ON_REJECT.into(),
+        evidence: Vec::new(),
+        approvers: None,
+        separate_duties: false,
+        decision: Decision::yes_no(),
+    });
     let clock = tool(
         "now",
         Risk::Low,

@@ -185,6 +185,9 @@ pub struct Approval {
     pub evidence: Vec<Expr>,
     /// The `approval` keyword.
     pub span: Span,
+    /// `decision = { field: "verdict", approve: "ship", edit: "amend" }`: how a custom
+    /// `response` reads as approve, edit or reject.
+    pub decision: Option<Expr>,
 }
 
 /// How a tool runs.
@@ -351,6 +354,9 @@ pub struct InterruptDecl {
     pub on_reject: Option<Expr>,
     /// The whole declaration.
     pub span: Span,
+    /// `decision = { field: "verdict", approve: "ship" }`: how a custom `response` reads as
+    /// approve or reject.
+    pub decision: Option<Expr>,
 }
 
 /// `test "name" { ... }`: parsed, not run yet.

@@ -2,6 +2,7 @@
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
 mod bindings;
+mod decisions;
 mod facts;
 mod graph;
 mod model_names;
@@ -37,6 +38,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         graph::check(&facts, diagnostics);
         templates::check(&facts, diagnostics);
         policy::check(&facts, diagnostics);
+        decisions::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
         bindings::check(&facts, diagnostics);

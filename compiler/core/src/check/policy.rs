@@ -1,5 +1,5 @@
 //! Risk policy: `high` tools need an approval, `prohibited` tools are never offered, `medium`
-//! tools should be confirmed, and — the central proof — no path through any graph reaches the
+//! tools without an approval of their own get the default confirmation (a warning says so), and — the central proof — no path through any graph reaches the
 //! execution of an approval-gated tool without passing its approval.
 //!
 //! The dominance check works on the lowered graph: an agent node that can see a tool has a
@@ -89,13 +89,14 @@ fn risk_rules(
         Risk::Medium if !gated => diagnostics.push(
             Diagnostic::new(
                 Code::TENX0603,
-                format!("`medium` risk tool `{}` runs without a confirmation", decl.name.name),
+                format!("`medium` risk tool `{}` has no approval of its own: a default confirmation is asked before each call", decl.name.name),
                 tool.file,
                 decl.name.span,
             )
-            .label("no confirmation")
+            .label("confirmed with the default yes-or-no question")
             .secondary(tool.file, risk_span, "declared `medium` risk here")
-            .help("add an `approval { … }` block so a person confirms each call, or lower the risk if it is harmless"),
+            .note(format!("before each call the user is asked whether to run `{}` with the call's arguments; it runs only on yes", decl.name.name))
+            .help("write your own `approval { message = \"…\"  response = yes_no }` block to word the question, or lower the risk if the tool is harmless"),
         ),
         Risk::Prohibited => {
             for &agent in facts.seen_by.get(t).into_iter().flatten() {

@@ -44,7 +44,7 @@ impl Lowerer<'_, '_> {
                         .tool(&tool.name)
                         .is_some_and(|tool| tool.decl.risk_level() == crate::ast::Risk::High)
                 }),
-                decision: super::decision(decl.response.as_ref()),
+                decision: self.decision(decl.response.as_ref(), decl.decision.as_ref()),
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("interrupt.{name}"), located.file, decl.name.span);

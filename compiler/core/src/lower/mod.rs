@@ -53,7 +53,16 @@
 //!   (`TENX0304`, `TENX0316`) and is reachable (`TENX0303`).
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
 //!   or run (`TENX0602`), and no path reaches an interrupt-approved tool around its approval
-//!   (`TENX0604`), proved on the same ways (plain edges, handoff edges, route arms).
+//!   (`TENX0604`), proved on the same ways (plain edges, handoff edges, route arms). A `medium`
+//!   tool has an approval or an approving interrupt by construction: one with neither gets the
+//!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
+//! - *Decisions*: no response and the standard library's schemas get their fixed rule (a
+//!   `decision` there is `TENX0410`, a look-alike schema `TENX0613`); a custom response has a
+//!   `decision` (`TENX0409`) that is a map with a non-empty `field` and `approve`/`edit` strings
+//!   or booleans that differ (`TENX0411`), fitting the schema (`TENX0412`–`TENX0414`,
+//!   `TENX0616`); `edit` appears only on the approval of a tool with parameters (`TENX0614`),
+//!   never on an interrupt (`TENX0615`), judged by the same lowered parameters the artifact
+//!   holds (`crate::decision::has_parameters`).
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).
@@ -64,6 +73,10 @@
 //!   construction (collected from the lowered tools above and sorted by `normalize`).
 
 mod agent;
+mod confirmation;
+mod decision;
+#[cfg(test)]
+mod decision_tests;
 mod graph;
 mod interrupt;
 mod model;
@@ -84,6 +97,7 @@ use tenx_artifact::Artifact;
 use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
+pub use confirmation::CONFIRMATION_REASON;
 pub use graph::DEFAULT_RECURSION_LIMIT;
 pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;
@@ -197,16 +211,5 @@ fn evidence(expr: &Expr, is_param: impl Fn(&str) -> bool) -> Option<tenx_artifac
             })
         }
         _ => None,
-    }
-}
-
-/// How the answers of a `response` schema are read: built in for the standard library's two
-/// approval schemas (and for no `response` at all, which means yes or no).
-fn decision(response: Option<&crate::ast::SchemaRef>) -> tenx_artifact::Decision {
-    match response {
-        Some(crate::ast::SchemaRef::Named(name)) if name.name == "approve_edit_reject" => {
-            tenx_artifact::Decision::approve_edit_reject()
-        }
-        _ => tenx_artifact::Decision::yes_no(),
     }
 }

@@ -43,7 +43,15 @@ impl Lowerer<'_, '_> {
                 .filter(|&i| self.reachable.interrupts.contains(i))
                 .filter_map(|&i| self.program.interrupts.get(i))
                 .map(|interrupt| interrupt.decl.name.name.clone())
-                .collect();
+                .collect::<Vec<_>>();
+            // A `medium` tool that no block or interrupt approves is confirmed by default.
+            let approval = match &decl.approval {
+                Some(approval) => Some(self.approval(located, approval)),
+                None if decl.risk_level() == ast::Risk::Medium && approved_by.is_empty() => {
+                    Some(self.confirmation(located))
+                }
+                None => None,
+            };
             let tool = Tool {
                 name: decl.model_name().to_string(),
                 description: decl.description.as_ref().and_then(super::text).unwrap_or_default(),
@@ -59,7 +67,7 @@ impl Lowerer<'_, '_> {
                     ast::Risk::Prohibited => Risk::Prohibited,
                 },
                 tags: decl.tags.iter().map(|tag| tag.name.clone()).collect(),
-                approval: decl.approval.as_ref().map(|approval| self.approval(located, approval)),
+                approval,
                 approved_by,
                 idempotency_key: decl.idempotency_key.as_ref().and_then(super::text),
                 run: lower_run(run, name),
@@ -104,7 +112,7 @@ impl Lowerer<'_, '_> {
                 .collect(),
             approvers: None,
             separate_duties: tool.decl.risk_level() == ast::Risk::High,
-            decision: super::decision(approval.response.as_ref()),
+            decision: self.decision(approval.response.as_ref(), approval.decision.as_ref()),
         }
     }
 }

@@ -25,6 +25,7 @@ impl Lower<'_> {
         let expires = fields.duration(self, "expires");
         let approves = fields.ident_list(self, "approves");
         let on_reject = fields.string(self, "on_reject");
+        let decision = fields.value(self, "decision");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.require(self, &response, "response", "response = yes_no");
         fields.finish(self);
@@ -38,6 +39,7 @@ impl Lower<'_> {
             approves,
             on_reject,
             span,
+            decision,
         }
     }
 }

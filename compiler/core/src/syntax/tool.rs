@@ -114,6 +114,7 @@ impl Lower<'_> {
         let expires = fields.duration(self, "expires");
         let on_reject = fields.string(self, "on_reject");
         let evidence = fields.list(self, "evidence");
+        let decision = fields.value(self, "decision");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.finish(self);
         Approval {
@@ -124,6 +125,7 @@ impl Lower<'_> {
             on_reject,
             evidence,
             span: key.span,
+            decision,
         }
     }
 

@@ -1,0 +1,263 @@
+//! A custom response's `decision` rule, checked against its response schema: the map is well
+//! formed (`TENX0411`), `field` is a required property (`TENX0412`) whose schema can be read as
+//! a decision (`TENX0413`: a boolean, or an `enum` or `const` of strings or booleans), `approve`
+//! and `edit` are values it can hold (`TENX0414`), and an answer that can `edit` carries the
+//! edited arguments as an object (`TENX0616`).
+
+use super::Site;
+use crate::ast::Expr;
+use crate::decision::{DECISION_KEYS, Written, answer_value};
+use serde_json::Value;
+use tenx_diagnostics::{Code, Diagnostic, Span};
+
+/// How many local `$ref`s are followed from a field's schema before giving up.
+const MAX_REFS: usize = 16;
+
+/// The entries of a well-formed `decision` map; every malformed part is `TENX0411`.
+pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec<Diagnostic>) -> Option<Written<'e>> {
+    let example = "decision = { field: \"verdict\", approve: \"ship\" }";
+    let malformed = |message: String, span: Span, label: &str| {
+        Diagnostic::new(Code::TENX0411, message, site.file, span).label(label.to_string())
+    };
+    let Some(written) = Written::of(expr) else {
+        diagnostics.push(
+            malformed(
+                format!("`decision` of {} must be a map, found {}", site.what, expr.describe()),
+                expr.span,
+                "not a map",
+            )
+            .help(format!("write `{example}`")),
+        );
+        return None;
+    };
+    let before = diagnostics.len();
+    // Keys that are likely misspellings: the key they were meant as is not reported missing.
+    let mut meant = Vec::new();
+    for (key, span) in &written.unknown {
+        let suggestion = crate::suggest::did_you_mean(key, &DECISION_KEYS);
+        meant.extend(suggestion);
+        let help = suggestion.map_or_else(
+            || "a decision has `field`, `approve` and optionally `edit`".to_string(),
+            |s| format!("did you mean `{s}`?"),
+        );
+        diagnostics.push(malformed(format!("`decision` has no key `{key}`"), *span, "unknown key").help(help));
+    }
+    match written.field {
+        None if meant.contains(&"field") => {}
+        None => diagnostics.push(
+            malformed(
+                format!("`decision` of {} has no `field`", site.what),
+                expr.span,
+                "no `field`",
+            )
+            .help(format!("name the response's property that decides: `{example}`")),
+        ),
+        Some(field) if field.as_str().is_none_or(str::is_empty) => diagnostics.push(
+            malformed(
+                "`field` of a `decision` must be a property name in quotes".to_string(),
+                field.span,
+                "not a property name",
+            )
+            .help(format!("write `{example}`")),
+        ),
+        Some(_) => {}
+    }
+    match written.approve {
+        None if meant.contains(&"approve") => {}
+        None => diagnostics.push(
+            malformed(
+                format!("`decision` of {} has no `approve`", site.what),
+                expr.span,
+                "no `approve`",
+            )
+            .help("say which value of the field approves: `approve: true` or `approve: \"ship\"`"),
+        ),
+        Some(approve) if answer_value(approve).is_none() => diagnostics.push(
+            malformed(
+                "`approve` must be a string or a boolean".to_string(),
+                approve.span,
+                "not a string or boolean",
+            )
+            .help("the runtime compares the answer's field with this value"),
+        ),
+        Some(_) => {}
+    }
+    if let Some(edit) = written.edit {
+        match (answer_value(edit), written.approve.and_then(answer_value)) {
+            (None, _) => diagnostics.push(
+                malformed(
+                    "`edit` must be a string or a boolean".to_string(),
+                    edit.span,
+                    "not a string or boolean",
+                )
+                .help("the runtime compares the answer's field with this value"),
+            ),
+            (Some(edit_value), Some(approve_value)) if edit_value == approve_value => diagnostics.push(
+                malformed(
+                    "`edit` and `approve` are the same value".to_string(),
+                    edit.span,
+                    "same as `approve`",
+                )
+                .help("give `edit` its own value, or remove it if the answer cannot edit"),
+            ),
+            _ => {}
+        }
+    }
+    (diagnostics.len() == before).then_some(written)
+}
+
+/// Checks a well-formed rule against the response schema (inlined); where the answer can
+/// `edit` and every check passed, the span of `edit`.
+pub(super) fn check(
+    site: &Site<'_>,
+    response_span: Span,
+    schema: &Value,
+    written: &Written<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Span> {
+    let field_expr = written.field?;
+    let field = field_expr.as_str()?;
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let Some(field_schema) = properties.and_then(|p| p.get(field)) else {
+        let names: Vec<String> = properties
+            .into_iter()
+            .flat_map(|p| p.keys())
+            .map(|k| format!("`{k}`"))
+            .collect();
+        let help = if names.is_empty() {
+            "the response schema defines no `properties`: add the property that decides".to_string()
+        } else {
+            format!("its properties: {}", names.join(", "))
+        };
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0412,
+                format!("`{field}` is not a property of the response of {}", site.what),
+                site.file,
+                field_expr.span,
+            )
+            .label("no such property")
+            .secondary(site.file, response_span, "the response schema")
+            .help(help),
+        );
+        return None;
+    };
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|name| name.as_str() == Some(field)));
+    if !required {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0412,
+                format!("`{field}` is not required by the response of {}", site.what),
+                site.file,
+                field_expr.span,
+            )
+            .label("an answer could leave this out")
+            .secondary(site.file, response_span, "the response schema")
+            .help(format!("add `\"{field}\"` to the schema's `required` list")),
+        );
+        return None;
+    }
+    let Some(values) = follow_refs(schema, field_schema).and_then(readable) else {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0413,
+                format!("property `{field}` of the response cannot be read as a decision"),
+                site.file,
+                field_expr.span,
+            )
+            .label("its schema is not a boolean or a fixed set of strings")
+            .secondary(site.file, response_span, "the response schema")
+            .help(format!(
+                "give `{field}` `\"type\": \"boolean\"`, or an `enum` (or `const`) of strings or booleans"
+            )),
+        );
+        return None;
+    };
+    let mut fits = true;
+    for (key, expr) in [("approve", written.approve), ("edit", written.edit)] {
+        let Some(expr) = expr else { continue };
+        let Some(value) = answer_value(expr) else { continue };
+        if !values.contains(&value) {
+            fits = false;
+            let can_hold: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0414,
+                    format!("`{key}` is `{value}`, a value property `{field}` cannot hold"),
+                    site.file,
+                    expr.span,
+                )
+                .label("no answer can have this value")
+                .secondary(site.file, response_span, "the response schema")
+                .help(format!("`{field}` can hold {}", can_hold.join(", "))),
+            );
+        }
+    }
+    let edit = written.edit?;
+    let edited = properties
+        .and_then(|p| p.get("edited_arguments"))
+        .and_then(|s| follow_refs(schema, s))
+        .is_some_and(|s| s.get("type").and_then(Value::as_str) == Some("object"));
+    if !edited {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0616,
+                format!(
+                    "the response of {} can answer `edit` but defines no `edited_arguments` object",
+                    site.what
+                ),
+                site.file,
+                edit.span,
+            )
+            .label("an edit needs the edited arguments")
+            .secondary(site.file, response_span, "the response schema")
+            .help(
+                "add `\"edited_arguments\": { \"type\": \"object\" }` to the schema's `properties`, or remove `edit`",
+            ),
+        );
+        return None;
+    }
+    fits.then_some(edit.span)
+}
+
+/// The schema a `$ref` inside `root` points at, followed from `schema` (a few levels at most).
+fn follow_refs<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
+    let mut at = schema;
+    for _ in 0..MAX_REFS {
+        let Some(reference) = at.get("$ref").and_then(Value::as_str) else {
+            return Some(at);
+        };
+        at = root.pointer(reference.strip_prefix('#')?)?;
+    }
+    None
+}
+
+/// The values a decision field's schema allows: its `enum` or `const` of strings or booleans,
+/// or both booleans for `"type": "boolean"`; `None` when it is none of these.
+fn readable(schema: &Value) -> Option<Vec<Value>> {
+    let answer = |v: &Value| matches!(v, Value::String(_) | Value::Bool(_));
+    if let Some(values) = schema.get("enum") {
+        let values = values.as_array()?;
+        return (!values.is_empty() && values.iter().all(answer)).then(|| values.clone());
+    }
+    if let Some(value) = schema.get("const") {
+        return answer(value).then(|| vec![value.clone()]);
+    }
+    (schema.get("type").and_then(Value::as_str) == Some("boolean")).then(|| vec![Value::Bool(true), Value::Bool(false)])
+}
+
+/// A `decision` that would read `schema`: its first required property whose values can be read,
+/// approving with the first of them.
+pub(super) fn suggestion(schema: &Value) -> Option<String> {
+    let properties = schema.get("properties")?.as_object()?;
+    schema.get("required")?.as_array()?.iter().find_map(|name| {
+        let name = name.as_str()?;
+        let values = readable(follow_refs(schema, properties.get(name)?)?)?;
+        let approve = values.first()?;
+        let field = Value::String(name.to_string());
+        Some(format!("decision = {{ field: {field}, approve: {approve} }}"))
+    })
+}

@@ -6,6 +6,7 @@
 //! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
+mod bindings;
 mod script;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     let mut problems = Problems::default();
     check_models(artifact, &mut problems);
     check_tools(artifact, &mut problems);
+    bindings::check(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
     check_validators(artifact, &mut problems);

@@ -1,6 +1,7 @@
 //! The check stage: proves properties of a resolved program. Each check lives in its own file,
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
+mod bindings;
 mod decisions;
 mod facts;
 mod graph;
@@ -40,6 +41,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         decisions::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
+        bindings::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

@@ -7,6 +7,7 @@
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
 pub(crate) mod approvals;
+mod bindings;
 mod script;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,6 +24,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     let mut problems = Problems::default();
     check_models(artifact, &mut problems);
     check_tools(artifact, &mut problems);
+    bindings::check(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
     approvals::check(artifact, &mut problems);

@@ -39,6 +39,7 @@ pub use canonical::canonical_json;
 pub use check::approvals::{is_role, is_scope};
 pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
+pub use model::binding;
 pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition,
     DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model,

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:25ea87b26e4edc24e1b29ddd0088414a1fd3c524d12802ef7eddaef4b2233d1f";
+const HELLO_ID: &str = "sha256:5fe35d555f99c0bfca7a8c6e3bbaa6eed72c69ff6ce9a910e2ffddc94b61e1dc";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");

@@ -104,7 +104,7 @@ fn the_artifact_body_has_one_json_shape() {
     assert_eq!(
         run,
         &serde_json::json!({"kind": "http", "method": "POST", "url": "${PAYMENTS_URL}/refund",
-                            "timeout_ms": 10000})
+                            "timeout_ms": 10000, "headers": {"Authorization": "Bearer ${PAY_TOKEN}"}})
     );
     // Optional fields are written as null, never left out.
     assert!(body["agents"]["triage"]["output_schema"].is_null());

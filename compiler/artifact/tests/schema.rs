@@ -70,3 +70,40 @@ fn the_schema_refuses_what_the_loader_refuses_by_shape() {
         assert!(!validator.is_valid(&file), "{what} passed the schema");
     }
 }
+
+#[test]
+fn the_schema_describes_native_tools_and_headers() {
+    let validator = validator();
+    let mut artifact = sample();
+    artifact.tools.get_mut("weather").unwrap().run = tenx_artifact::Run::Native {
+        name: "weather.forecast".into(),
+    };
+    artifact.native_handlers = vec!["weather.forecast".into()];
+    let good = envelope(&seal(artifact).unwrap().to_bytes());
+    assert_eq!(errors(&validator, &good), Vec::<String>::new());
+    let edits: [(&str, Edit); 5] = [
+        ("no native_handlers", |file| {
+            file["artifact"].as_object_mut().unwrap().remove("native_handlers");
+        }),
+        ("bad native name", |file| {
+            file["artifact"]["tools"]["weather"]["run"]["name"] = json!("Weather");
+        }),
+        ("no headers", |file| {
+            file["artifact"]["tools"]["issue_refund"]["run"]
+                .as_object_mut()
+                .unwrap()
+                .remove("headers");
+        }),
+        ("header name not a token", |file| {
+            file["artifact"]["tools"]["issue_refund"]["run"]["headers"] = json!({"X Y": "1"});
+        }),
+        ("header value with a line break", |file| {
+            file["artifact"]["tools"]["issue_refund"]["run"]["headers"] = json!({"X": "1\r\nY: 2"});
+        }),
+    ];
+    for (what, edit) in edits {
+        let mut file = good.clone();
+        edit(&mut file);
+        assert!(!validator.is_valid(&file), "{what} passed the schema");
+    }
+}

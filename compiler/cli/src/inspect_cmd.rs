@@ -150,6 +150,13 @@ fn agents(out: &mut String, artifact: &Artifact) {
 
 fn tools(out: &mut String, artifact: &Artifact) {
     let _ = writeln!(out, "\ntools by risk ({})", artifact.tools.len());
+    if !artifact.native_handlers.is_empty() {
+        let _ = writeln!(
+            out,
+            "  native handlers the host must register: {}",
+            artifact.native_handlers.join(", ")
+        );
+    }
     for risk in [Risk::Prohibited, Risk::High, Risk::Medium, Risk::Low] {
         let of_risk: Vec<_> = artifact.tools.iter().filter(|(_, t)| t.risk == risk).collect();
         if of_risk.is_empty() {
@@ -162,11 +169,20 @@ fn tools(out: &mut String, artifact: &Artifact) {
                     method,
                     url,
                     timeout_ms,
+                    headers,
                 } => {
                     let method = serde_json::to_value(method).ok();
                     let method = method.as_ref().and_then(|m| m.as_str()).unwrap_or("?");
-                    format!("http {method} {url} (timeout {})", duration(*timeout_ms))
+                    // Header names only: a value's text is the program's, not worth a line.
+                    let headers = if headers.is_empty() {
+                        String::new()
+                    } else {
+                        let names: Vec<&str> = headers.keys().map(String::as_str).collect();
+                        format!(", headers {}", names.join(", "))
+                    };
+                    format!("http {method} {url} (timeout {}{headers})", duration(*timeout_ms))
                 }
+                Run::Native { name } => format!("native {name} (a handler of the host)"),
                 Run::Remote => "remote (the API client runs it)".to_string(),
                 Run::Builtin { name } => format!("builtin {name}"),
                 Run::Mcp { server, tool } => format!("mcp {server}/{tool}"),

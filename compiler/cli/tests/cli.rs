@@ -389,3 +389,26 @@ fn keygen_sign_and_verify() {
     );
     assert!(stdout(&tampered).is_empty());
 }
+
+#[test]
+fn inspect_names_native_handlers_and_header_names() {
+    let dir = temp_dir("bindings");
+    let out = dir.join("bindings.tenxg");
+    let out_arg = out.to_str().unwrap();
+    let build = tenxc(&["build", "tests/fixtures/bindings/headers_ok.tenx", "-o", out_arg]);
+    assert_eq!(code(&build), 0, "{}", stderr(&build));
+    let inspect = tenxc(&["inspect", out_arg]);
+    assert_eq!(code(&inspect), 0, "{}", stderr(&inspect));
+    let summary = stdout(&inspect);
+    assert!(
+        summary.contains("native handlers the host must register: crm.customers.lookup_v2, crm.notes"),
+        "{summary}"
+    );
+    assert!(summary.contains("crm_notes: native crm.notes"), "{summary}");
+    assert!(
+        summary.contains("headers Accept, Authorization, X-Tenant)"),
+        "{summary}"
+    );
+    // Header values are templates of the program, not shown.
+    assert!(!summary.contains("ORDERS_TOKEN"), "{summary}");
+}

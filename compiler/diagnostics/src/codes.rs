@@ -100,6 +100,9 @@ code_table! {
     TENX0114 "import-too-large"                Error   "an imported file is larger than a source file may be";
     TENX0115 "reserved-name"                   Error   "a declaration is named `END`, which the language reserves";
     TENX0116 "builtin-outside-stdlib"          Error   "a tool or validator outside the standard library runs `builtin(…)`";
+    TENX0117 "invalid-header-name"             Error   "an `http` header name is not an HTTP token";
+    TENX0118 "reserved-header"                 Error   "an `http` tool sets a header the runtime writes itself";
+    TENX0119 "duplicate-header"                Error   "an `http` tool sets one header twice, compared case-insensitively";
     TENX0201 "tool-name-collision"             Error   "two tools visible to one agent claim the same name";
     TENX0202 "reserved-handoff-name"           Error   "a tool that is not a handoff is named `transfer_to_*`";
     TENX0203 "handoff-name-collision"          Error   "a handoff's generated tool name collides with another name";
@@ -188,6 +191,11 @@ code_table! {
     TENX0812 "script-tool-not-visible"         Error   "a scripted turn calls a tool that an agent using the model cannot see";
     TENX0813 "script-arguments-invalid"        Error   "a scripted tool call's arguments do not match the tool's parameters";
     TENX0814 "malformed-turn"                  Error   "a scripted turn or rule has the wrong shape";
+    TENX0820 "invalid-header-value"            Error   "an `http` header value is not a one-line string or holds a control character";
+    TENX0821 "malformed-env-reference"         Error   "a `${` in a URL or header value does not start a well-formed `${NAME}` reference";
+    TENX0822 "env-reference-outside-binding"   Error   "a `${…}` environment reference is written outside an `http` URL or header value";
+    TENX0823 "credential-in-url"               Warning "an `http` URL passes a credential-like query parameter from the environment";
+    TENX0824 "invalid-native-name"             Error   "a `native(…)` handler name does not follow the handler name rule";
     TENX0901 "unused-tool"                     Warning "a tool is visible to no agent and used by no graph";
     TENX0902 "unused-model"                    Warning "a model is used by no agent";
     TENX0903 "unused-validator"                Warning "a validator is used by no graph";

@@ -2,7 +2,8 @@
 //! choice) an author can make: renaming a declaration to an odd name, exposing a tool under an
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
 //! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections,
-//! adding an extra entry or a tool node's result field, giving a field an odd value.
+//! adding an extra entry or a tool node's result field, binding a tool another way (`native(…)`,
+//! `http` with headers), giving a field an odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -18,7 +19,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..24) {
+        let done = match rng.u8(0..25) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -35,6 +36,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             19 => repeat_handoff(rng, &mut lines),
             20 => add_entry(rng, &mut lines),
             21 => add_result(rng, &mut lines),
+            22 => rebind_tool(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -531,4 +533,26 @@ fn odd_value(rng: &mut Rng, lines: &mut [String]) -> Option<String> {
     let key = key.to_owned();
     *line = format!("{key} = {value}");
     Some(format!("set `{}` on line {} to `{value}`", key.trim(), i + 1))
+}
+
+/// A tool's `run` binding replaced: a `native` handler (shared names, so two tools may run one
+/// handler), or an `http` binding with good or bad headers.
+fn rebind_tool(rng: &mut Rng, lines: &mut [String]) -> Option<String> {
+    let bindings = [
+        "native(\"x.y\")",
+        "native(\"crm.lookup\")",
+        "native(\"X.y\")",
+        "http(POST, \"${U}/x\", headers: { \"Authorization\": \"Bearer ${T}\" })",
+        "http(GET, \"${U}/x?token=${T}\", timeout: 1s, headers: { X_Id: \"\\$1\" })",
+        "http(GET, \"${U}/x\", headers: { \"Host\": \"h\" })",
+        "http(GET, \"${U}/x\", headers: { \"A\": \"1\", \"a\": \"2\" })",
+    ];
+    let runs: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines.get(i).is_some_and(|l| l.trim_start().starts_with("run ")))
+        .collect();
+    let i = *pick(rng, &runs)?;
+    let binding = bindings[rng.usize(0..bindings.len())];
+    let line = lines.get_mut(i)?;
+    *line = format!("  run = {binding}");
+    Some(format!("bind the tool on line {} with `{binding}`", i + 1))
 }

@@ -8,6 +8,7 @@
 
 mod agent;
 mod approval;
+pub mod binding;
 mod condition;
 mod graph;
 mod guard;
@@ -74,6 +75,10 @@ pub struct Artifact {
     /// `tool.issue_refund`; for runtime error messages only.
     #[serde(deserialize_with = "packed_map")]
     pub source_map: BTreeMap<String, SourceLocation>,
+    /// The name of every handler a `native` tool runs, sorted and without repeats: exactly the
+    /// names in the tools' [`Run::Native`] bindings, so a host can refuse to load an artifact
+    /// whose handlers it has not registered.
+    pub native_handlers: Vec<String>,
 }
 
 impl Artifact {
@@ -89,6 +94,7 @@ impl Artifact {
             validators: BTreeMap::new(),
             interrupts: BTreeMap::new(),
             source_map: BTreeMap::new(),
+            native_handlers: Vec::new(),
         }
     }
 
@@ -112,6 +118,7 @@ impl Artifact {
                 approvers.normalize();
             }
         }
+        sort_unique(&mut self.native_handlers);
     }
 }
 

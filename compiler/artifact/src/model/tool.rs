@@ -2,6 +2,7 @@
 
 use super::{Approvers, Decision, Evidence, Schema};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use super::sort_unique;
 
@@ -121,6 +122,11 @@ pub enum Run {
         url: String,
         /// Timeout of one attempt, in milliseconds.
         timeout_ms: u64,
+        /// Headers sent with every request, by name; each value is a template whose `${NAME}`
+        /// parts are read from the environment, like the URL's. Names are HTTP tokens, none is
+        /// repeated (case-insensitively) or reserved to the runtime, and values hold no control
+        /// character (see [`super::binding`]).
+        headers: BTreeMap<String, String>,
     },
     /// The API client runs the tool and posts the result back.
     Remote,
@@ -135,6 +141,11 @@ pub enum Run {
         server: String,
         /// The tool's name on that server.
         tool: String,
+    },
+    /// A handler the host registers under `name` (listed in [`super::Artifact::native_handlers`]).
+    Native {
+        /// The handler's name, such as `crm.lookup`.
+        name: String,
     },
 }
 

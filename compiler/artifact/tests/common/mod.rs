@@ -84,6 +84,7 @@ pub fn sample() -> Artifact {
             method: HttpMethod::Post,
             url: "${ORDERS_URL}/lookup".into(),
             timeout_ms: 5000,
+            headers: BTreeMap::new(),
         },
     );
     let mut refund = tool(
@@ -94,6 +95,7 @@ pub fn sample() -> Artifact {
             method: HttpMethod::Post,
             url: "${PAYMENTS_URL}/refund".into(),
             timeout_ms: 10_000,
+            headers: BTreeMap::from([("Authorization".to_owned(), "Bearer ${PAY_TOKEN}".to_owned())]),
         },
     );
     refund.approval = Some(Approval {

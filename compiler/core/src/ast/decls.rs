@@ -207,6 +207,9 @@ pub enum RunBinding {
         url: Expr,
         /// The timeout in milliseconds.
         timeout_ms: Option<u64>,
+        /// `headers: { "Authorization": "Bearer ${TOKEN}" }`: the map as written (its keys and
+        /// values are checked by `check/bindings`).
+        headers: Option<Expr>,
     },
     /// `remote`: the API client runs it and posts the result back.
     Remote,
@@ -219,16 +222,24 @@ pub enum RunBinding {
         /// The tool's name on the server (defaults to the tool's name).
         tool: Option<String>,
     },
+    /// `native("crm.lookup")`: a handler the host registers under that name.
+    Native {
+        /// The handler's name, as written.
+        name: String,
+        /// Where the name is written.
+        span: Span,
+    },
 }
 
 impl RunBinding {
-    /// `http`, `remote`, `builtin`, `mcp`.
+    /// `http`, `remote`, `builtin`, `mcp`, `native`.
     pub fn source(&self) -> &'static str {
         match self {
             RunBinding::Http { .. } => "http",
             RunBinding::Remote => "remote",
             RunBinding::Builtin(_) => "builtin",
             RunBinding::Mcp { .. } => "mcp",
+            RunBinding::Native { .. } => "native",
         }
     }
 }

@@ -2,6 +2,7 @@
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
 pub(crate) mod approvers;
+mod bindings;
 mod decisions;
 pub(crate) mod evidence;
 mod facts;
@@ -44,6 +45,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         decisions::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
+        bindings::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

@@ -9,6 +9,8 @@ mod script;
 mod script_tools;
 mod secrets;
 
+pub(super) use secrets::string_literals;
+
 use super::Facts;
 use crate::ast::{Expr, ExprKind, ModelDecl};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};

@@ -81,6 +81,11 @@
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).
+//! - *Run bindings*: `http` header names are HTTP tokens (`TENX0117`), none is reserved to the
+//!   runtime (`TENX0118`) or set twice case-insensitively (`TENX0119`), and values are one-line
+//!   strings without control characters (`TENX0820`); `native` handler names match the name rule
+//!   (`TENX0824`); `native_handlers` is exactly the set of the lowered tools' handlers, by
+//!   construction (collected from the lowered tools above and sorted by `normalize`).
 
 mod agent;
 mod confirmation;
@@ -134,6 +139,15 @@ pub fn lower(facts: &Facts<'_>) -> Artifact {
     lowerer.models(&mut artifact);
     lowerer.validators(&mut artifact);
     lowerer.interrupts(&mut artifact);
+    // Every handler a lowered `native` tool runs, so the list matches the tools by construction.
+    artifact.native_handlers = artifact
+        .tools
+        .values()
+        .filter_map(|tool| match &tool.run {
+            tenx_artifact::Run::Native { name } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
     // Sorted now, as `seal` would sort them, so an unsealed artifact (`tenxc graph` of a `.tenx`
     // file) reads exactly like the sealed one.
     artifact.normalize();

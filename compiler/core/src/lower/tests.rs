@@ -140,7 +140,8 @@ fn defaults_and_bindings() {
         Run::Http {
             method: HttpMethod::Get,
             url: "${WEB_URL}/fetch".into(),
-            timeout_ms: super::DEFAULT_HTTP_TIMEOUT_MS
+            timeout_ms: super::DEFAULT_HTTP_TIMEOUT_MS,
+            headers: Default::default(),
         }
     );
     let model = &artifact.models["local"];
@@ -388,4 +389,63 @@ fn extra_entries_are_sorted_and_a_tool_node_names_its_result_field() {
     assert_eq!(graph.nodes["writer"].result_field, None);
     assert_eq!(graph.nodes["approve_send"].result_field, None);
     assert!(graph.state_schema.to_value()["properties"]["campaign_url"].is_object());
+}
+
+#[test]
+fn headers_and_native_handlers_are_lowered() {
+    let artifact = lower(
+        r#"
+model m {
+  provider = scripted
+}
+
+tool pay(order_id: string "The order") -> object {
+  description = "Pay."
+  run = http(POST, "${PAY_URL}/pay", headers: { "Authorization": "Bearer ${PAY_TOKEN}", X_Trace: "\$1" })
+}
+
+tool crm(order_id: string "The order") -> object {
+  description = "Find the customer."
+  run = native("crm.lookup")
+}
+
+tool crm_again(order_id: string "The order") -> object {
+  description = "Find the customer again."
+  run = native("crm.lookup")
+}
+
+tool audit(order_id: string "The order") -> object {
+  description = "Audit."
+  run = native("audit.log")
+}
+
+agent a {
+  model  = m
+  prompt = "Help."
+  tools  = [pay, crm, crm_again, audit]
+}
+
+graph g {
+  entry = a
+  nodes = [a]
+  a -> END
+}
+"#,
+    );
+    let Run::Http { headers, .. } = &artifact.tools["pay"].run else {
+        panic!("{:?}", artifact.tools["pay"].run);
+    };
+    assert_eq!(headers.len(), 2);
+    assert_eq!(headers["Authorization"], "Bearer ${PAY_TOKEN}");
+    assert_eq!(headers["X_Trace"], "\\$1");
+    assert_eq!(
+        artifact.tools["crm"].run,
+        Run::Native {
+            name: "crm.lookup".into()
+        }
+    );
+    assert_eq!(
+        artifact.native_handlers,
+        vec!["audit.log".to_owned(), "crm.lookup".to_owned()]
+    );
 }

@@ -3,9 +3,10 @@
 //! template and the run binding.
 
 use super::Lowerer;
-use crate::ast::{self, RunBinding};
+use crate::ast::{self, ExprKind, RunBinding};
 use crate::resolve::Located;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use tenx_artifact::{Approval, Artifact, DEFAULT_ON_REJECT, HttpMethod, Risk, Run, Schema, Tool};
 
 /// The `reason` of an approval that does not set one.
@@ -117,6 +118,7 @@ fn lower_run(run: &RunBinding, declared_name: &str) -> Run {
             method,
             url,
             timeout_ms,
+            headers,
         } => Run::Http {
             method: match method.name.to_ascii_uppercase().as_str() {
                 "GET" => HttpMethod::Get,
@@ -127,7 +129,15 @@ fn lower_run(run: &RunBinding, declared_name: &str) -> Run {
             },
             url: url.as_str().map(str::to_string).unwrap_or_default(),
             timeout_ms: timeout_ms.filter(|&ms| ms > 0).unwrap_or(DEFAULT_HTTP_TIMEOUT_MS),
+            headers: match headers.as_ref().map(|h| &h.kind) {
+                Some(ExprKind::Map(entries)) => entries
+                    .iter()
+                    .filter_map(|e| Some((e.key.clone(), e.value.as_str()?.to_string())))
+                    .collect(),
+                _ => BTreeMap::new(),
+            },
         },
+        RunBinding::Native { name, .. } => Run::Native { name: name.clone() },
         RunBinding::Remote => Run::Remote,
         RunBinding::Builtin(name) => Run::Builtin {
             name: name.name.clone(),

@@ -91,14 +91,14 @@ fn builtin_outside_stdlib(file: FileId, item: &Item) -> Option<Diagnostic> {
         ));
     } else {
         let fix = match kind {
-            DeclWord::Tool => "bind the tool with `http(…)`, `remote` or `mcp(…)`",
+            DeclWord::Tool => {
+                "bind the tool with `http(…)`, `remote` or `mcp(…)`, or with `native(\"name\")` for a handler the host provides in Rust"
+            }
             DeclWord::Validator => {
                 "declare what the validator refuses with `deny_patterns`, `deny_keywords` or `max_length`"
             }
         };
-        d = d.help(format!(
-            "{fix}; handlers the host provides in Rust will get a binding of their own in a later version of the language"
-        ));
+        d = d.help(fix);
     }
     Some(d)
 }

@@ -150,7 +150,7 @@ impl Lower<'_> {
             let d = lower
                 .diag(Code::TENX0108, message.to_string(), span)
                 .label("not a run binding")
-                .help("use `http(POST, \"https://…\", timeout: 10s)`, `remote`, `builtin(name)` or `mcp(server: \"…\", tool: \"…\")`");
+                .help("use `http(POST, \"https://…\", timeout: 10s)`, `remote`, `native(\"name\")`, `builtin(name)` or `mcp(server: \"…\", tool: \"…\")`");
             lower.report(d);
             None
         };
@@ -168,7 +168,7 @@ impl Lower<'_> {
                 };
                 for arg in args.iter().filter_map(|a| a.name.as_ref()) {
                     let allowed: &[&str] = match kind {
-                        "http" => &["method", "url", "timeout"],
+                        "http" => &["method", "url", "timeout", "headers"],
                         "mcp" => &["server", "tool"],
                         _ => &[],
                     };
@@ -213,10 +213,28 @@ impl Lower<'_> {
                             }
                             None => None,
                         };
+                        let headers = match named("headers") {
+                            Some(
+                                map @ Expr {
+                                    kind: ExprKind::Map(_), ..
+                                },
+                            ) => Some(map.clone()),
+                            Some(other) => {
+                                expected(
+                                    self,
+                                    "headers",
+                                    "a map of header names to strings, such as `{ \"Authorization\": \"Bearer ${TOKEN}\" }`",
+                                    other,
+                                );
+                                None
+                            }
+                            None => None,
+                        };
                         Some(RunBinding::Http {
                             method,
                             url,
                             timeout_ms,
+                            headers,
                         })
                     }
                     "builtin" => match positional.first().and_then(|e| e.as_ident()) {
@@ -238,17 +256,28 @@ impl Lower<'_> {
                             None => bad(self, "`mcp` needs a server name: `mcp(server: \"files\")`", v.span),
                         }
                     }
+                    "native" => match positional.first().and_then(|e| Some((e.as_str()?, e.span))) {
+                        Some((name, span)) if positional.len() == 1 => Some(RunBinding::Native {
+                            name: name.to_string(),
+                            span,
+                        }),
+                        _ => bad(
+                            self,
+                            "`native` needs the handler's name as one string: `native(\"crm.lookup\")`",
+                            v.span,
+                        ),
+                    },
                     "remote" => Some(RunBinding::Remote),
                     _ => bad(
                         self,
-                        "`run` must be `http(…)`, `remote`, `builtin(…)` or `mcp(…)`",
+                        "`run` must be `http(…)`, `remote`, `native(…)`, `builtin(…)` or `mcp(…)`",
                         v.span,
                     ),
                 }
             }
             _ => bad(
                 self,
-                "`run` must be `http(…)`, `remote`, `builtin(…)` or `mcp(…)`",
+                "`run` must be `http(…)`, `remote`, `native(…)`, `builtin(…)` or `mcp(…)`",
                 v.span,
             ),
         }

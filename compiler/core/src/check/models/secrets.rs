@@ -175,14 +175,14 @@ fn report(file: FileId, span: Span, kind: &str) -> Diagnostic {
         span,
     )
     .label(format!("looks like {kind}"))
-    .help("remove it from the program and rotate it if it is real; read secrets from the environment: `api_key = env(\"NAME\")` for a model, `${NAME}` in a URL")
+    .help("remove it from the program and rotate it if it is real; read secrets from the environment: `api_key = env(\"NAME\")` for a model, `${NAME}` in an `http` URL or header value")
     .note("a secret written in the program is kept by version control and copied into the built artifact")
 }
 
 /// The string literals of a `.tenx` text: `(offset of the body, body)` for every `"…"` and
 /// `"""…"""`, skipping comments. An unterminated literal ends at the end of its line (`"…"`) or
 /// of the text (`"""`).
-fn string_literals(text: &str) -> Vec<(usize, &str)> {
+pub(crate) fn string_literals(text: &str) -> Vec<(usize, &str)> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
     let mut i = 0;

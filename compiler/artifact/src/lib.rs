@@ -44,7 +44,7 @@ pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition,
     DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model,
     Node, NodeKind, Provider, Risk, Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator,
-    ValidatorUse,
+    ValidatorUse, Write, WriteSource,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

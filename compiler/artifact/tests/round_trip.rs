@@ -98,7 +98,7 @@ fn the_artifact_body_has_one_json_shape() {
     let node = &body["graphs"]["support_desk"]["nodes"]["review"];
     assert_eq!(
         node,
-        &serde_json::json!({"kind": "interrupt", "ref": "manager_review", "result_field": null})
+        &serde_json::json!({"kind": "interrupt", "ref": "manager_review"})
     );
     let run = &body["tools"]["issue_refund"]["run"];
     assert_eq!(

@@ -140,7 +140,9 @@ code_table! {
     TENX0329 "undeclared-result-field"         Error   "`results` writes a tool's result to a state field the graph does not declare";
     TENX0330 "untyped-tool-result"             Error   "`results` writes the result of a tool that declares no result type";
     TENX0331 "result-type-mismatch"            Error   "`results` writes a tool's result to a state field that never holds its type";
-    TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node twice";
+    TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node or tool twice";
+    TENX0333 "result-of-uncalled-tool"         Error   "`results` names a tool that is not a node of the graph and no agent node of it can call";
+    TENX0334 "result-path-unknown-property"    Error   "`results` writes to a path whose property the state field's schema does not declare";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

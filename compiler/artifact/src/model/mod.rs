@@ -23,7 +23,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub use agent::{Agent, Handoff, Model, Provider};
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
 pub use condition::{CompareOp, Condition};
-pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
+pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
 pub use guard::{Interrupt, Validator};
 pub use schema::Schema;
 pub use script::{Rule, Script, Turn};

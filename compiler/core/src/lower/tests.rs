@@ -3,7 +3,7 @@
 
 use crate::{LintLevels, compile};
 use serde_json::json;
-use tenx_artifact::{Arm, Artifact, CompareOp, Condition, EdgeKind, HttpMethod, Run, Validator, seal};
+use tenx_artifact::{Arm, Artifact, CompareOp, Condition, EdgeKind, HttpMethod, Run, Validator, Write, WriteSource, seal};
 use tenx_diagnostics::SourceSet;
 
 fn lower(text: &str) -> Artifact {
@@ -377,18 +377,32 @@ graph flow {
 }
 
 #[test]
-fn extra_entries_are_sorted_and_a_tool_node_names_its_result_field() {
+fn extra_entries_are_sorted_and_a_tool_node_writes_its_result() {
     let artifact = lower(include_str!("../../../../tests/fixtures/graph/extra_entries.tenx"));
     let graph = &artifact.graphs["newsletter"];
     assert_eq!(graph.entry, "writer");
     assert_eq!(graph.entries, ["approve_send"]);
     assert_eq!(
-        graph.nodes["send_newsletter"].result_field.as_deref(),
-        Some("campaign_url")
+        graph.writes,
+        [Write {
+            from: WriteSource::Node("send_newsletter".into()),
+            to: vec!["campaign_url".into()],
+        }]
     );
-    assert_eq!(graph.nodes["writer"].result_field, None);
-    assert_eq!(graph.nodes["approve_send"].result_field, None);
     assert!(graph.state_schema.to_value()["properties"]["campaign_url"].is_object());
+}
+
+#[test]
+fn a_tool_an_agent_calls_writes_at_a_path() {
+    let artifact = lower(include_str!("../../../../tests/fixtures/graph/result_of_agent_tool_call.tenx"));
+    let graph = &artifact.graphs["support"];
+    assert_eq!(
+        graph.writes,
+        [Write {
+            from: WriteSource::Tool("lookup_order".into()),
+            to: vec!["ticket".into(), "order".into()],
+        }]
+    );
 }
 
 #[test]

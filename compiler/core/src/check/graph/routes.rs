@@ -313,7 +313,7 @@ pub(super) fn type_of(c: &GraphCheck<'_, '_>, ty: &TypeExpr, depth: usize) -> Fi
     }
 }
 
-fn json_type(schema: &Value) -> FieldType {
+pub(super) fn json_type(schema: &Value) -> FieldType {
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return FieldType::Enum(values.clone());
     }

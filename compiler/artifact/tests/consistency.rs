@@ -333,7 +333,7 @@ fn extra_entries_and_state_writes_name_what_exists() {
             to: to.iter().map(|s| (*s).to_owned()).collect(),
         }
     }
-    let cases: [(&str, Break, &str); 8] = [
+    let cases: [(&str, Break, &str); 10] = [
         (
             "extra entry unknown",
             |a| graph(a).entries = vec!["nowhere".into()],
@@ -375,6 +375,28 @@ fn extra_entries_and_state_writes_name_what_exists() {
             "the result of node `close` is written twice in `writes`",
         ),
         (
+            "an answer of an agent node",
+            |a| {
+                let from = WriteSource::Interrupt {
+                    node: "triage".into(),
+                    field: None,
+                };
+                graph(a).writes = vec![write(from, &["order"])]
+            },
+            "`writes` names node `triage`, which is not an interrupt node",
+        ),
+        (
+            "an answer property the response does not declare",
+            |a| {
+                let from = WriteSource::Interrupt {
+                    node: "review".into(),
+                    field: Some("nowhere".into()),
+                };
+                graph(a).writes = vec![write(from, &["decision"])]
+            },
+            "`writes` names `nowhere` of the answer to `review`, which its response schema does not declare",
+        ),
+        (
             "an empty path",
             |a| graph(a).writes = vec![write(WriteSource::Node("close".into()), &[])],
             "is written to ``, an empty path",
@@ -389,6 +411,13 @@ fn extra_entries_and_state_writes_name_what_exists() {
     graph(&mut artifact).writes = vec![
         write(WriteSource::Node("close".into()), &["decision"]),
         write(WriteSource::Tool("lookup_order".into()), &["order"]),
+        write(
+            WriteSource::Interrupt {
+                node: "review".into(),
+                field: None,
+            },
+            &["customer"],
+        ),
     ];
     assert!(seal(artifact).is_ok());
 }

@@ -143,6 +143,11 @@ code_table! {
     TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node or tool twice";
     TENX0333 "result-of-uncalled-tool"         Error   "`results` names a tool that is not a node of the graph and no agent node of it can call";
     TENX0334 "result-path-unknown-property"    Error   "`results` writes to a path whose property the state field's schema does not declare";
+    TENX0335 "answer-of-non-interrupt"         Error   "`answers` names a node that is not an interrupt node";
+    TENX0336 "answer-property-unknown"         Error   "`answers` writes a property the interrupt's response does not declare";
+    TENX0337 "answer-field-undeclared"         Error   "`answers` writes to something that is not a state field of the graph";
+    TENX0338 "answer-type-mismatch"            Error   "`answers` writes an answer, or a label of it, that the state field cannot hold";
+    TENX0339 "duplicate-answer-write"          Error   "`answers` writes the same answer or answer property twice";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

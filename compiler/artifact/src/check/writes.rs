@@ -1,5 +1,6 @@
 //! A graph's state writes (`Graph.writes`): sorted, one entry per source; a `node` source is a
-//! tool node of the graph; a `tool` source is a tool some agent node of the graph may call; and
+//! tool node of the graph; a `tool` source is a tool some agent node of the graph may call; an
+//! `interrupt` source is an interrupt node, and its `field` a property of its response; and
 //! every target path is a state field of `state_schema` followed by properties declared inside
 //! it, each level an object schema with `properties`.
 
@@ -47,6 +48,27 @@ pub(super) fn check(artifact: &Artifact, name: &str, graph: &Graph, problems: &m
                     ));
                 }
             }
+            WriteSource::Interrupt { node, field } => {
+                let interrupt = graph
+                    .nodes
+                    .get(node)
+                    .filter(|n| n.kind == NodeKind::Interrupt)
+                    .and_then(|n| artifact.interrupts.get(&n.reference));
+                match (interrupt, field) {
+                    (None, _) => problems.push(format!(
+                        "graph `{name}`: `writes` names node `{node}`, which is not an interrupt node"
+                    )),
+                    (Some(interrupt), Some(field)) => {
+                        let response = interrupt.response_schema.to_value();
+                        if schema_at(&response, std::slice::from_ref(field)).is_err() {
+                            problems.push(format!(
+                                "graph `{name}`: `writes` names `{field}` of the answer to `{node}`, which its response schema does not declare"
+                            ));
+                        }
+                    }
+                    (Some(_), None) => {}
+                }
+            }
         }
         if let Err(problem) = schema_at(&state, &write.to) {
             problems.push(format!(
@@ -62,6 +84,8 @@ fn describe(source: &WriteSource) -> String {
     match source {
         WriteSource::Node(node) => format!("the result of node `{node}`"),
         WriteSource::Tool(tool) => format!("the result of tool `{tool}`"),
+        WriteSource::Interrupt { node, field: None } => format!("the answer to `{node}`"),
+        WriteSource::Interrupt { node, field: Some(field) } => format!("`{field}` of the answer to `{node}`"),
     }
 }
 

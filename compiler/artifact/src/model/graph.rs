@@ -78,6 +78,15 @@ pub enum WriteSource {
     /// The result of every successful call of this tool (a key of `tools`) by an agent node
     /// of the graph. A call that fails, is refused or is rejected writes nothing.
     Tool(String),
+    /// The answer to the interrupt node `node`, once it is valid: the whole answer, or its
+    /// property `field`.
+    Interrupt {
+        /// An interrupt node of the graph.
+        node: String,
+        /// A property of the interrupt's response schema; `null` for the whole answer.
+        #[serde(deserialize_with = "super::required")]
+        field: Option<String>,
+    },
 }
 
 /// What a [`Node`] runs.

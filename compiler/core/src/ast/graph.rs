@@ -29,6 +29,21 @@ pub struct GraphDecl {
     /// `results = { source: field.path }`: tool nodes, and tools agent nodes call, whose results
     /// are also written into state.
     pub results: Vec<ResultWrite>,
+    /// `answers = { interrupt: field }` or `{ interrupt: { property: field } }`: interrupt
+    /// answers written into state.
+    pub answers: Vec<AnswerWrite>,
+}
+
+/// One write of a graph's `answers`: the answer of the interrupt node `node` (the whole answer,
+/// or its `property`) is written into the state field `field`.
+#[derive(Debug, Clone)]
+pub struct AnswerWrite {
+    /// The interrupt node.
+    pub node: Ident,
+    /// The property of the answer written; `None` for the whole answer.
+    pub property: Option<Ident>,
+    /// The state field.
+    pub field: Ident,
 }
 
 /// One entry of a graph's `results = { source: field.path }`: the result of the tool node, or of

@@ -406,6 +406,20 @@ fn a_tool_an_agent_calls_writes_at_a_path() {
 }
 
 #[test]
+fn interrupt_answers_are_written_by_property() {
+    let artifact = lower(include_str!("../../../../tests/fixtures/graph/answers_into_state.tenx"));
+    let graph = &artifact.graphs["blog"];
+    let answer = |field: &str, to: &str| Write {
+        from: WriteSource::Interrupt {
+            node: "review".into(),
+            field: Some(field.into()),
+        },
+        to: vec![to.into()],
+    };
+    assert_eq!(graph.writes, [answer("comment", "note"), answer("verdict", "verdict")]);
+}
+
+#[test]
 fn headers_and_native_handlers_are_lowered() {
     let artifact = lower(
         r#"

@@ -1,8 +1,9 @@
-//! Lowering of a graph's `results` to the artifact's `writes`: one [`Write`] per source (the
-//! first entry for it), from a tool node (`node`) or from a tool an agent node calls (`tool`),
-//! to a path whose every step is a property of the lowered `state_schema`. Check proves each
-//! entry is such (`TENX0302`, `TENX0328`, `TENX0329`, `TENX0332`–`TENX0334`); lowering keeps
-//! only those, so the artifact's own check holds by construction.
+//! Lowering of a graph's `results` and `answers` to the artifact's `writes`: one [`Write`] per
+//! source (the first entry for it), from a tool node (`node`), from a tool an agent node calls
+//! (`tool`) or from an interrupt node's answer, whole or one property (`interrupt`), to a path
+//! whose every step is a property of the lowered `state_schema`. Check proves each entry is such
+//! (`TENX0302`, `TENX0328`, `TENX0329`, `TENX0332`–`TENX0339`); lowering keeps only those, so
+//! the artifact's own check holds by construction.
 
 use crate::ast::GraphDecl;
 use crate::check::Facts;
@@ -41,6 +42,34 @@ pub(super) fn writes(facts: &Facts<'_>, decl: &GraphDecl, topology: &Topology, s
             .chain(&write.path)
             .map(|i| i.name.clone())
             .collect();
+        if !declared(state, &to) || !seen.insert(from.clone()) {
+            continue;
+        }
+        out.push(Write { from, to });
+    }
+    for write in &decl.answers {
+        let Some(node) = topology.index.get(&write.node.name).and_then(|&n| topology.nodes.get(n)) else {
+            continue;
+        };
+        let Some(interrupt) = node.decl.interrupt().and_then(|i| program.interrupts.get(i)) else {
+            continue;
+        };
+        let property = write.property.as_ref().map(|p| p.name.clone());
+        if let Some(property) = &property {
+            let response = interrupt
+                .decl
+                .response
+                .as_ref()
+                .and_then(|r| crate::schema::lower_schema_ref(program, interrupt.file, r, &mut Vec::new()));
+            if !response.is_some_and(|r| declared(&r.value, std::slice::from_ref(property))) {
+                continue;
+            }
+        }
+        let from = WriteSource::Interrupt {
+            node: write.node.name.clone(),
+            field: property,
+        };
+        let to = vec![write.field.name.clone()];
         if !declared(state, &to) || !seen.insert(from.clone()) {
             continue;
         }

@@ -13,7 +13,9 @@ mod common;
 
 use common::{edge, node, sample};
 use serde_json::json;
-use tenx_artifact::{Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, SealError, Write, WriteSource, seal};
+use tenx_artifact::{
+    Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, SealError, Write, WriteSource, seal,
+};
 
 type Break = fn(&mut Artifact);
 

@@ -85,7 +85,10 @@ fn describe(source: &WriteSource) -> String {
         WriteSource::Node(node) => format!("the result of node `{node}`"),
         WriteSource::Tool(tool) => format!("the result of tool `{tool}`"),
         WriteSource::Interrupt { node, field: None } => format!("the answer to `{node}`"),
-        WriteSource::Interrupt { node, field: Some(field) } => format!("`{field}` of the answer to `{node}`"),
+        WriteSource::Interrupt {
+            node,
+            field: Some(field),
+        } => format!("`{field}` of the answer to `{node}`"),
     }
 }
 

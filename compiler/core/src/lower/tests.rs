@@ -3,7 +3,9 @@
 
 use crate::{LintLevels, compile};
 use serde_json::json;
-use tenx_artifact::{Arm, Artifact, CompareOp, Condition, EdgeKind, HttpMethod, Run, Validator, Write, WriteSource, seal};
+use tenx_artifact::{
+    Arm, Artifact, CompareOp, Condition, EdgeKind, HttpMethod, Run, Validator, Write, WriteSource, seal,
+};
 use tenx_diagnostics::SourceSet;
 
 fn lower(text: &str) -> Artifact {
@@ -394,7 +396,9 @@ fn extra_entries_are_sorted_and_a_tool_node_writes_its_result() {
 
 #[test]
 fn a_tool_an_agent_calls_writes_at_a_path() {
-    let artifact = lower(include_str!("../../../../tests/fixtures/graph/result_of_agent_tool_call.tenx"));
+    let artifact = lower(include_str!(
+        "../../../../tests/fixtures/graph/result_of_agent_tool_call.tenx"
+    ));
     let graph = &artifact.graphs["support"];
     assert_eq!(
         graph.writes,

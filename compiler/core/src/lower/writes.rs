@@ -48,7 +48,11 @@ pub(super) fn writes(facts: &Facts<'_>, decl: &GraphDecl, topology: &Topology, s
         out.push(Write { from, to });
     }
     for write in &decl.answers {
-        let Some(node) = topology.index.get(&write.node.name).and_then(|&n| topology.nodes.get(n)) else {
+        let Some(node) = topology
+            .index
+            .get(&write.node.name)
+            .and_then(|&n| topology.nodes.get(n))
+        else {
             continue;
         };
         let Some(interrupt) = node.decl.interrupt().and_then(|i| program.interrupts.get(i)) else {

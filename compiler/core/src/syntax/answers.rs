@@ -40,7 +40,12 @@ impl Lower<'_> {
                         property: Some(ident(property)),
                         field: field.clone(),
                     }),
-                    None => expected(self, "answers", "answer properties mapped to state field names", &property.value),
+                    None => expected(
+                        self,
+                        "answers",
+                        "answer properties mapped to state field names",
+                        &property.value,
+                    ),
                 }
             }
         }

@@ -8,6 +8,7 @@
 //! stages do not report every use of them as unknown.
 
 mod agent;
+mod answers;
 mod approval_fields;
 mod bad_lines;
 mod blocks;
@@ -20,7 +21,6 @@ mod items;
 mod mistakes;
 mod model;
 mod results;
-mod answers;
 mod tool;
 mod types;
 mod validator;

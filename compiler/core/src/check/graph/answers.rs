@@ -22,10 +22,15 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
         let span = write.property.as_ref().map_or(write.node.span, |p| p.span);
         if let Some(first) = seen.get(&key) {
             let what = describe(write);
-            let d = Diagnostic::new(Code::TENX0339, format!("{what} is written twice in `answers`"), c.file, span)
-                .label("written again here")
-                .secondary(c.file, *first, "first written here")
-                .help("an answer goes to one state field: keep one entry");
+            let d = Diagnostic::new(
+                Code::TENX0339,
+                format!("{what} is written twice in `answers`"),
+                c.file,
+                span,
+            )
+            .label("written again here")
+            .secondary(c.file, *first, "first written here")
+            .help("an answer goes to one state field: keep one entry");
             c.report(d);
             continue;
         }
@@ -51,7 +56,11 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &AnswerWrite) -> Option<Diagno
     }
     let node = c.topology.index.get(name).and_then(|&n| c.topology.nodes.get(n))?;
     let Some(interrupt) = node.decl.interrupt().and_then(|i| c.facts.program.interrupts.get(i)) else {
-        let kind = if node.kind() == DeclKind::Agent { "an agent" } else { "a tool" };
+        let kind = if node.kind() == DeclKind::Agent {
+            "an agent"
+        } else {
+            "a tool"
+        };
         return Some(
             Diagnostic::new(
                 Code::TENX0335,
@@ -99,7 +108,9 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &AnswerWrite) -> Option<Diagno
         let field_name = &write.field.name;
         let help = crate::did_you_mean(field_name, names.iter())
             .map(|s| format!("did you mean `{s}`?"))
-            .unwrap_or_else(|| format!("declare `{field_name}` in the `state` of graph `{graph}`, with the answer's type"));
+            .unwrap_or_else(|| {
+                format!("declare `{field_name}` in the `state` of graph `{graph}`, with the answer's type")
+            });
         return Some(
             Diagnostic::new(
                 Code::TENX0337,
@@ -136,12 +147,18 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &AnswerWrite) -> Option<Diagno
             write.field.span,
         )
         .label("the answer does not always fit this field")
-        .secondary(c.file, field.ty.span(), format!("`{field_name}` holds {}", wanted.describe()))
+        .secondary(
+            c.file,
+            field.ty.span(),
+            format!("`{field_name}` holds {}", wanted.describe()),
+        )
         .secondary(
             interrupt.file,
             response.span(),
             format!("the response of `{name}` is declared here"),
         )
-        .help(format!("give `{field_name}` the type of the answer, with every label it can give")),
+        .help(format!(
+            "give `{field_name}` the type of the answer, with every label it can give"
+        )),
     )
 }

@@ -42,7 +42,10 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
 }
 
 /// The tool whose result `write` names: a tool node's, or a tool's that an agent node calls.
-fn source<'a>(c: &mut GraphCheck<'a, '_>, write: &ResultWrite) -> Result<&'a Located<ToolDecl>, Option<Diagnostic>> {
+fn source<'a>(
+    c: &mut GraphCheck<'a, '_>,
+    write: &ResultWrite,
+) -> Result<&'a Located<ToolDecl>, Option<Box<Diagnostic>>> {
     let name = &write.node.name;
     let program = c.facts.program;
     if let Some(node) = c.topology.index.get(name).and_then(|&n| c.topology.nodes.get(n)) {
@@ -53,7 +56,7 @@ fn source<'a>(c: &mut GraphCheck<'a, '_>, write: &ResultWrite) -> Result<&'a Loc
             DeclKind::Agent => "an agent",
             _ => "an interrupt",
         };
-        return Err(Some(
+        return Err(Some(Box::new(
             Diagnostic::new(
                 Code::TENX0328,
                 format!("`results` names `{name}`, which is {kind} node, not a tool node"),
@@ -64,7 +67,7 @@ fn source<'a>(c: &mut GraphCheck<'a, '_>, write: &ResultWrite) -> Result<&'a Loc
             .secondary(c.file, node.span, format!("`{name}` is {kind} node here"))
             .help(format!("remove `{name}` from `results`"))
             .note("only a tool has a result to write; an agent's answer goes to the conversation"),
-        ));
+        )));
     }
     let tool_id = program.lookup(name).and_then(|s| s.decl.tool());
     let Some((id, tool)) = tool_id.and_then(|t| program.tools.get(t).map(|tool| (t, tool))) else {
@@ -81,7 +84,7 @@ fn source<'a>(c: &mut GraphCheck<'a, '_>, write: &ResultWrite) -> Result<&'a Loc
         return Ok(tool);
     }
     let graph = &c.g().name.name;
-    Err(Some(
+    Err(Some(Box::new(
         Diagnostic::new(
             Code::TENX0333,
             format!("`results` names tool `{name}`, which is not a node of graph `{graph}` and no agent node of it can call"),
@@ -93,7 +96,7 @@ fn source<'a>(c: &mut GraphCheck<'a, '_>, write: &ResultWrite) -> Result<&'a Loc
         .help(format!(
             "add `{name}` to the `tools` of an agent node of graph `{graph}`, or run it as a tool node, or remove the entry"
         )),
-    ))
+    )))
 }
 
 /// The first problem with one `source: field.path` entry, if any.
@@ -102,7 +105,7 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
     let (node_name, field_name) = (&write.node.name, &write.field.name);
     let tool = match source(c, write) {
         Ok(tool) => tool,
-        Err(d) => return d,
+        Err(d) => return d.map(|d| *d),
     };
     let Some(field) = c.state_field(field_name).cloned() else {
         let names: Vec<&str> = c.g().state.iter().map(|p| p.name.name.as_str()).collect();
@@ -143,7 +146,11 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
         );
     };
     let (wanted, place, span) = match write.path.last() {
-        None => (type_of(c, &field.ty, 0), format!("the state field `{field_name}`"), field.ty.span()),
+        None => (
+            type_of(c, &field.ty, 0),
+            format!("the state field `{field_name}`"),
+            field.ty.span(),
+        ),
         Some(_) => match at_path(c, &field, write) {
             Ok(ty) => (ty, format!("`{field_name}.{}`", dotted(write)), field.ty.span()),
             Err(d) => return Some(*d),
@@ -160,7 +167,10 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
                     wanted.describe()
                 ),
                 c.file,
-                write.field.span.to(write.path.last().map_or(write.field.span, |p| p.span)),
+                write
+                    .field
+                    .span
+                    .to(write.path.last().map_or(write.field.span, |p| p.span)),
             )
             .label("the result never fits here")
             .secondary(
@@ -169,7 +179,9 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
                 format!("`{tool_name}` returns {}", held.describe()),
             )
             .secondary(c.file, span, format!("{place} holds {}", wanted.describe()))
-            .help(format!("give {place} the tool's result type, or write the result somewhere that holds it")),
+            .help(format!(
+                "give {place} the tool's result type, or write the result somewhere that holds it"
+            )),
         );
     }
     None

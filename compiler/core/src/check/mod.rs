@@ -16,6 +16,7 @@ mod templates;
 pub mod topology;
 mod unused;
 mod validators;
+pub mod writers;
 
 pub use facts::Facts;
 
@@ -46,6 +47,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
         bindings::check(&facts, diagnostics);
+        writers::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

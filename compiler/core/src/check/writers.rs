@@ -40,13 +40,19 @@ pub fn writers(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String
         }
     }
     for node in decl.nodes.iter() {
-        let Some(agent) = program.lookup(&node.name).and_then(|s| s.decl.agent()).and_then(|a| program.agents.get(a))
+        let Some(agent) = program
+            .lookup(&node.name)
+            .and_then(|s| s.decl.agent())
+            .and_then(|a| program.agents.get(a))
         else {
             continue;
         };
         let Some(output) = &agent.decl.output else { continue };
         let lowered = crate::schema::lower_schema_ref(program, agent.file, output, &mut Vec::new());
-        let properties = lowered.as_ref().and_then(|l| l.value.get("properties")).and_then(Value::as_object);
+        let properties = lowered
+            .as_ref()
+            .and_then(|l| l.value.get("properties"))
+            .and_then(Value::as_object);
         for property in properties.into_iter().flat_map(|p| p.keys()) {
             out.entry(property.clone())
                 .or_default()
@@ -109,7 +115,10 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
     let program = facts.program;
     let file = graph.file;
     let mut add = |name: &str, file: FileId, span: Span, what: &'static str| {
-        reads.entry(name.to_owned()).or_default().push(Read { file, span, what });
+        reads
+            .entry(name.to_owned())
+            .or_default()
+            .push(Read { file, span, what });
     };
     for route in &graph.decl.routes {
         if let Some(by) = &route.by {
@@ -136,7 +145,9 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
         }
     }
     for node in &graph.decl.nodes {
-        let Some(symbol) = program.lookup(&node.name) else { continue };
+        let Some(symbol) = program.lookup(&node.name) else {
+            continue;
+        };
         if let Some(agent) = symbol.decl.agent().and_then(|a| program.agents.get(a)) {
             for (root, span) in template_roots(facts, agent.file, agent.decl.prompt.as_ref()) {
                 add(root, agent.file, span, "a prompt");
@@ -161,7 +172,13 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
                 }
             }
         } else if let Some(tool) = symbol.decl.tool().and_then(|t| program.tools.get(t)) {
-            for param in tool.decl.params.iter().flatten().filter(|p| !p.optional && p.default.is_none()) {
+            for param in tool
+                .decl
+                .params
+                .iter()
+                .flatten()
+                .filter(|p| !p.optional && p.default.is_none())
+            {
                 add(&param.name.name, file, node.span, "a tool node's argument");
             }
         }

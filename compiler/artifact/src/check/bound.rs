@@ -1,5 +1,5 @@
 //! Self-checks of bound arguments: every bound name is a top-level property of the tool's
-//! `parameters` without a `default` (the runtime always fills it), a claim name is well formed,
+//! `parameters`, a claim name is well formed,
 //! a state source names a field that every graph able to run the tool declares (an agent node
 //! whose agent may call it, or a tool node running it), and a tool with bindings is never
 //! offered with a bound name left in what the model sees (by construction: the runtime derives
@@ -17,12 +17,8 @@ pub(super) fn check(artifact: &Artifact, problems: &mut Problems) {
         let params = tool.parameters.to_value();
         let properties = params.get("properties").and_then(|p| p.as_object());
         for (param, source) in &tool.bindings {
-            match properties.and_then(|p| p.get(param)) {
-                None => problems.push(format!("tool `{name}`: binds `{param}`, which is not a parameter")),
-                Some(schema) if schema.get("default").is_some() => problems.push(format!(
-                    "tool `{name}`: bound parameter `{param}` has a default, but the runtime always fills it"
-                )),
-                Some(_) => {}
+            if !properties.is_some_and(|p| p.contains_key(param)) {
+                problems.push(format!("tool `{name}`: binds `{param}`, which is not a parameter"));
             }
             match source {
                 BoundSource::Claim(claim) if !is_claim_name(claim) => problems.push(format!(

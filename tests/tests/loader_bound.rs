@@ -22,7 +22,11 @@ fn built() -> Value {
     let text = std::fs::read_to_string(repo_root().join(FIXTURE)).unwrap();
     let (mut sources, file, _) = tenx_tests::load_text(FIXTURE, &text, tenxc::disk::MAX_SOURCE_BYTES);
     let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
-    assert!(!checked.diagnostics.iter().any(|d| d.is_error()), "{:?}", checked.diagnostics);
+    assert!(
+        !checked.diagnostics.iter().any(|d| d.is_error()),
+        "{:?}",
+        checked.diagnostics
+    );
     let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
     let artifact = tenx_compiler::lower::lower(&facts);
     serde_json::from_slice(&seal(artifact).unwrap().to_bytes()).unwrap()
@@ -55,9 +59,15 @@ fn bindings_are_sealed_as_written_and_the_parameters_keep_them() {
     let parameters = &refund["parameters"];
     assert!(parameters["properties"]["user_id"].is_object());
     let seen = tenx_artifact::bound::model_parameters(parameters, ["order_id", "roles", "tenant", "user_id"]);
-    assert_eq!(seen["properties"].as_object().unwrap().keys().collect::<Vec<_>>(), ["amount_cents"]);
+    assert_eq!(
+        seen["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["amount_cents"]
+    );
     assert_eq!(seen["required"], json!(["amount_cents"]));
-    assert_eq!(envelope["artifact"]["tools"]["list_orders"]["bindings"], json!({"owner": {"caller": "user_id"}}));
+    assert_eq!(
+        envelope["artifact"]["tools"]["list_orders"]["bindings"],
+        json!({"owner": {"caller": "user_id"}})
+    );
 }
 
 #[test]
@@ -65,7 +75,10 @@ fn an_edited_binding_is_refused() {
     let mut envelope = built();
     envelope["artifact"]["tools"]["refund"]["bindings"]["note"] = json!({"caller": "user_id"});
     let error = reseal_and_load(envelope);
-    assert!(error.contains("tool `refund`: binds `note`, which is not a parameter"), "{error}");
+    assert!(
+        error.contains("tool `refund`: binds `note`, which is not a parameter"),
+        "{error}"
+    );
 
     // The tool node's graph loses the field its binding reads.
     let mut envelope = built();

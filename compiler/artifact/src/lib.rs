@@ -42,10 +42,10 @@ pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::binding;
 pub use model::bound;
 pub use model::{
-    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BoundSource, CallerAttribute, BUILTIN_VALIDATORS, CompareOp, Condition,
-    DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model,
-    Node, NodeKind, Provider, Risk, Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator,
-    ValidatorUse,
+    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
+    CompareOp, Condition, DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff,
+    HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Rule, Run, Schema, Script, SourceLocation,
+    Tool, Turn, Validator, ValidatorUse,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

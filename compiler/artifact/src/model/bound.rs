@@ -62,7 +62,9 @@ pub const MAX_CLAIM: usize = 128;
 /// Whether `name` is a claim name: 1 to 128 of `A-Z a-z 0-9 _ . : / -` (namespaced claims such
 /// as `https://example.com/tenant` included).
 pub fn is_claim_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= MAX_CLAIM && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:/-".contains(&b))
+    !name.is_empty()
+        && name.len() <= MAX_CLAIM
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:/-".contains(&b))
 }
 
 /// The schema the model sees: `parameters` without the bound names, in `properties` and in
@@ -113,7 +115,10 @@ mod tests {
             BoundSource::Claim("tenant".into()),
         ];
         let written = serde_json::to_string(&sources).unwrap_or_default();
-        assert_eq!(written, r#"[{"state":"order_id"},{"caller":"user_id"},{"claim":"tenant"}]"#);
+        assert_eq!(
+            written,
+            r#"[{"state":"order_id"},{"caller":"user_id"},{"claim":"tenant"}]"#
+        );
     }
 
     #[test]

@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 pub use agent::{Agent, Handoff, Model, Provider};
-pub use bound::{BoundSource, CallerAttribute};
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
+pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
 pub use guard::{Interrupt, Validator};

@@ -28,9 +28,14 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         let Some(bind) = &tool.decl.bind else { continue };
         let ExprKind::Map(entries) = &bind.kind else {
             diagnostics.push(
-                Diagnostic::new(Code::TENX0618, "`bind` must be a map of parameters to sources", tool.file, bind.span)
-                    .label(format!("found {}", bind.describe()))
-                    .help("write `bind = { user_id: caller.user_id, order_id: state.order_id }`"),
+                Diagnostic::new(
+                    Code::TENX0618,
+                    "`bind` must be a map of parameters to sources",
+                    tool.file,
+                    bind.span,
+                )
+                .label(format!("found {}", bind.describe()))
+                .help("write `bind = { user_id: caller.user_id, order_id: state.order_id }`"),
             );
             continue;
         };
@@ -87,7 +92,16 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             }
             match &source {
                 BoundSource::State(field) => {
-                    check_state(facts, tool, &graphs, &entry.key, &param, field, entry.value.span, diagnostics);
+                    check_state(
+                        facts,
+                        tool,
+                        &graphs,
+                        &entry.key,
+                        &param,
+                        field,
+                        entry.value.span,
+                        diagnostics,
+                    );
                 }
                 BoundSource::Caller(attribute) => {
                     let (what, kind) = if attribute.is_list() {
@@ -96,11 +110,27 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                         ("a string", Kind::String)
                     };
                     let source = format!("`caller.{}` is {what}", attribute.as_str());
-                    check_fit(tool.file, &entry.key, &param, &kind, &source, entry.value.span, diagnostics);
+                    check_fit(
+                        tool.file,
+                        &entry.key,
+                        &param,
+                        &kind,
+                        &source,
+                        entry.value.span,
+                        diagnostics,
+                    );
                 }
                 BoundSource::Claim(claim) => {
                     let source = format!("claim `{claim}` is a string");
-                    check_fit(tool.file, &entry.key, &param, &Kind::String, &source, entry.value.span, diagnostics);
+                    check_fit(
+                        tool.file,
+                        &entry.key,
+                        &param,
+                        &Kind::String,
+                        &source,
+                        entry.value.span,
+                        diagnostics,
+                    );
                 }
             }
         }
@@ -250,7 +280,9 @@ fn parameter(program: &Program, tool: &ToolDecl, name: &str) -> Option<ParamInfo
 fn type_kind(program: &Program, ty: &TypeExpr, depth: usize) -> Kind {
     match ty {
         TypeExpr::Schema(map) => map.to_json().as_ref().map_or(Kind::Any, json_kind),
-        TypeExpr::Named { name, generic, args, .. } => match name.name.as_str() {
+        TypeExpr::Named {
+            name, generic, args, ..
+        } => match name.name.as_str() {
             "string" => Kind::String,
             "int" | "number" => Kind::Number,
             "bool" => Kind::Bool,
@@ -385,7 +417,11 @@ fn mismatch(
         span,
     )
     .label(source.to_string())
-    .secondary(file, param.type_span, format!("`{key}` takes {}", param.kind.describe()));
+    .secondary(
+        file,
+        param.type_span,
+        format!("`{key}` takes {}", param.kind.describe()),
+    );
     if let Some((state_file, field)) = state {
         d = d.secondary(state_file, field.ty.span(), "the state field's type");
     }

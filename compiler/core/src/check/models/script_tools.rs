@@ -101,10 +101,16 @@ pub(super) fn check(
                         expr.span,
                     )
                     .label("a model may not set a bound argument")
-                    .help(format!("remove `{key}` from the arguments; the tool's `bind` gives its value")),
+                    .help(format!(
+                        "remove `{key}` from the arguments; the tool's `bind` gives its value"
+                    )),
                 );
             }
-            let unbound: Vec<_> = arguments.iter().filter(|(key, _, _)| !bound.contains(key)).cloned().collect();
+            let unbound: Vec<_> = arguments
+                .iter()
+                .filter(|(key, _, _)| !bound.contains(key))
+                .cloned()
+                .collect();
             let schema = tenx_artifact::bound::model_parameters(&full, bound.iter().copied());
             arguments_fit(model.file, name, &schema, &unbound, arguments_expr, diagnostics);
         }

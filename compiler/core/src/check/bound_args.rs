@@ -14,7 +14,7 @@
 
 use super::Facts;
 use super::evidence::graphs_running_tool;
-use crate::ast::{Expr, ExprKind, Param, ToolDecl, TypeExpr};
+use crate::ast::{Expr, ExprKind, MapEntry, Param, ToolDecl, TypeExpr};
 use crate::resolve::{Located, Program};
 use crate::suggest::did_you_mean;
 use serde_json::Value;
@@ -92,16 +92,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             }
             match &source {
                 BoundSource::State(field) => {
-                    check_state(
-                        facts,
-                        tool,
-                        &graphs,
-                        &entry.key,
-                        &param,
-                        field,
-                        entry.value.span,
-                        diagnostics,
-                    );
+                    check_state(facts, tool, &graphs, entry, &param, field, diagnostics);
                 }
                 BoundSource::Caller(attribute) => {
                     let (what, kind) = if attribute.is_list() {
@@ -337,17 +328,16 @@ fn not_a_parameter(tool: &Located<ToolDecl>, key: &str, span: Span) -> Diagnosti
     .help(help)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn check_state(
     facts: &Facts<'_>,
     tool: &Located<ToolDecl>,
     graphs: &[crate::resolve::GraphId],
-    key: &str,
+    entry: &MapEntry,
     param: &ParamInfo,
     field: &str,
-    span: Span,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    let (key, span) = (entry.key.as_str(), entry.value.span);
     let mut mismatch_reported = false;
     for graph in graphs.iter().filter_map(|&g| facts.program.graphs.get(g)) {
         let graph_name = &graph.decl.name.name;

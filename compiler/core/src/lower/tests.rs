@@ -75,8 +75,8 @@ graph review {
 
   state {
     score?: number "The grade"
-    flagged?: bool "Whether a person flagged it"
-    region?: string "Where"
+    flagged: bool = false "Whether a person flagged it"
+    region: string = "eu" "Where"
   }
 
   route grader {

@@ -150,6 +150,8 @@ code_table! {
     TENX0338 "answer-type-mismatch"            Error   "`answers` writes an answer, or a label of it, that the state field cannot hold";
     TENX0339 "duplicate-answer-write"          Error   "`answers` writes the same answer or answer property twice";
     TENX0340 "unwritten-state-read"            Error   "a state field is read, but it is not an input and nothing writes it";
+    TENX0341 "output-type-mismatch"            Error   "an agent's `output` property writes a state field that cannot hold it";
+    TENX0342 "route-label-never-written"       Error   "a route's label arm names a label no writer of its field can give";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

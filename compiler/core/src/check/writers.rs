@@ -16,6 +16,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
+mod types;
+
 /// One place that writes a state field.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Writer {
@@ -82,6 +84,7 @@ struct Read {
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     for graph in &facts.program.graphs {
         let written = writers(facts, graph);
+        types::check(facts, graph, &written, diagnostics);
         let mut reads: BTreeMap<String, Vec<Read>> = BTreeMap::new();
         collect_reads(facts, graph, &mut reads);
         for field in &graph.decl.state {

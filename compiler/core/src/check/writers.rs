@@ -1,4 +1,5 @@
-//! Who writes each state field of a graph, collected in one place, and the rule built on it: a
+//! Who writes each state field of a graph, collected in one place, and the rules built on it
+//! (types of writers against fields, `TENX0341`, `TENX0342`, in `writers/types.rs`): a
 //! field that something reads must be something a run can have set (`TENX0340`). A field is
 //! written by the run's input when it is required at the start or has a default, by the final
 //! answer of an agent node whose `output` declares a property of its name, by a tool result the

@@ -37,7 +37,10 @@ fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Ve
     let program = facts.program;
     let mut out: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
     for node in &graph.decl.nodes {
-        let Some(agent) = program.lookup(&node.name).and_then(|s| s.decl.agent()).and_then(|a| program.agents.get(a))
+        let Some(agent) = program
+            .lookup(&node.name)
+            .and_then(|s| s.decl.agent())
+            .and_then(|a| program.agents.get(a))
         else {
             continue;
         };
@@ -49,7 +52,9 @@ fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Ve
             continue;
         };
         for (name, schema) in properties {
-            out.entry(name.clone()).or_default().push((node.name.clone(), schema.clone()));
+            out.entry(name.clone())
+                .or_default()
+                .push((node.name.clone(), schema.clone()));
         }
     }
     out
@@ -75,7 +80,10 @@ pub(super) fn check(
             let problem = match (kind(property), kind(schema)) {
                 (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
                 _ => match (labels(property), labels(schema)) {
-                    (Some(given), Some(held)) => given.iter().find(|v| !held.contains(v)).map(|v| format!("can give {v}")),
+                    (Some(given), Some(held)) => given
+                        .iter()
+                        .find(|v| !held.contains(v))
+                        .map(|v| format!("can give {v}")),
                     _ => None,
                 },
             };
@@ -115,10 +123,13 @@ pub(super) fn check(
             continue;
         }
         for arm in &route.arms {
-            let ArmKind::Label(label, span) = &arm.kind else { continue };
+            let ArmKind::Label(label, span) = &arm.kind else {
+                continue;
+            };
             // A label the field itself cannot hold is `TENX0308`'s.
             let held = fields.get(by.name.as_str()).and_then(|(_, s)| labels(s));
-            if producible.contains(label) || !held.is_some_and(|h| h.iter().any(|v| v.as_str() == Some(label.as_str()))) {
+            if producible.contains(label) || !held.is_some_and(|h| h.iter().any(|v| v.as_str() == Some(label.as_str())))
+            {
                 continue;
             }
             diagnostics.push(unproduced(graph, &by.name, label, *span, &producible));
@@ -126,8 +137,18 @@ pub(super) fn check(
     }
 }
 
-fn unproduced(graph: &Located<GraphDecl>, field: &str, label: &str, span: Span, producible: &BTreeSet<String>) -> Diagnostic {
-    let list = producible.iter().map(|l| format!("\"{l}\"")).collect::<Vec<_>>().join(", ");
+fn unproduced(
+    graph: &Located<GraphDecl>,
+    field: &str,
+    label: &str,
+    span: Span,
+    producible: &BTreeSet<String>,
+) -> Diagnostic {
+    let list = producible
+        .iter()
+        .map(|l| format!("\"{l}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     Diagnostic::new(
         Code::TENX0342,
         format!("no writer of `{field}` ever gives \"{label}\", so this arm is never taken"),
@@ -135,6 +156,10 @@ fn unproduced(graph: &Located<GraphDecl>, field: &str, label: &str, span: Span, 
         span,
     )
     .label("never produced")
-    .help(format!("the agents that write `{field}` give {list}: add \"{label}\" to their `output`, or remove the arm"))
-    .note(format!("`{field}` is written only by agents' answers, whose schemas fix the labels they can give"))
+    .help(format!(
+        "the agents that write `{field}` give {list}: add \"{label}\" to their `output`, or remove the arm"
+    ))
+    .note(format!(
+        "`{field}` is written only by agents' answers, whose schemas fix the labels they can give"
+    ))
 }

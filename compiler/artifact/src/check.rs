@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 mod entries;
+mod output_guards;
 
 use crate::model::{
     Agent, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, END, EdgeKind, Graph, NodeKind, Schema, Validator,
@@ -158,6 +159,7 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
     if !artifact.models.contains_key(&agent.model) {
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
+    output_guards::check(artifact, name, agent, problems);
     check_schema(
         agent.output_schema.as_ref(),
         || format!("agent `{name}`: `output_schema`"),

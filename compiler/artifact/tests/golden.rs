@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:5fe35d555f99c0bfca7a8c6e3bbaa6eed72c69ff6ce9a910e2ffddc94b61e1dc";
+const HELLO_ID: &str = "sha256:fe105fb80210645ca7d0d3885fcc5201346ae403079928ff12cd16ce5fb5bde4";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -46,6 +46,8 @@ fn hello() -> Artifact {
             allowed_tools: Vec::new(),
             handoffs: Vec::new(),
             output_schema: None,
+            output_guards: Vec::new(),
+            retries: 2,
         },
     );
     let nodes = BTreeMap::from([(

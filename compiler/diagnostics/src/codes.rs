@@ -177,6 +177,7 @@ code_table! {
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";
     TENX0704 "validator-checks-nothing"        Error   "a declared validator has no pattern, keyword or length to check";
+    TENX0705 "input-validator-as-output-guard" Error   "an agent's `guard` names a validator that checks client messages, not model output";
     TENX0801 "unknown-provider"                Error   "a model names a provider tenx does not know";
     TENX0802 "literal-credential"              Error   "a credential is written as a literal instead of `env(\"NAME\")`";
     TENX0803 "secret-literal"                  Error   "a string literal looks like a secret";

@@ -34,6 +34,8 @@ fn agent(allowed: &[&str]) -> Agent {
         allowed_tools: allowed.iter().map(|name| (*name).to_owned()).collect(),
         handoffs: Vec::new(),
         output_schema: None,
+        output_guards: Vec::new(),
+        retries: 2,
     }
 }
 

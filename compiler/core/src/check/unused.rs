@@ -68,6 +68,12 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         .graphs
         .iter()
         .flat_map(|g| g.decl.validate.iter().map(|v| v.name.name.as_str()))
+        .chain(
+            program
+                .agents
+                .iter()
+                .flat_map(|a| a.decl.guard.iter().map(|v| v.name.name.as_str())),
+        )
         .collect();
     for validator in &program.validators {
         let name = &validator.decl.name.name;
@@ -81,7 +87,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 validator.file,
                 validator.decl.name.span,
             )
-            .label("no graph validates its input with it")
+            .label("no graph validates its input with it and no agent guards its output with it")
             .help(format!("add it to a graph: `validate = [{name}]`, or remove it")),
         );
     }

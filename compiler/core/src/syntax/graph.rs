@@ -111,7 +111,7 @@ impl Lower<'_> {
         let nodes = fields.ident_list(self, "nodes");
         let validate = fields
             .value(self, "validate")
-            .map(|v| self.validator_uses(&v))
+            .map(|v| self.validator_uses("validate", &v))
             .unwrap_or_default();
         let recursion_limit = fields.count(self, "recursion_limit");
         let entries = fields.ident_list(self, "entries");
@@ -332,7 +332,8 @@ impl Lower<'_> {
         }
     }
 
-    fn validator_uses(&mut self, v: &crate::ast::Expr) -> Vec<ValidatorUse> {
+    /// The validators of a `validate` (graph) or `guard` (agent) field.
+    pub(super) fn validator_uses(&mut self, field: &str, v: &crate::ast::Expr) -> Vec<ValidatorUse> {
         let items: Vec<&crate::ast::Expr> = match &v.kind {
             ExprKind::List(items) => items.iter().collect(),
             _ => vec![v],
@@ -358,7 +359,7 @@ impl Lower<'_> {
                         });
                     }
                 }
-                _ => expected(self, "validate", "validator names or calls", item),
+                _ => expected(self, field, "validator names or calls", item),
             }
         }
         out

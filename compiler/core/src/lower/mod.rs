@@ -5,7 +5,7 @@
 //! declaration that is missing or malformed here was already reported by an earlier stage, and is
 //! skipped. What goes into the artifact is what some graph can run: the graphs, their nodes, the
 //! agents they run (and their handoff targets), the tools those agents see, the models of those
-//! agents, the validators the graphs use, and the interrupts that are nodes or approve a tool in
+//! agents, the validators the graphs and agents use, and the interrupts that are nodes or approve a tool in
 //! the artifact (see [`Reachable`]). Everything is keyed by declared name in `BTreeMap`s, so the
 //! result depends only on the program, never on the order files were read in, file ids, paths,
 //! time or machine. Pure: no IO.
@@ -78,6 +78,10 @@
 //!   the loader); approvers are valid roles and scopes (`TENX0608`, `TENX0609`, through the
 //!   artifact's own `is_role`/`is_scope`), at least one (`TENX0610`); `separate_duties` is never
 //!   on without approvers (`TENX0612`).
+//! - *Output guards*: each of an agent's `output_guards` names a lowered validator (`TENX0101`,
+//!   `TENX0102`; `Reachable` lowers the validators guards name) whose builtin, if any, reads
+//!   model output (`TENX0705`), with arguments that are a map by construction; `retries` is at
+//!   most `MAX_RETRIES` (`TENX0702`; left out, it is `DEFAULT_RETRIES`).
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).
@@ -93,6 +97,8 @@ mod decision;
 #[cfg(test)]
 mod decision_tests;
 mod graph;
+#[cfg(test)]
+mod guard_tests;
 mod interrupt;
 mod model;
 mod reachable;

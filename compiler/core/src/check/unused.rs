@@ -87,7 +87,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 validator.file,
                 validator.decl.name.span,
             )
-            .label("no graph validates its input with it and no agent guards its output with it")
+            .label("no graph validates its input with it")
             .help(format!("add it to a graph: `validate = [{name}]`, or remove it")),
         );
     }

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 mod entries;
+mod loops;
 mod output_guards;
 
 use crate::model::{
@@ -213,6 +214,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
         report(problems, format!("entry `{}` is not a node", graph.entry));
     }
     entries::check(name, graph, problems);
+    loops::check(name, graph, problems);
     if graph.recursion_limit == 0 {
         report(problems, "`recursion_limit` must be at least 1".to_owned());
     }

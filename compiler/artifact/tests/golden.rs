@@ -73,6 +73,8 @@ fn hello() -> Artifact {
             input_validators: Vec::new(),
             state_schema: json!({"type": "object"}).into(),
             entries: Vec::new(),
+            visit_limits: Vec::new(),
+            on_error: Vec::new(),
         },
     );
     artifact.source_map.insert(

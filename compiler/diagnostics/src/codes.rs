@@ -141,6 +141,9 @@ code_table! {
     TENX0330 "untyped-tool-result"             Error   "`results` writes the result of a tool that declares no result type";
     TENX0331 "result-type-mismatch"            Error   "`results` writes a tool's result to a state field that never holds its type";
     TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node twice";
+    TENX0350 "visit-exit-into-itself"          Error   "a visit limit's exit is the node it limits";
+    TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
+    TENX0352 "error-handler-is-the-node"       Error   "a node's `on_error` handler is the node itself";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Schema;
 
-use super::{Condition, sort_unique};
+use super::{Condition, ErrorExit, VisitLimit, sort_unique};
 
 /// One servable graph: an entry node, nodes, the ways between them and its limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,12 +31,19 @@ pub struct Graph {
     /// The other nodes a run may start at, besides `entry`: sorted, without repeats, never
     /// `entry` itself. A run that asks to start anywhere else is refused.
     pub entries: Vec<String>,
+    /// Nodes a run enters a bounded number of times, and where it goes instead: sorted by node,
+    /// one per node.
+    pub visit_limits: Vec<VisitLimit>,
+    /// Where the run goes when a node fails: sorted by node, one per node.
+    pub on_error: Vec<ErrorExit>,
 }
 
 impl Graph {
     pub(crate) fn normalize(&mut self) {
         sort_unique(&mut self.edges);
         sort_unique(&mut self.entries);
+        sort_unique(&mut self.visit_limits);
+        sort_unique(&mut self.on_error);
         self.routes.sort_by(|a, b| a.from.cmp(&b.from));
     }
 }

@@ -188,6 +188,8 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         input_validators: Vec::new(),
         state_schema: json!({"type": "object"}).into(),
         entries: Vec::new(),
+        visit_limits: Vec::new(),
+        on_error: Vec::new(),
     }
 }
 

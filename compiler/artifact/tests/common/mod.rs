@@ -297,6 +297,8 @@ pub fn sample() -> Artifact {
                 "order": {"type": "object"}}})
             .into(),
             entries: Vec::new(),
+            visit_limits: Vec::new(),
+            on_error: Vec::new(),
         },
     );
 

@@ -12,6 +12,7 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
 mod entries;
 mod handoff_edges;
+mod loops;
 mod results;
 mod routes;
 mod tool_nodes;
@@ -64,6 +65,7 @@ impl GraphCheck<'_, '_> {
         handoff_edges::duplicate_edges(self);
         tool_nodes::check(self);
         results::check(self);
+        loops::check(self);
         self.successors();
         self.reachability();
     }

@@ -1,6 +1,6 @@
 //! Validators: every regular expression compiles (`TENX0701`), every limit is in range
 //! (`TENX0702`: a declared validator's `max_length`, a graph's `recursion_limit`, an agent's
-//! `retries`, and the
+//! `retries`, a graph's visit limits, and the
 //! arguments of a validator use against the parameter types of its declaration), and every
 //! argument of a validator use (a graph's `validate`, an agent's `guard`) is known, well-typed and present when required (`TENX0703`).
 //! A declared validator that checks nothing is `TENX0704`.
@@ -8,7 +8,7 @@
 use super::Facts;
 use crate::ast::{Arg, Expr, ExprKind, Param, TypeExpr, ValidatorDecl, ValidatorUse};
 use crate::resolve::Located;
-use tenx_artifact::{DEFAULT_RETRIES, MAX_RETRIES};
+use tenx_artifact::{DEFAULT_RETRIES, MAX_RETRIES, MAX_VISITS};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 /// The largest `max_length` of a declared validator.
@@ -42,6 +42,21 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         }
         for use_ in &decl.validate {
             check_use(facts, file, use_, diagnostics);
+        }
+        for limit in &decl.visits {
+            let (max, span) = limit.max;
+            if !(1..=MAX_VISITS).contains(&max) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0702,
+                        format!("the visit limit of `{}` is out of range", limit.node.name),
+                        file,
+                        span,
+                    )
+                    .label(format!("must be between 1 and {MAX_VISITS}"))
+                    .help("`max` counts how many times one run may enter the node"),
+                );
+            }
         }
     }
     for agent in &program.agents {

@@ -80,6 +80,8 @@ impl Lowerer<'_, '_> {
                 input_validators: self.input_validators(decl),
                 state_schema: Schema::from(self.params_schema(file, &decl.state)),
                 entries: extra_entries(decl, topology),
+                visit_limits: super::loops::visit_limits(decl, topology),
+                on_error: super::loops::error_exits(decl, topology),
             };
             artifact.graphs.insert(name.clone(), graph);
         }

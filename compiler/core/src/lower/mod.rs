@@ -100,6 +100,7 @@ mod graph;
 #[cfg(test)]
 mod guard_tests;
 mod interrupt;
+mod loops;
 mod model;
 mod reachable;
 mod script;

@@ -119,6 +119,14 @@ impl Lower<'_> {
             .value(self, "results")
             .map(|v| self.result_writes(&v))
             .unwrap_or_default();
+        let visits = fields
+            .value(self, "visits")
+            .map(|v| self.visit_limits(&v))
+            .unwrap_or_default();
+        let on_error = fields
+            .value(self, "on_error")
+            .map(|v| self.error_exits(&v))
+            .unwrap_or_default();
         fields.finish(self);
         GraphDecl {
             name,
@@ -132,6 +140,8 @@ impl Lower<'_> {
             span,
             entries,
             results,
+            visits,
+            on_error,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod errors;
 mod graph;
 mod interrupt;
 mod items;
+mod loops;
 mod mistakes;
 mod model;
 mod results;

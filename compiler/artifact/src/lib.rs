@@ -42,9 +42,9 @@ pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::binding;
 pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition,
-    DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff, HttpMethod,
-    Interrupt, MAX_RETRIES, Model, Node, NodeKind, OUTPUT_GUARD_BUILTINS, Provider, Risk, Route, Rule, Run, Schema,
-    Script, SourceLocation, Tool, Turn, Validator, ValidatorUse,
+    DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, END, Edge, EdgeKind, ErrorExit, Evidence, FORMAT, Graph, Handoff,
+    HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind, OUTPUT_GUARD_BUILTINS, Provider, Risk,
+    Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator, ValidatorUse, VisitLimit,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:fe105fb80210645ca7d0d3885fcc5201346ae403079928ff12cd16ce5fb5bde4";
+const HELLO_ID: &str = "sha256:7816a5d729aab2dbcdf77fd34e6367cf8a1e24737a13ef58404dd896827daa5b";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");

@@ -8,7 +8,11 @@ use crate::model::{END, Graph, MAX_VISITS};
 /// Checks `visit_limits` and `on_error` of the graph `name`.
 pub(super) fn check(name: &str, graph: &Graph, problems: &mut Problems) {
     let is_target = |node: &str| node == END || graph.nodes.contains_key(node);
-    check_sorted(&graph.visit_limits, || format!("graph `{name}`: `visit_limits`"), problems);
+    check_sorted(
+        &graph.visit_limits,
+        || format!("graph `{name}`: `visit_limits`"),
+        problems,
+    );
     check_sorted(&graph.on_error, || format!("graph `{name}`: `on_error`"), problems);
     let mut previous: Option<&str> = None;
     for limit in &graph.visit_limits {
@@ -35,7 +39,10 @@ pub(super) fn check(name: &str, graph: &Graph, problems: &mut Problems) {
     let mut previous: Option<&str> = None;
     for exit in &graph.on_error {
         if previous == Some(exit.node.as_str()) {
-            problems.push(format!("graph `{name}`: node `{}` has two `on_error` handlers", exit.node));
+            problems.push(format!(
+                "graph `{name}`: node `{}` has two `on_error` handlers",
+                exit.node
+            ));
         }
         previous = Some(&exit.node);
         if !graph.nodes.contains_key(&exit.node) {

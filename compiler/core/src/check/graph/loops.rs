@@ -5,8 +5,8 @@
 //! The ways these add are part of the topology, so reachability, paths to `END`, cycles and the
 //! approval proof count them (`super::super::topology`).
 
-use super::GraphCheck;
 use super::super::topology::END;
+use super::GraphCheck;
 use crate::ast::Ident;
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, Span};
@@ -25,7 +25,10 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
         if known && limit.exit.name == limit.node.name {
             let d = Diagnostic::new(
                 Code::TENX0350,
-                format!("the visit limit of `{}` exits into `{}` itself", limit.node.name, limit.node.name),
+                format!(
+                    "the visit limit of `{}` exits into `{}` itself",
+                    limit.node.name, limit.node.name
+                ),
                 c.file,
                 limit.exit.span,
             )

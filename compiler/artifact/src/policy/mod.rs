@@ -41,9 +41,9 @@
 //! artifact costs time linear in its size. Only the first violation found is explained with a
 //! path, which takes up to three more searches of its graph; the others are counted.
 
+mod loops;
 #[cfg(test)]
 mod tests;
-mod loops;
 mod topology;
 mod violation;
 

@@ -1,4 +1,4 @@
-//! Unit tests of the lowering of output guards and `retries`: arguments merged over the
+//! Unit tests of the lowering of output guards, `retries`, visit limits and `on_error`: arguments merged over the
 //! declared defaults, the default budget, and validators used only as guards kept.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
@@ -66,4 +66,54 @@ fn guards_keep_their_order_and_arguments() {
     let closer = &artifact.agents["closer"];
     assert_eq!(closer.retries, DEFAULT_RETRIES);
     assert!(closer.output_guards.is_empty());
+}
+
+#[test]
+fn visit_limits_and_error_handlers_are_sorted_by_node() {
+    let artifact = lower(
+        r#"
+model local {
+  provider = scripted
+}
+
+agent writer {
+  model  = local
+  prompt = "Write."
+}
+
+agent judge {
+  model  = local
+  prompt = "Judge."
+}
+
+agent sorry {
+  model  = local
+  prompt = "Apologise."
+}
+
+graph g {
+  entry    = writer
+  nodes    = [writer, judge, sorry]
+  visits   = { writer: { max: 3, then: sorry }, judge: { max: 5, then: END } }
+  on_error = { writer: sorry, judge: END }
+
+  writer -> judge
+  judge  -> writer
+  sorry  -> END
+}
+"#,
+    );
+    let graph = &artifact.graphs["g"];
+    let limits: Vec<(&str, u64, &str)> = graph
+        .visit_limits
+        .iter()
+        .map(|l| (l.node.as_str(), l.max, l.exit.as_str()))
+        .collect();
+    assert_eq!(limits, [("judge", 5, "END"), ("writer", 3, "sorry")]);
+    let handlers: Vec<(&str, &str)> = graph
+        .on_error
+        .iter()
+        .map(|e| (e.node.as_str(), e.target.as_str()))
+        .collect();
+    assert_eq!(handlers, [("judge", "END"), ("writer", "sorry")]);
 }

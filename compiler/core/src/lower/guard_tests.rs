@@ -1,5 +1,6 @@
-//! Unit tests of the lowering of output guards, `retries`, visit limits and `on_error`: arguments merged over the
-//! declared defaults, the default budget, and validators used only as guards kept.
+//! Unit tests of the lowering of output guards and `retries` (arguments merged over the
+//! declared defaults, the default budget, validators used only as guards kept), and of visit
+//! limits and `on_error` handlers (sorted by node).
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
 

@@ -58,10 +58,16 @@
 //!   is `TENX0328`) and names a declared state field, so a property of `state_schema`
 //!   (`TENX0329`; lowering writes only a declared one, by construction). That the result fits
 //!   the field is not an artifact rule; check proves it (`TENX0330`, `TENX0331`).
+//! - *Visit limits and `on_error`*: each names a node (`TENX0302`), once per map (`TENX0351`;
+//!   lowering keeps the first, by construction), and leads to a node or `END` (`TENX0302`) other
+//!   than itself (`TENX0350`, `TENX0352`); a limit's `max` is 1 to `MAX_VISITS` (`TENX0702`).
+//!   Sealing sorts both lists. Their ways are part of the check's topology, so the risk policy
+//!   below is proved on them too.
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
 //!   or run (`TENX0602`), and no path from any entry (`entry` or an extra entry) reaches an
 //!   interrupt-approved tool around its approval (`TENX0604`), proved on the same ways (plain
-//!   edges, handoff edges, route arms) from the same starts. A `medium`
+//!   edges, handoff edges, route arms, `on_error` handlers, visit-limit exits) from the same
+//!   starts. A `medium`
 //!   tool has an approval or an approving interrupt by construction: one with neither gets the
 //!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
 //! - *Decisions*: no response and the standard library's schemas get their fixed rule (a

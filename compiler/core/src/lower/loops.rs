@@ -1,5 +1,5 @@
 //! Lowering of a graph's `visits` and `on_error`: one entry per node whose names are nodes (or
-//! `END` for an exit); check proves that every entry is such (`TENX0302`, `TENX0351`), so the
+//! `END` for an exit) other than the node itself; check proves that every entry is such (`TENX0302`, `TENX0351`), so the
 //! filters only keep lowering total. Sealing sorts both lists.
 
 use crate::ast::{GraphDecl, Ident};
@@ -12,6 +12,7 @@ pub(super) fn visit_limits(decl: &GraphDecl, topology: &Topology) -> Vec<VisitLi
     for limit in &decl.visits {
         if is_node(topology, &limit.node)
             && is_target(topology, &limit.exit)
+            && limit.exit.name != limit.node.name
             && !out.iter().any(|l| l.node == limit.node.name)
         {
             out.push(VisitLimit {
@@ -30,6 +31,7 @@ pub(super) fn error_exits(decl: &GraphDecl, topology: &Topology) -> Vec<ErrorExi
     for exit in &decl.on_error {
         if is_node(topology, &exit.node)
             && is_target(topology, &exit.target)
+            && exit.target.name != exit.node.name
             && !out.iter().any(|e| e.node == exit.node.name)
         {
             out.push(ErrorExit {

@@ -3,7 +3,8 @@
 //! a node whose visits are used up leads to the limit's exit instead of the node, so for every
 //! way `p -> x` into a limited node `x` there is a way `p -> exit` (and on through the exit's own
 //! limit when the exit is limited too). The reachability, path-to-`END`, cycle and approval
-//! proofs all count these ways.
+//! proofs all count these ways. An exit or handler that is the node itself is reported
+//! (`TENX0350`, `TENX0352`) and adds no way.
 
 use super::{END, NodeId, PerNode, Target, Via};
 use crate::ast::{GraphDecl, Ident};
@@ -20,6 +21,7 @@ pub(super) fn add(graph: &GraphDecl, index: &BTreeMap<String, NodeId>, successor
     };
     for exit in &graph.on_error {
         if let (Some(&from), Some(to)) = (index.get(&exit.node.name), target(&exit.target))
+            && to != Target::Node(from)
             && let Some(list) = successors.get_mut(from)
         {
             list.push((to, Via::OnError(exit.target.span)));
@@ -28,7 +30,9 @@ pub(super) fn add(graph: &GraphDecl, index: &BTreeMap<String, NodeId>, successor
     // The first limit of each node (a repeat is reported by the graph checks).
     let mut limits: BTreeMap<NodeId, (Target, Via)> = BTreeMap::new();
     for limit in &graph.visits {
-        if let (Some(&node), Some(to)) = (index.get(&limit.node.name), target(&limit.exit)) {
+        if let (Some(&node), Some(to)) = (index.get(&limit.node.name), target(&limit.exit))
+            && to != Target::Node(node)
+        {
             limits.entry(node).or_insert((to, Via::VisitExit(limit.exit.span)));
         }
     }

@@ -55,7 +55,7 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
                 exit.target.span,
             )
             .label("the `on_error` handler is the failed node")
-            .help("a node already retries by its retry policy; name another node, or `END`");
+            .help("running the failed node again would fail the same way; name another node, or `END`");
             c.report(d);
         }
     }

@@ -40,11 +40,13 @@ pub use check::approvals::{is_role, is_scope};
 pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::binding;
+pub use model::bound;
 pub use model::{
-    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition,
-    DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, END, Edge, EdgeKind, ErrorExit, Evidence, FORMAT, Graph, Handoff,
-    HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind, OUTPUT_GUARD_BUILTINS, Provider, Risk,
-    Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator, ValidatorUse, VisitLimit,
+    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
+    CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, END, Edge, EdgeKind, ErrorExit, Evidence,
+    FORMAT, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
+    OUTPUT_GUARD_BUILTINS, Provider, Risk, Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator,
+    ValidatorUse, VisitLimit,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

@@ -43,7 +43,7 @@ pub use model::binding;
 pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition,
     DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model,
-    Node, NodeKind, Provider, Risk, Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator,
+    Node, NodeKind, Provider, Resume, Risk, Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator,
     ValidatorUse,
 };
 pub use policy::PolicyViolation;

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:5fe35d555f99c0bfca7a8c6e3bbaa6eed72c69ff6ce9a910e2ffddc94b61e1dc";
+const HELLO_ID: &str = "sha256:97c5e516941000d66453a663155221263061b7cad839aaab7c876e8ecb105852";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -71,6 +71,7 @@ fn hello() -> Artifact {
             input_validators: Vec::new(),
             state_schema: json!({"type": "object"}).into(),
             entries: Vec::new(),
+            resume: tenx_artifact::Resume::Entry,
         },
     );
     artifact.source_map.insert(

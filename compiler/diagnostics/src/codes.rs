@@ -141,6 +141,8 @@ code_table! {
     TENX0330 "untyped-tool-result"             Error   "`results` writes the result of a tool that declares no result type";
     TENX0331 "result-type-mismatch"            Error   "`results` writes a tool's result to a state field that never holds its type";
     TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node twice";
+    TENX0370 "unknown-resume-mode"             Error   "a graph's `resume` is neither `entry` nor `last_agent`";
+    TENX0371 "resume-without-agent-end"        Warning "a graph resumes at the last agent, but no agent node can end a run";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

@@ -31,6 +31,9 @@ pub struct Graph {
     /// The other nodes a run may start at, besides `entry`: sorted, without repeats, never
     /// `entry` itself. A run that asks to start anywhere else is refused.
     pub entries: Vec<String>,
+    /// Where a thread's next run starts: `entry`, or `last_agent` (the agent node that ended
+    /// the thread's last run, see [`super::Resume`]).
+    pub resume: super::Resume,
 }
 
 impl Graph {

@@ -186,6 +186,7 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         input_validators: Vec::new(),
         state_schema: json!({"type": "object"}).into(),
         entries: Vec::new(),
+        resume: crate::Resume::Entry,
     }
 }
 

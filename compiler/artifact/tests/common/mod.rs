@@ -293,6 +293,7 @@ pub fn sample() -> Artifact {
                 "order": {"type": "object"}}})
             .into(),
             entries: Vec::new(),
+            resume: tenx_artifact::Resume::Entry,
         },
     );
 

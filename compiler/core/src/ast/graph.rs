@@ -28,6 +28,8 @@ pub struct GraphDecl {
     pub entries: Vec<Ident>,
     /// `results = { node: field }`: tool nodes whose result is also written to a state field.
     pub results: Vec<ResultWrite>,
+    /// `resume = last_agent`: where a thread's next run starts (`entry` when not set).
+    pub resume: Option<Ident>,
 }
 
 /// One entry of a graph's `results = { node: field }`: the tool node `node` writes its result

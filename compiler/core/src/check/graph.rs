@@ -13,6 +13,7 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 mod entries;
 mod handoff_edges;
 mod results;
+mod resume;
 mod routes;
 mod tool_nodes;
 
@@ -58,6 +59,7 @@ impl GraphCheck<'_, '_> {
         self.duplicate_nodes();
         self.entry();
         entries::check(self);
+        resume::check(self);
         self.edges();
         routes::check(self);
         self.handoffs();

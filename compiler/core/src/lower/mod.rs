@@ -58,10 +58,15 @@
 //!   is `TENX0328`) and names a declared state field, so a property of `state_schema`
 //!   (`TENX0329`; lowering writes only a declared one, by construction). That the result fits
 //!   the field is not an artifact rule; check proves it (`TENX0330`, `TENX0331`).
+//! - *Resume*: `resume` is `entry` or `last_agent` (serde; any other value in source is
+//!   `TENX0370`, and lowering writes `entry` for it, by construction). The resume nodes are not
+//!   listed: the artifact derives them from its nodes and ways (`Graph::resume_nodes`), so they
+//!   cannot disagree with the graph.
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
-//!   or run (`TENX0602`), and no path from any entry (`entry` or an extra entry) reaches an
-//!   interrupt-approved tool around its approval (`TENX0604`), proved on the same ways (plain
-//!   edges, handoff edges, route arms) from the same starts. A `medium`
+//!   or run (`TENX0602`), and no path from any entry (`entry`, an extra entry, or with `resume =
+//!   last_agent` a reachable agent node with a way to `END`) reaches an interrupt-approved tool
+//!   around its approval (`TENX0604`), proved on the same ways (plain edges, handoff edges,
+//!   route arms) from the same starts. A `medium`
 //!   tool has an approval or an approving interrupt by construction: one with neither gets the
 //!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
 //! - *Decisions*: no response and the standard library's schemas get their fixed rule (a

@@ -119,6 +119,7 @@ impl Lower<'_> {
             .value(self, "results")
             .map(|v| self.result_writes(&v))
             .unwrap_or_default();
+        let resume = fields.ident(self, "resume");
         fields.finish(self);
         GraphDecl {
             name,
@@ -132,6 +133,7 @@ impl Lower<'_> {
             span,
             entries,
             results,
+            resume,
         }
     }
 

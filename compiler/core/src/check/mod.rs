@@ -10,6 +10,7 @@ mod graph;
 mod model_names;
 mod models;
 mod names;
+mod paths;
 mod policy;
 mod schemas;
 mod templates;

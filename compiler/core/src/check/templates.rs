@@ -65,6 +65,8 @@ struct Scope<'a> {
     names: Vec<&'a str>,
     /// The graph, for state scopes: its name, file and name span.
     graph: Option<(&'a str, FileId, Span)>,
+    /// The graph's state fields, for state scopes: dotted placeholders are checked against them.
+    state: &'a [Param],
 }
 
 /// Whose template it is.
@@ -84,6 +86,7 @@ fn state_scopes<'a>(facts: &Facts<'a>, graphs: Option<&Vec<GraphId>>) -> Vec<Sco
         .map(|graph| Scope {
             names: graph.decl.state.iter().map(|p| p.name.name.as_str()).collect(),
             graph: Some((graph.decl.name.name.as_str(), graph.file, graph.decl.name.span)),
+            state: &graph.decl.state,
         })
         .collect()
 }
@@ -112,6 +115,7 @@ fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec
     let scopes = [Scope {
         names: tool_params(decl),
         graph: None,
+        state: &[],
     }];
     let owner = Owner::Tool(&decl.name.name);
     let mut templates: Vec<&Expr> = Vec::new();
@@ -178,6 +182,19 @@ fn check_template(
         }
         for scope in scopes {
             if scope.names.contains(&root) {
+                // `{customer.tier}`: the segments after the field, against its schema.
+                let field = scope.state.iter().find(|p| p.name.name == root);
+                if let (Some(field), Some((_, graph_file, _))) = (field, scope.graph) {
+                    let mut at = span.start as usize + 1 + root.len();
+                    let mut rest = Vec::new();
+                    for segment in name.split('.').skip(1) {
+                        rest.push((segment, Span::new(at + 1, at + 1 + segment.len())));
+                        at += 1 + segment.len();
+                    }
+                    if let Some(d) = super::paths::unknown_segment(facts.program, (field, graph_file), &rest, file) {
+                        diagnostics.push(d);
+                    }
+                }
                 continue;
             }
             let (message, label) = match (owner, scope.graph) {

@@ -20,6 +20,7 @@ mod items;
 mod mistakes;
 mod model;
 mod results;
+mod typed_output;
 mod tool;
 mod types;
 mod validator;

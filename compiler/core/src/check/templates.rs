@@ -158,7 +158,8 @@ fn check_template(
         let name = match placeholder.kind {
             PlaceholderKind::Name(path) => path,
             other => {
-                diagnostics.push(malformed(other, file, span));
+                let after = body.get(placeholder.start + 1..).unwrap_or("");
+                diagnostics.push(malformed(other, file, span, after));
                 continue;
             }
         };
@@ -252,13 +253,21 @@ fn by_prefix<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
 }
 
 /// `TENX0502` for a malformed placeholder.
-fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span) -> Diagnostic {
+/// `after` is the template's text after the `{`: a `{` followed by a quote starts a JSON
+/// example, and the help says how to write one.
+fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span, after: &str) -> Diagnostic {
     const LITERAL: &str = "for a literal brace, write `\\{` or `\\}`";
+    const JSON: &str = "this looks like a JSON example: write the text as a raw text block, `raw\"\"\"…\"\"\"`, where every `{` and `}` is literal, or escape each brace as `\\{` and `\\}`";
+    let json = after.trim_start().starts_with('"') || after.trim_start().starts_with("\\\"");
     let (message, label, help) = match kind {
         PlaceholderKind::Unclosed => (
             "unclosed `{` in a template".to_string(),
             "this `{` is never closed".to_string(),
-            format!("close the placeholder on the same line, like `{{name}}`; {LITERAL}"),
+            if json {
+                JSON.to_string()
+            } else {
+                format!("close the placeholder on the same line, like `{{name}}`; {LITERAL}")
+            },
         ),
         PlaceholderKind::Empty => (
             "empty placeholder `{}` in a template".to_string(),
@@ -267,7 +276,9 @@ fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span) -> Diagnostic 
         ),
         PlaceholderKind::NotAName(content) => {
             let trimmed = content.trim();
-            let help = if template::is_path(trimmed) {
+            let help = if json {
+                JSON.to_string()
+            } else if template::is_path(trimmed) {
                 format!("remove the spaces: `{{{trimmed}}}`")
             } else {
                 format!("a placeholder holds one name, like `{{name}}` or `{{order.id}}`; {LITERAL}")

@@ -519,6 +519,11 @@ fn a_resume_node_is_a_start_of_the_proof() {
 
 #[test]
 fn resuming_at_the_last_agent_keeps_a_sound_graph_sound() {
-    let ways = ["planner -> approve", "approve -> pay", "pay -> planner_post", "planner_post -> END"];
+    let ways = [
+        "planner -> approve",
+        "approve -> pay",
+        "pay -> planner_post",
+        "planner_post -> END",
+    ];
     assert_eq!(violation_resuming("planner", &ways), None);
 }

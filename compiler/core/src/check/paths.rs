@@ -30,7 +30,10 @@ pub(crate) fn unknown_segment(
     let mut schema = type_schema(program, &root.ty)?;
     let mut walked = root.name.name.clone();
     for &(segment, span) in rest {
-        if ["$ref", "allOf", "anyOf", "oneOf"].iter().any(|k| schema.get(k).is_some()) {
+        if ["$ref", "allOf", "anyOf", "oneOf"]
+            .iter()
+            .any(|k| schema.get(k).is_some())
+        {
             return None;
         }
         let properties = schema.get("properties").and_then(Value::as_object);
@@ -40,8 +43,10 @@ pub(crate) fn unknown_segment(
             continue;
         }
         let kind = schema.get("type").and_then(Value::as_str);
-        let scalar = matches!(kind, Some("string" | "integer" | "number" | "boolean" | "array" | "null"))
-            || schema.get("enum").is_some();
+        let scalar = matches!(
+            kind,
+            Some("string" | "integer" | "number" | "boolean" | "array" | "null")
+        ) || schema.get("enum").is_some();
         let open = ["additionalProperties", "patternProperties"]
             .iter()
             .any(|k| schema.get(k).is_some_and(|v| *v != Value::Bool(false)));
@@ -55,8 +60,14 @@ pub(crate) fn unknown_segment(
             span,
         )
         .label("not a property of its schema")
-        .secondary(root_file, root.name.span, format!("`{}` is declared here", root.name.name));
-        let names: Vec<&str> = properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+        .secondary(
+            root_file,
+            root.name.span,
+            format!("`{}` is declared here", root.name.name),
+        );
+        let names: Vec<&str> = properties
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
         let help = if scalar {
             format!(
                 "`{walked}` is {}, which has no fields",

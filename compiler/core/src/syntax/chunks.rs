@@ -147,8 +147,9 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
                 // A misspelt keyword (`agnet`) at the start of a line also starts an item, so the
                 // items after it are still read on their own. Only words in column 0 that are not
                 // keywords pay for the comparison, which valid files rarely have.
-                let starts_item = (is_top_level_keyword(word) && (depth == 0 || column_zero) && (!is_name || column_zero))
-                    || (column_zero && depth == 0 && super::mistakes::near_keyword(word).is_some());
+                let starts_item =
+                    (is_top_level_keyword(word) && (depth == 0 || column_zero) && (!is_name || column_zero))
+                        || (column_zero && depth == 0 && super::mistakes::near_keyword(word).is_some());
                 name_next = starts_item;
                 if starts_item && current.has_tokens {
                     current.end = start;

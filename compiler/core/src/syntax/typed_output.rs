@@ -22,7 +22,9 @@ impl Lower<'_> {
         let Some(name) = name.filter(|n| TYPED.contains(&n.name.as_str())) else {
             return false;
         };
-        let text = self.text_between(value.span.start as usize, value.span.end as usize).to_owned();
+        let text = self
+            .text_between(value.span.start as usize, value.span.end as usize)
+            .to_owned();
         let property = match name.name.as_str() {
             "string" => "{ \"type\": \"string\" }".to_owned(),
             "int" => "{ \"type\": \"integer\" }".to_owned(),
@@ -30,7 +32,11 @@ impl Lower<'_> {
             "bool" => "{ \"type\": \"boolean\" }".to_owned(),
             "enum" => match &value.kind {
                 ExprKind::Call { args, .. } => {
-                    let labels: Vec<String> = args.iter().filter_map(|a| a.value.to_json()).map(|v| v.to_string()).collect();
+                    let labels: Vec<String> = args
+                        .iter()
+                        .filter_map(|a| a.value.to_json())
+                        .map(|v| v.to_string())
+                        .collect();
                     format!("{{ \"enum\": [{}] }}", labels.join(", "))
                 }
                 _ => "{ \"enum\": [\"a\", \"b\"] }".to_owned(),

@@ -360,8 +360,7 @@ fn check_condition(c: &mut GraphCheck<'_, '_>, condition: &Condition) {
                     continue;
                 };
                 let rest: Vec<(&str, Span)> = field.iter().skip(1).map(|i| (i.name.as_str(), i.span)).collect();
-                if let Some(d) =
-                    crate::check::paths::unknown_segment(c.facts.program, (&param, c.file), &rest, c.file)
+                if let Some(d) = crate::check::paths::unknown_segment(c.facts.program, (&param, c.file), &rest, c.file)
                 {
                     c.report(d);
                     continue;

@@ -8,6 +8,7 @@
 
 pub(crate) mod approvals;
 mod bindings;
+mod bound;
 mod script;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,6 +26,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     check_models(artifact, &mut problems);
     check_tools(artifact, &mut problems);
     bindings::check(artifact, &mut problems);
+    bound::check(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
     approvals::check(artifact, &mut problems);

@@ -40,11 +40,12 @@ pub use check::approvals::{is_role, is_scope};
 pub use id::{ArtifactId, ParseIdError};
 pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::binding;
+pub use model::bound;
 pub use model::{
-    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, CompareOp, Condition,
-    DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, Model,
-    Node, NodeKind, Provider, Resume, Risk, Route, Rule, Run, Schema, Script, SourceLocation, Tool, Turn, Validator,
-    ValidatorUse,
+    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
+    CompareOp, Condition, DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff,
+    HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Resume, Risk, Route, Rule, Run, Schema, Script, SourceLocation,
+    Tool, Turn, Validator, ValidatorUse,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

@@ -111,6 +111,7 @@ code_table! {
     TENX0206 "non-ascii-tool-name"             Error   "a model-visible tool name has a non-ASCII character, such as a look-alike letter";
     TENX0207 "tool-name-too-long"              Error   "a model-visible tool name is longer than 64 characters";
     TENX0208 "handoff-name-too-long"           Error   "an agent's name makes a handoff's generated `transfer_to_…` tool name longer than 64 characters";
+    TENX0209 "parameter-bound-twice"           Error   "a tool's `bind` names the same parameter twice";
     TENX0301 "missing-entry"                   Error   "a graph has no entry node";
     TENX0302 "unknown-node"                    Error   "an edge, route or entry names a node the graph does not have";
     TENX0303 "unreachable-node"                Error   "a node cannot be reached from the graph's entry";
@@ -177,6 +178,11 @@ code_table! {
     TENX0614 "edit-without-parameters"         Error   "a tool's approval can answer `edit`, but the tool has no parameters";
     TENX0615 "edit-on-interrupt"               Error   "an interrupt's answer can `edit`, but an interrupt has no arguments";
     TENX0616 "edit-without-edited-arguments"   Error   "a response that can `edit` defines no `edited_arguments` object";
+    TENX0617 "bound-name-not-a-parameter"      Error   "a tool's `bind` names something that is not one of its parameters";
+    TENX0618 "unknown-binding-source"          Error   "a bound parameter's source is not `state.FIELD`, `caller.user_id`, `caller.scopes`, `caller.roles` or `caller.claim(\"name\")`";
+    TENX0619 "bound-state-field-missing"       Error   "a parameter is bound to a state field that a graph where the tool can run does not declare";
+    TENX0620 "binding-type-mismatch"           Error   "a bound parameter's type can never hold what its source gives";
+    TENX0621 "bound-parameter-with-default"    Error   "a bound parameter has a default, which the runtime never uses";
     TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";

@@ -19,7 +19,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..26) {
+        let done = match rng.u8(0..27) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -37,7 +37,8 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             20 => add_entry(rng, &mut lines),
             21 => add_result(rng, &mut lines),
             22 => rebind_tool(rng, &mut lines),
-            23 => add_resume(rng, &mut lines),
+            23 => bind_argument(rng, &mut lines),
+            24 => add_resume(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -565,4 +566,36 @@ fn rebind_tool(rng: &mut Rng, lines: &mut [String]) -> Option<String> {
     let line = lines.get_mut(i)?;
     *line = format!("  run = {binding}");
     Some(format!("bind the tool on line {} with `{binding}`", i + 1))
+}
+
+/// A `bind = { … }` added to a tool: one of its parameters (or an odd name) bound to a state
+/// field, an attribute or claim of the caller, or something no runtime can fill.
+fn bind_argument(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
+    let tools = blocks_of(lines, "tool");
+    let (at, _) = pick(rng, &tools)?.clone();
+    let header = lines.get(at)?.clone();
+    let mut params: Vec<String> = header
+        .split_once('(')
+        .map(|(_, rest)| {
+            rest.split(',')
+                .filter_map(|p| p.split_once(':'))
+                .map(|(n, _)| n.trim().trim_end_matches('?').to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    params.extend(["order_id", "user_id", "x"].map(str::to_owned));
+    let param = pick(rng, &params)?.clone();
+    let sources = [
+        "caller.user_id".to_owned(),
+        "caller.roles".to_owned(),
+        "caller.claim(\"tenant\")".to_owned(),
+        "caller.claim(\"\")".to_owned(),
+        "caller.email".to_owned(),
+        format!("state.{param}"),
+        "state.topic".to_owned(),
+        "\"1\"".to_owned(),
+    ];
+    let source = pick(rng, &sources)?.clone();
+    lines.insert(at + 1, format!("  bind = {{ {param}: {source} }}"));
+    Some(format!("bind `{param}` of the tool on line {} to `{source}`", at + 1))
 }

@@ -9,6 +9,7 @@
 mod agent;
 mod approval;
 pub mod binding;
+pub mod bound;
 mod condition;
 mod graph;
 mod guard;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 pub use agent::{Agent, Handoff, Model, Provider};
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
+pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
 pub use guard::{Interrupt, Validator};

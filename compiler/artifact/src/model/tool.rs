@@ -1,6 +1,6 @@
 //! Tools: what the model sees, how risky a call is, who must approve it and how it runs.
 
-use super::{Approvers, Decision, Evidence, Schema};
+use super::{Approvers, BoundSource, Decision, Evidence, Schema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -34,6 +34,10 @@ pub struct Tool {
     pub idempotency_key: Option<String>,
     /// How the tool runs.
     pub run: Run,
+    /// Parameters the runtime fills, by name (each a top-level property of `parameters`): from
+    /// a state field or the verified caller. The model sees `parameters` without them
+    /// ([`super::bound::model_parameters`]); a model call that sets one is refused.
+    pub bindings: BTreeMap<String, BoundSource>,
 }
 
 impl Tool {

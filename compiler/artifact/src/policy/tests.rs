@@ -24,6 +24,7 @@ fn tool(risk: Risk, approved_by: &[&str]) -> Tool {
         approved_by: approved_by.iter().map(|name| (*name).to_owned()).collect(),
         idempotency_key: None,
         run: Run::Remote,
+        bindings: std::collections::BTreeMap::new(),
     }
 }
 

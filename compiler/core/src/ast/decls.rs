@@ -271,6 +271,9 @@ pub struct ToolDecl {
     pub run: Option<(RunBinding, Span)>,
     /// The whole declaration.
     pub span: Span,
+    /// `bind = { order_id: state.order_id, user_id: caller.user_id }`: parameters the runtime
+    /// fills, as written (checked and read by `check/bound_args`).
+    pub bind: Option<Expr>,
 }
 
 impl ToolDecl {

@@ -78,7 +78,7 @@ struct Step<'a> {
 }
 
 /// The graphs in which tool `t` can run: an agent node whose agent sees it, or a tool node.
-fn graphs_running_tool(facts: &Facts<'_>, t: ToolId) -> Vec<GraphId> {
+pub(crate) fn graphs_running_tool(facts: &Facts<'_>, t: ToolId) -> Vec<GraphId> {
     facts
         .topologies
         .iter_enumerated()

@@ -3,6 +3,7 @@
 
 pub(crate) mod approvers;
 mod bindings;
+pub(crate) mod bound_args;
 mod decisions;
 pub(crate) mod evidence;
 mod facts;
@@ -47,6 +48,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
         bindings::check(&facts, diagnostics);
+        bound_args::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

@@ -91,6 +91,13 @@
 //!   strings without control characters (`TENX0820`); `native` handler names match the name rule
 //!   (`TENX0824`); `native_handlers` is exactly the set of the lowered tools' handlers, by
 //!   construction (collected from the lowered tools above and sorted by `normalize`).
+//! - *Bound arguments* (`check/bound` in the artifact): every bound name is a parameter
+//!   (`TENX0617`; `check/bound_args` lowers only entries it accepts, so by construction), once
+//!   (`TENX0209`; a `BTreeMap`); a claim name matches the claim rule (`TENX0618`, through the
+//!   artifact's own `is_claim_name`); a `state` source is a field of every graph that can run the
+//!   tool (`TENX0619`, the same graphs as approval evidence: an agent node whose agent may call
+//!   it, or a tool node). Types (`TENX0620`) and defaults (`TENX0621`) are proved by check only:
+//!   the runtime validates every filled argument against `parameters` anyway.
 
 mod agent;
 mod confirmation;

@@ -71,6 +71,7 @@ impl Lowerer<'_, '_> {
                 approved_by,
                 idempotency_key: decl.idempotency_key.as_ref().and_then(super::text),
                 run: lower_run(run, name),
+                bindings: crate::check::bound_args::lower(decl),
             };
             self.locate(artifact, format!("tool.{name}"), located.file, decl.name.span);
             artifact.tools.insert(name.clone(), tool);

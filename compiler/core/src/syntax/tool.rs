@@ -51,6 +51,9 @@ impl Lower<'_> {
             .block(self, "approval")
             .map(|(key, block)| self.approval(key, block));
         let idempotency_key = fields.string(self, "idempotency_key");
+        // The parameters the runtime fills; what each source means is checked in
+        // `check/bound_args`.
+        let bind = fields.value(self, "bind");
         let run = fields
             .value(self, "run")
             .and_then(|v| self.run_binding(&v).map(|r| (r, v.span)));
@@ -75,6 +78,7 @@ impl Lower<'_> {
             idempotency_key,
             run,
             span,
+            bind,
         }
     }
 

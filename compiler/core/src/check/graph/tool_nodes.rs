@@ -2,7 +2,8 @@
 //! names as its arguments. A required parameter that no state field can fill, because the graph
 //! declares no such field or declares it with a type the parameter never accepts, means the node
 //! can never run (`TENX0322`). An optional parameter (`?` or a default) without a state field is
-//! fine: the call leaves it out.
+//! fine: the call leaves it out. A bound parameter (`bind`) needs no field of its name: the
+//! runtime fills it from its source.
 
 use super::GraphCheck;
 use super::routes::{FieldType, field_type};
@@ -36,10 +37,12 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
 /// The parameters a call must pass: (name, where it is declared, the parameter when written in
 /// a parameter list). For a `parameters = { … }` schema, the names in its `required`.
 fn required_parameters(tool: &ToolDecl) -> Vec<(&str, Span, Option<&Param>)> {
+    // A bound parameter is filled from its binding, checked in `check/bound_args`.
+    let bound = crate::check::bound_args::bound_names(tool);
     if let Some(params) = &tool.params {
         return params
             .iter()
-            .filter(|p| !p.optional && p.default.is_none())
+            .filter(|p| !p.optional && p.default.is_none() && !bound.contains(&p.name.name.as_str()))
             .map(|p| (p.name.name.as_str(), p.name.span, Some(p)))
             .collect();
     }
@@ -52,6 +55,7 @@ fn required_parameters(tool: &ToolDecl) -> Vec<(&str, Span, Option<&Param>)> {
     required
         .iter()
         .filter_map(|r| r.as_str().map(|name| (name, r.span, None)))
+        .filter(|(name, _, _)| !bound.contains(name))
         .collect()
 }
 

@@ -4,7 +4,8 @@
 //! next text turn are that agent's, so only it must see their tools; a placeholder's value fits the parameter it fills (`TENX0811`: `:cents` and `:int`
 //! an integer or number parameter, `:number` a number one, a text template a string one); and
 //! the literal arguments, ignoring the templated ones, satisfy the tool's parameter schema
-//! (`TENX0813`), fixed turns included.
+//! (`TENX0813`), fixed turns included. The schema is the one the model sees: a bound argument
+//! (`bind`) is the runtime's to fill, and a turn that sets one is refused (`TENX0813`).
 //!
 //! The tool name is the model-facing one, as a model would call it; the runtime dispatches by it.
 
@@ -88,8 +89,30 @@ pub(super) fn check(
                 continue;
             };
             let mut scratch = Vec::new();
-            let schema = lowerer.lower_tool_parameters(located, &mut scratch).value;
-            arguments_fit(model.file, name, &schema, arguments, arguments_expr, diagnostics);
+            let full = lowerer.lower_tool_parameters(located, &mut scratch).value;
+            // A turn plays the model: it sees, and may set, only what the model may.
+            let bound = crate::check::bound_args::bound_names(&located.decl);
+            for (key, expr, _) in arguments.iter().filter(|(key, _, _)| bound.contains(key)) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0813,
+                        format!("argument `{key}` of `{name}` is bound: the runtime fills it"),
+                        model.file,
+                        expr.span,
+                    )
+                    .label("a model may not set a bound argument")
+                    .help(format!(
+                        "remove `{key}` from the arguments; the tool's `bind` gives its value"
+                    )),
+                );
+            }
+            let unbound: Vec<_> = arguments
+                .iter()
+                .filter(|(key, _, _)| !bound.contains(key))
+                .cloned()
+                .collect();
+            let schema = tenx_artifact::bound::model_parameters(&full, bound.iter().copied());
+            arguments_fit(model.file, name, &schema, &unbound, arguments_expr, diagnostics);
         }
     }
 }

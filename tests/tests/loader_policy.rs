@@ -246,3 +246,29 @@ fn an_on_error_way_or_a_visit_exit_around_the_approval_is_refused() {
     let message = reseal_and_load(envelope);
     assert!(message.contains("`publish_report`"), "{message}");
 }
+
+#[test]
+fn a_built_example_resumed_at_its_last_agent_is_proved_from_there() {
+    // Resuming at the agent that ended the last run keeps the approval in place.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["resume"] = json!("last_agent");
+    envelope["id"] = json!(ArtifactId::of_body(&envelope["artifact"]).unwrap().to_string());
+    let bytes = serde_json::to_vec(&envelope).unwrap();
+    assert!(load(&bytes, &TrustPolicy::signature_optional()).is_ok());
+
+    // The reviewer, which can end a run, is a resume node: with its `publish` arm edited to
+    // skip the person, the shortest bypass starts where a thread's next run may begin.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["resume"] = json!("last_agent");
+    envelope["artifact"]["graphs"]["research"]["routes"][0]["arms"][0]["target"] = json!("publish_report");
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: graph `research`: tool `publish_report` (risk high) can \
+         run without its approval: entry `reviewer` → `publish_report`"
+    );
+
+    // Any other value is not a way to resume, and the artifact does not load.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["resume"] = json!("anywhere");
+    assert!(reseal_and_load(envelope).contains("resume"));
+}

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:b3c39953e1dfa17541e8000dcd09c82cdc875344adc8a571a5af9550d35d1a5f";
+const HELLO_ID: &str = "sha256:b3c4c24479e309acbbe8d11c895cc4ac28485977ba7b7b66d97e58843cdf2c3c";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -75,6 +75,7 @@ fn hello() -> Artifact {
             writes: Vec::new(),
             visit_limits: Vec::new(),
             on_error: Vec::new(),
+            resume: tenx_artifact::Resume::Entry,
         },
     );
     artifact.source_map.insert(

@@ -129,6 +129,13 @@ fn graphs(out: &mut String, artifact: &Artifact) {
         if !graph.entries.is_empty() {
             let _ = writeln!(out, "    may also start at: {}", graph.entries.join(", "));
         }
+        if graph.resume == tenx_artifact::Resume::LastAgent {
+            let _ = writeln!(
+                out,
+                "    resumes a thread at the agent that ended its last run: {}",
+                graph.resume_nodes().join(", ")
+            );
+        }
         for used in &graph.input_validators {
             let _ = writeln!(out, "    validates input with {} {}", used.validator, used.args);
         }

@@ -155,6 +155,10 @@ code_table! {
     TENX0350 "visit-exit-into-itself"          Error   "a visit limit's exit is the node it limits";
     TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
     TENX0352 "error-handler-is-the-node"       Error   "a node's `on_error` handler is the node itself";
+    TENX0370 "unknown-resume-mode"             Error   "a graph's `resume` is neither `entry` nor `last_agent`";
+    TENX0371 "resume-without-agent-end"        Warning "a graph resumes at the last agent, but no agent node can end a run";
+    TENX0372 "unknown-path-segment"            Error   "a dotted path names a field its state field's schema does not define";
+    TENX0373 "typed-field-output"              Error   "an agent's `output` is a typed field such as `string`, not the schema of an object";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

@@ -2,7 +2,7 @@
 //! choice) an author can make: renaming a declaration to an odd name, exposing a tool under an
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
 //! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections,
-//! adding an extra entry or a tool node's result field, binding a tool another way (`native(…)`,
+//! adding an extra entry, a `resume` or a tool node's result field, binding a tool another way (`native(…)`,
 //! `http` with headers), giving a field an odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
@@ -19,7 +19,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..28) {
+        let done = match rng.u8(0..29) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -39,6 +39,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             22 => rebind_tool(rng, &mut lines),
             23 => bind_argument(rng, &mut lines),
             24 | 25 => add_loop_way(rng, &mut lines),
+            26 => add_resume(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -450,6 +451,15 @@ fn add_entry(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
     let at = lines.iter().position(|l| l.trim_start().starts_with("nodes"))?;
     lines.insert(at + 1, format!("  entries = [{node}]"));
     Some(format!("add extra entry `{node}`"))
+}
+
+/// A graph made to resume at the agent that ended the last run (or at an odd value): every
+/// agent node with a way to `END` becomes a start of the approval proof.
+fn add_resume(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
+    let value = *pick(rng, &["last_agent", "last_agent", "entry", "last"])?;
+    let at = lines.iter().position(|l| l.trim_start().starts_with("nodes"))?;
+    lines.insert(at + 1, format!("  resume = {value}"));
+    Some(format!("add `resume = {value}`"))
 }
 
 /// Some node's result written into some state field (or `END`'s into an odd name).

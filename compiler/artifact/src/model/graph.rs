@@ -40,6 +40,9 @@ pub struct Graph {
     pub visit_limits: Vec<VisitLimit>,
     /// Where the run goes when a node fails: sorted by node, one per node.
     pub on_error: Vec<ErrorExit>,
+    /// Where a thread's next run starts: `entry`, or `last_agent` (the agent node that ended
+    /// the thread's last run, see [`super::Resume`]).
+    pub resume: super::Resume,
 }
 
 impl Graph {

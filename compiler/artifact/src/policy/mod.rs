@@ -22,8 +22,10 @@
 //!   - nothing runs between the approval and the tool: every reachable node with a way into the
 //!     tool's node is an approving interrupt node.
 //!
-//! An *entry* is the graph's `entry` or one of its extra `entries`: a run may start at any of
-//! them, so every rule holds from each (reachability and dominance are computed from all).
+//! An *entry* is the graph's `entry`, one of its extra `entries`, or (with `resume =
+//! last_agent`) a reachable resume node, an agent node with a way to `END` where a thread's
+//! next run may begin: a run may start at any of them, so every rule holds from each
+//! (reachability and dominance are computed from all).
 //! A way is any plain edge, handoff edge, route arm, `on_error` handler (from the failed node)
 //! or visit-limit exit (from every node with a way into the limited node, see [`loops`]): the
 //! search does not guess which arm a route takes or whether a node fails. The graph rules of interrupt-approved tools ignore nodes that no run can reach

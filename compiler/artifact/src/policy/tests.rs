@@ -189,6 +189,7 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         writes: Vec::new(),
         visit_limits: Vec::new(),
         on_error: Vec::new(),
+        resume: crate::Resume::Entry,
     }
 }
 
@@ -496,4 +497,36 @@ fn tenx_script() -> crate::Script {
         rules: Vec::new(),
         fallback: None,
     }
+}
+
+/// One graph `g` whose thread resumes at the agent that ended its last run.
+fn violation_resuming(entry: &str, ways: &[&str]) -> Option<PolicyViolation> {
+    let mut g = graph(entry, ways);
+    g.resume = crate::Resume::LastAgent;
+    proof(&[("g", g)]).map(|(violation, _)| violation)
+}
+
+#[test]
+fn a_resume_node_is_a_start_of_the_proof() {
+    // `planner_post` ends runs, so a thread's next run may start there and reach `pay` around
+    // the approval; from the entry alone the same graph breaks the rule one step later.
+    let ways = [
+        "planner -> approve",
+        "approve -> pay",
+        "pay -> planner_post",
+        "planner_post -> pay | END",
+    ];
+    assert_eq!(violation_resuming("planner", &ways), bypassed(&["planner_post", "pay"]));
+    assert_eq!(violation("planner", &ways), reused(&["pay", "planner_post", "pay"]));
+}
+
+#[test]
+fn resuming_at_the_last_agent_keeps_a_sound_graph_sound() {
+    let ways = [
+        "planner -> approve",
+        "approve -> pay",
+        "pay -> planner_post",
+        "planner_post -> END",
+    ];
+    assert_eq!(violation_resuming("planner", &ways), None);
 }

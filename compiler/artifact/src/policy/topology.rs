@@ -1,8 +1,9 @@
 //! One graph of the artifact as indexes, for the policy proof: its nodes (in name order), the
-//! nodes a run may start at (`entry` and the extra `entries`), and every way from one node to
-//! the next, whatever its kind. A plain edge, a handoff edge, a route arm, an `on_error` handler
-//! and a visit limit's exit are all ways a run can take, so all are successors here
-//! ([`super::loops`]); `END` is not a node. Searches are iterative breadth-first searches.
+//! nodes a run may start at (`entry`, the extra `entries` and, with `resume = last_agent`, the
+//! reachable resume nodes), and every way from one node to the next, whatever its kind. A plain
+//! edge, a handoff edge, a route arm, an `on_error` handler and a visit limit's exit are all ways
+//! a run can take, so all are successors here ([`super::loops`]); `END` is not a node. Searches
+//! are iterative breadth-first searches.
 
 use std::collections::VecDeque;
 
@@ -14,7 +15,8 @@ pub(super) struct Topology<'a> {
     names: Vec<&'a str>,
     /// The nodes, at the same indexes.
     nodes: Vec<&'a Node>,
-    /// The nodes a run may start at: the entry, then the extra entries (those that are nodes).
+    /// The nodes a run may start at: the entry, then the extra entries (those that are nodes),
+    /// then the reachable resume nodes.
     starts: Vec<usize>,
     /// The successors of node `n` are `targets[offsets[n]..offsets[n + 1]]`.
     offsets: Vec<usize>,
@@ -67,13 +69,25 @@ impl<'a> Topology<'a> {
             .chain(&graph.entries)
             .filter_map(|name| index(name))
             .collect();
-        Self {
+        let resumes: Vec<usize> = graph.resume_nodes().into_iter().filter_map(index).collect();
+        let mut topology = Self {
             names,
             nodes,
             starts,
             offsets,
             targets,
+        };
+        // Resume nodes (`resume = last_agent`) that a run can reach are starts too: a thread's
+        // next run may begin there. Unreachable ones never end a run.
+        if !resumes.is_empty() {
+            let reachable = topology.reach(&topology.starts, |_| false);
+            for node in resumes {
+                if reachable.contains(node) && !topology.starts.contains(&node) {
+                    topology.starts.push(node);
+                }
+            }
         }
+        topology
     }
 
     /// The number of nodes.

@@ -300,6 +300,7 @@ pub fn sample() -> Artifact {
             writes: Vec::new(),
             visit_limits: Vec::new(),
             on_error: Vec::new(),
+            resume: tenx_artifact::Resume::Entry,
         },
     );
 

@@ -37,6 +37,8 @@ pub struct GraphDecl {
     pub visits: Vec<VisitLimit>,
     /// `on_error = { node: handler }`: where the run goes when a node fails after its retries.
     pub on_error: Vec<ErrorExit>,
+    /// `resume = last_agent`: where a thread's next run starts (`entry` when not set).
+    pub resume: Option<Ident>,
 }
 
 /// One entry of a graph's `visits`: a run enters `node` at most `max` times; a way that would

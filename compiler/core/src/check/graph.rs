@@ -15,6 +15,7 @@ mod entries;
 mod handoff_edges;
 mod loops;
 mod results;
+mod resume;
 mod routes;
 mod tool_nodes;
 
@@ -60,6 +61,7 @@ impl GraphCheck<'_, '_> {
         self.duplicate_nodes();
         self.entry();
         entries::check(self);
+        resume::check(self);
         self.edges();
         routes::check(self);
         self.handoffs();

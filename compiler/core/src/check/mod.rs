@@ -12,6 +12,7 @@ mod guards;
 mod model_names;
 mod models;
 mod names;
+mod paths;
 mod policy;
 mod schemas;
 mod templates;

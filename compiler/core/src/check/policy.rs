@@ -7,7 +7,8 @@
 //! immediately before each of its executions, so it holds by construction. Approvals modelled
 //! as explicit `interrupt` nodes (`approves = [tool]`) are checked: the set of those interrupt
 //! nodes must dominate every execution of the tool, i.e. the execution must be unreachable from
-//! every entry (`entry` and the extra `entries`, where a run may start too) once those nodes are
+//! every entry (`entry`, the extra `entries` and, with `resume = last_agent`, every reachable
+//! agent node with a way to `END`, where a run may start too) once those nodes are
 //! removed, and also unreachable from the tool's own previous
 //! execution (each run of the tool needs a fresh approval). An agent calling such a tool
 //! directly is always a bypass, because an interrupt earlier in the graph is not bound to the
@@ -181,7 +182,9 @@ fn dominance(
     if topology.entry.is_none() {
         return;
     }
-    let starts = topology.starts.as_slice();
+    // The entries, then the resume nodes (`resume = last_agent`): a run may begin at any.
+    let all_starts = topology.proof_starts();
+    let starts = all_starts.as_slice();
     let entry_label = |d: Diagnostic, parents: &Parents, n: NodeId| extra_entry_label(graph, topology, parents, n, d);
     let graph_name = &graph.decl.name.name;
     // The tools this graph can execute: its tool nodes and the tools its agents can call.
@@ -397,7 +400,8 @@ fn start_span(graph: &Located<GraphDecl>, node: &str) -> Option<Span> {
 }
 
 /// When the path that `parents` records to `n` starts at an extra entry (not at `entry`), a
-/// secondary label on that entry in `entries`: the run may start there.
+/// secondary label on that entry in `entries`: the run may start there; when it starts at a
+/// resume node, one on the graph's `resume`.
 fn extra_entry_label(
     graph: &Located<GraphDecl>,
     topology: &Topology,
@@ -418,13 +422,23 @@ fn extra_entry_label(
     let Some(node) = topology.nodes.get(current) else {
         return d;
     };
-    match graph.decl.entries.iter().find(|e| e.name == node.name) {
-        Some(entry) => d.secondary(
+    if let Some(entry) = graph.decl.entries.iter().find(|e| e.name == node.name) {
+        return d.secondary(
             graph.file,
             entry.span,
             format!("a run may start at `{}`: this path starts here", node.name),
+        );
+    }
+    match &graph.decl.resume {
+        Some(resume) if topology.resumes.contains(&current) => d.secondary(
+            graph.file,
+            resume.span,
+            format!(
+                "a thread's next run may start at `{}`, the agent that ended the last one: this path starts there",
+                node.name
+            ),
         ),
-        None => d,
+        _ => d,
     }
 }
 

@@ -65,6 +65,8 @@ struct Scope<'a> {
     names: Vec<&'a str>,
     /// The graph, for state scopes: its name, file and name span.
     graph: Option<(&'a str, FileId, Span)>,
+    /// The graph's state fields, for state scopes: dotted placeholders are checked against them.
+    state: &'a [Param],
 }
 
 /// Whose template it is.
@@ -84,6 +86,7 @@ fn state_scopes<'a>(facts: &Facts<'a>, graphs: Option<&Vec<GraphId>>) -> Vec<Sco
         .map(|graph| Scope {
             names: graph.decl.state.iter().map(|p| p.name.name.as_str()).collect(),
             graph: Some((graph.decl.name.name.as_str(), graph.file, graph.decl.name.span)),
+            state: &graph.decl.state,
         })
         .collect()
 }
@@ -112,6 +115,7 @@ fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec
     let scopes = [Scope {
         names: tool_params(decl),
         graph: None,
+        state: &[],
     }];
     let owner = Owner::Tool(&decl.name.name);
     let mut templates: Vec<&Expr> = Vec::new();
@@ -154,7 +158,8 @@ fn check_template(
         let name = match placeholder.kind {
             PlaceholderKind::Name(path) => path,
             other => {
-                diagnostics.push(malformed(other, file, span));
+                let after = body.get(placeholder.start + 1..).unwrap_or("");
+                diagnostics.push(malformed(other, file, span, after));
                 continue;
             }
         };
@@ -178,6 +183,19 @@ fn check_template(
         }
         for scope in scopes {
             if scope.names.contains(&root) {
+                // `{customer.tier}`: the segments after the field, against its schema.
+                let field = scope.state.iter().find(|p| p.name.name == root);
+                if let (Some(field), Some((_, graph_file, _))) = (field, scope.graph) {
+                    let mut at = span.start as usize + 1 + root.len();
+                    let mut rest = Vec::new();
+                    for segment in name.split('.').skip(1) {
+                        rest.push((segment, Span::new(at + 1, at + 1 + segment.len())));
+                        at += 1 + segment.len();
+                    }
+                    if let Some(d) = super::paths::unknown_segment(facts.program, (field, graph_file), &rest, file) {
+                        diagnostics.push(d);
+                    }
+                }
                 continue;
             }
             let (message, label) = match (owner, scope.graph) {
@@ -235,13 +253,21 @@ fn by_prefix<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
 }
 
 /// `TENX0502` for a malformed placeholder.
-fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span) -> Diagnostic {
+/// `after` is the template's text after the `{`: a `{` followed by a quote starts a JSON
+/// example, and the help says how to write one.
+fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span, after: &str) -> Diagnostic {
     const LITERAL: &str = "for a literal brace, write `\\{` or `\\}`";
+    const JSON: &str = "this looks like a JSON example: write the text as a raw text block, `raw\"\"\"…\"\"\"`, where every `{` and `}` is literal, or escape each brace as `\\{` and `\\}`";
+    let json = after.trim_start().starts_with('"') || after.trim_start().starts_with("\\\"");
     let (message, label, help) = match kind {
         PlaceholderKind::Unclosed => (
             "unclosed `{` in a template".to_string(),
             "this `{` is never closed".to_string(),
-            format!("close the placeholder on the same line, like `{{name}}`; {LITERAL}"),
+            if json {
+                JSON.to_string()
+            } else {
+                format!("close the placeholder on the same line, like `{{name}}`; {LITERAL}")
+            },
         ),
         PlaceholderKind::Empty => (
             "empty placeholder `{}` in a template".to_string(),
@@ -250,7 +276,9 @@ fn malformed(kind: PlaceholderKind<'_>, file: FileId, span: Span) -> Diagnostic 
         ),
         PlaceholderKind::NotAName(content) => {
             let trimmed = content.trim();
-            let help = if template::is_path(trimmed) {
+            let help = if json {
+                JSON.to_string()
+            } else if template::is_path(trimmed) {
                 format!("remove the spaces: `{{{trimmed}}}`")
             } else {
                 format!("a placeholder holds one name, like `{{name}}` or `{{order.id}}`; {LITERAL}")

@@ -36,6 +36,12 @@ pub type Parents = PerNode<Option<Option<NodeId>>>;
 /// The name of the terminal node.
 pub const END: &str = "END";
 
+/// `resume = last_agent`: a thread's next run starts at the agent node that ended its last run.
+pub const RESUME_LAST_AGENT: &str = "last_agent";
+
+/// `resume = entry`: every run starts at an entry (the default).
+pub const RESUME_ENTRY: &str = "entry";
+
 /// One node of a graph.
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -102,6 +108,11 @@ pub struct Topology {
     /// The nodes a run may start at: the entry, then the extra `entries` that are nodes (each
     /// once). Reachability and the approval dominance proof search from all of them.
     pub starts: Vec<NodeId>,
+    /// With `resume = last_agent`: the agent nodes a thread's next run may start at, those with
+    /// an edge or route arm to `END` that a run can reach from [`Topology::starts`] (and that
+    /// are not starts already). Empty otherwise. The approval dominance proof searches from
+    /// them too.
+    pub resumes: Vec<NodeId>,
 }
 
 impl Topology {
@@ -164,14 +175,45 @@ impl Topology {
                 starts.push(id);
             }
         }
-        Topology {
+        let mut topology = Topology {
             file,
             nodes,
             index,
             successors,
             entry,
             starts,
+            resumes: Vec::new(),
+        };
+        if graph.resume.as_ref().is_some_and(|r| r.name == RESUME_LAST_AGENT) {
+            let reached = topology.reach(&topology.starts, |_| false);
+            topology.resumes = topology
+                .agents_ending_runs()
+                .into_iter()
+                .filter(|&n| reached.get(n).is_some_and(Option::is_some) && !topology.starts.contains(&n))
+                .collect();
         }
+        topology
+    }
+
+    /// The agent nodes with an edge or a route arm to `END`: where a run can end straight after
+    /// an agent answered.
+    pub fn agents_ending_runs(&self) -> Vec<NodeId> {
+        self.nodes
+            .iter_enumerated()
+            .filter(|(n, node)| {
+                node.kind() == DeclKind::Agent
+                    && self
+                        .successors
+                        .get(*n)
+                        .is_some_and(|s| s.iter().any(|(t, _)| *t == Target::End))
+            })
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// Every node the approval proof searches from: the starts, then the resume nodes.
+    pub fn proof_starts(&self) -> Vec<NodeId> {
+        self.starts.iter().chain(&self.resumes).copied().collect()
     }
 
     /// The node indexes reachable from `starts`, never entering a node for which `blocked`

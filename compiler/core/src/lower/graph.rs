@@ -80,6 +80,7 @@ impl Lowerer<'_, '_> {
                 writes,
                 visit_limits: super::loops::visit_limits(decl, topology),
                 on_error: super::loops::error_exits(decl, topology),
+                resume: resume_mode(decl),
             };
             artifact.graphs.insert(name.clone(), graph);
         }
@@ -130,6 +131,15 @@ impl Lowerer<'_, '_> {
                 }
             })
             .collect()
+    }
+}
+
+/// The graph's `resume` option: `last_agent` when it says so, else `entry` (check refuses any
+/// other value, `TENX0370`).
+fn resume_mode(decl: &GraphDecl) -> tenx_artifact::Resume {
+    match &decl.resume {
+        Some(r) if r.name == crate::check::topology::RESUME_LAST_AGENT => tenx_artifact::Resume::LastAgent,
+        _ => tenx_artifact::Resume::Entry,
     }
 }
 

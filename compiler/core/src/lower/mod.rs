@@ -67,11 +67,15 @@
 //!   than itself (`TENX0350`, `TENX0352`); a limit's `max` is 1 to `MAX_VISITS` (`TENX0702`).
 //!   Sealing sorts both lists. Their ways are part of the check's topology, so the risk policy
 //!   below is proved on them too.
+//! - *Resume*: `resume` is `entry` or `last_agent` (serde; any other value in source is
+//!   `TENX0370`, and lowering writes `entry` for it, by construction). The resume nodes are not
+//!   listed: the artifact derives them from its nodes and ways (`Graph::resume_nodes`), so they
+//!   cannot disagree with the graph.
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
-//!   or run (`TENX0602`), and no path from any entry (`entry` or an extra entry) reaches an
-//!   interrupt-approved tool around its approval (`TENX0604`), proved on the same ways (plain
-//!   edges, handoff edges, route arms, `on_error` handlers, visit-limit exits) from the same
-//!   starts. A `medium`
+//!   or run (`TENX0602`), and no path from any entry (`entry`, an extra entry, or with `resume =
+//!   last_agent` a reachable agent node with a way to `END`) reaches an interrupt-approved tool
+//!   around its approval (`TENX0604`), proved on the same ways (plain edges, handoff edges,
+//!   route arms, `on_error` handlers, visit-limit exits) from the same starts. A `medium`
 //!   tool has an approval or an approving interrupt by construction: one with neither gets the
 //!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
 //! - *Decisions*: no response and the standard library's schemas get their fixed rule (a

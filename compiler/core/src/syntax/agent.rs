@@ -23,7 +23,10 @@ impl Lower<'_> {
             .map(|v| self.tool_selection(&v))
             .unwrap_or_default();
         let handoffs = fields.ident_list(self, "handoffs");
-        let output = fields.value(self, "output").and_then(|v| self.schema_ref("output", v));
+        let output = fields
+            .value(self, "output")
+            .filter(|v| !self.typed_output(&name.name, v))
+            .and_then(|v| self.schema_ref("output", v));
         let guard = fields
             .value(self, "guard")
             .map(|v| self.validator_uses("guard", &v))

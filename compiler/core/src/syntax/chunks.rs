@@ -63,6 +63,9 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
     let mut generics_open = 0usize;
     let mut i = 0usize;
     let mut at_column_zero = true;
+    // Right after the keyword that started an item comes its name, which may be a keyword too
+    // (`agent agent {`, `tag tool`): it starts no item unless it opens a line of its own.
+    let mut name_next = false;
     let byte = |k: usize| bytes.get(k).copied().unwrap_or(0);
     let line_start = |k: usize| text.get(..k).and_then(|s| s.rfind('\n')).map_or(0, |n| n + 1);
 
@@ -70,6 +73,10 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
         let b = byte(i);
         let column_zero = at_column_zero;
         at_column_zero = false;
+        let is_name = name_next;
+        if !matches!(b, b'\n' | b' ' | b'\t' | b'\r' | b'/') {
+            name_next = false;
+        }
         match b {
             b'\n' => {
                 at_column_zero = true;
@@ -140,8 +147,10 @@ pub fn split(text: &str) -> (Vec<Chunk>, Vec<ScanProblem>) {
                 // A misspelt keyword (`agnet`) at the start of a line also starts an item, so the
                 // items after it are still read on their own. Only words in column 0 that are not
                 // keywords pay for the comparison, which valid files rarely have.
-                let starts_item = (is_top_level_keyword(word) && (depth == 0 || column_zero))
-                    || (column_zero && depth == 0 && super::mistakes::near_keyword(word).is_some());
+                let starts_item =
+                    (is_top_level_keyword(word) && (depth == 0 || column_zero) && (!is_name || column_zero))
+                        || (column_zero && depth == 0 && super::mistakes::near_keyword(word).is_some());
+                name_next = starts_item;
                 if starts_item && current.has_tokens {
                     current.end = start;
                     chunks.push(current);
@@ -256,6 +265,14 @@ mod tests {
     fn splits_at_top_level_keywords() {
         let text = "model a {}\ntool b { risk = high }\n";
         assert_eq!(starts(text), vec![0, 11]);
+    }
+
+    #[test]
+    fn a_keyword_as_an_item_name_does_not_split() {
+        let text = "agent agent {\n  model = model\n}\ntag tool \"t\"\nmodel /* c */ graph {}\n";
+        assert_eq!(starts(text), vec![0, 32, 45]);
+        // A keyword alone on the line after one is a new item, not a name.
+        assert_eq!(starts("model\nagent a {}\n"), vec![0, 6]);
     }
 
     #[test]

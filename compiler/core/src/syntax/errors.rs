@@ -89,7 +89,7 @@ pub fn describe(rule: Rule) -> Option<&'static str> {
         Rule::path => "a name",
         Rule::string | Rule::string_body => "a string",
         Rule::string_escape => "an escape sequence",
-        Rule::text_block | Rule::text_body => "a text block",
+        Rule::text_block | Rule::text_body | Rule::raw_mark => "a text block",
     })
 }
 

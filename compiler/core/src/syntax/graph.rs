@@ -131,6 +131,7 @@ impl Lower<'_> {
             .value(self, "on_error")
             .map(|v| self.error_exits(&v))
             .unwrap_or_default();
+        let resume = fields.ident(self, "resume");
         fields.finish(self);
         GraphDecl {
             name,
@@ -147,6 +148,7 @@ impl Lower<'_> {
             answers,
             visits,
             on_error,
+            resume,
         }
     }
 

@@ -23,6 +23,7 @@ mod mistakes;
 mod model;
 mod results;
 mod tool;
+mod typed_output;
 mod types;
 mod validator;
 mod values;

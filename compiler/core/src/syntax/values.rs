@@ -220,9 +220,22 @@ impl Lower<'_> {
 
     /// The text of a `"""` block: first newline dropped, common indentation removed. Text
     /// blocks are raw (no escapes); `\{` and `\}` stay as written, like in strings.
+    ///
+    /// A raw text block (`raw"""…"""`) has no placeholders: its `{` and `}` are stored escaped
+    /// (`\{`, `\}`), which is how every template writes a literal brace.
     pub fn text_block(&mut self, pair: &Pair<'_, Rule>) -> String {
-        let raw = children(pair).into_iter().next().map_or("", |b| b.as_str());
-        dedent(raw)
+        let parts = children(pair);
+        let is_raw = parts.iter().any(|p| p.as_rule() == Rule::raw_mark);
+        let body = parts
+            .iter()
+            .find(|p| p.as_rule() == Rule::text_body)
+            .map_or("", |b| b.as_str());
+        let text = dedent(body);
+        if is_raw {
+            text.replace('{', "\\{").replace('}', "\\}")
+        } else {
+            text
+        }
     }
 }
 

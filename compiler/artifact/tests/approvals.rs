@@ -12,11 +12,9 @@
 
 mod common;
 
-use common::{envelope, reseal, sample, to_bytes};
+use common::{Break, envelope, reseal, sample, seal_refused, to_bytes};
 use serde_json::{Value, json};
-use tenx_artifact::{Approvers, Artifact, Evidence, LoadError, SealError, TrustPolicy, load, seal};
-
-type Break = fn(&mut Artifact);
+use tenx_artifact::{Approvers, Artifact, Evidence, LoadError, TrustPolicy, load, seal};
 
 fn refund(artifact: &mut Artifact) -> &mut tenx_artifact::Approval {
     artifact
@@ -30,20 +28,6 @@ fn refund(artifact: &mut Artifact) -> &mut tenx_artifact::Approval {
 
 fn review(artifact: &mut Artifact) -> &mut tenx_artifact::Interrupt {
     artifact.interrupts.get_mut("manager_review").unwrap()
-}
-
-fn refused(what: &str, edit: Break, expected: &str) {
-    let mut artifact = sample();
-    edit(&mut artifact);
-    match seal(artifact) {
-        Err(SealError::Inconsistent(message)) => {
-            assert!(
-                message.contains(expected),
-                "{what}: expected `{expected}` in `{message}`"
-            );
-        }
-        other => panic!("{what}: expected Inconsistent, got {other:?}"),
-    }
 }
 
 #[test]
@@ -101,7 +85,7 @@ fn seal_refuses_what_nobody_could_answer_or_read() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
 }
 

@@ -11,27 +11,11 @@
 
 mod common;
 
-use common::{edge, node, sample};
+use common::{Break, edge, node, sample, seal_refused};
 use serde_json::json;
 use tenx_artifact::{
     Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, SealError, Write, WriteSource, seal,
 };
-
-type Break = fn(&mut Artifact);
-
-fn refused(what: &str, edit: Break, expected: &str) {
-    let mut artifact = sample();
-    edit(&mut artifact);
-    match seal(artifact) {
-        Err(SealError::Inconsistent(message)) => {
-            assert!(
-                message.contains(expected),
-                "{what}: expected `{expected}` in `{message}`"
-            );
-        }
-        other => panic!("{what}: expected Inconsistent, got {other:?}"),
-    }
-}
 
 fn graph(artifact: &mut Artifact) -> &mut tenx_artifact::Graph {
     artifact.graphs.get_mut("support_desk").unwrap()
@@ -82,7 +66,7 @@ fn references_must_resolve() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
 }
 
@@ -132,7 +116,7 @@ fn every_node_has_exactly_one_way_on() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
 }
 
@@ -161,7 +145,7 @@ fn handoffs_match_edges_between_agent_nodes() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
 }
 
@@ -192,7 +176,7 @@ fn tools_and_their_approvers_are_consistent() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
 }
 
@@ -258,7 +242,7 @@ fn schemas_and_limits_have_their_kinds() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
 }
 
@@ -287,7 +271,7 @@ fn builtins_name_a_handler_the_runtime_has() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
 }
 
@@ -405,7 +389,7 @@ fn extra_entries_and_state_writes_name_what_exists() {
         ),
     ];
     for (what, edit, expected) in cases {
-        refused(what, edit, expected);
+        seal_refused(what, edit, expected);
     }
     // The same fields, naming what exists, seal.
     let mut artifact = sample();

@@ -341,3 +341,22 @@ pub fn reseal(envelope: &mut Value) {
 
 /// An edit of a sealed file's envelope.
 pub type Edit = fn(&mut Value);
+
+/// An edit of the sample artifact, before sealing.
+pub type Break = fn(&mut Artifact);
+
+/// Seals the sample after `edit` and asserts that `seal` refuses it as inconsistent, with a
+/// message containing `expected`; `what` names the case in a failure.
+pub fn seal_refused(what: &str, edit: Break, expected: &str) {
+    let mut artifact = sample();
+    edit(&mut artifact);
+    match tenx_artifact::seal(artifact) {
+        Err(tenx_artifact::SealError::Inconsistent(message)) => {
+            assert!(
+                message.contains(expected),
+                "{what}: expected `{expected}` in `{message}`"
+            );
+        }
+        other => panic!("{what}: expected Inconsistent, got {other:?}"),
+    }
+}

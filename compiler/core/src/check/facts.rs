@@ -26,6 +26,23 @@ pub struct Facts<'p> {
 }
 
 impl<'p> Facts<'p> {
+    /// The program's own files: the root and every file that declares something, without the
+    /// standard library's modules and other programs checked in the same run. Checks that scan
+    /// raw text (secrets, environment references) read these and nothing else.
+    pub fn own_files(&self) -> BTreeSet<tenx_diagnostics::FileId> {
+        let program = self.program;
+        let mut files = BTreeSet::from([program.root]);
+        files.extend(program.tags.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files.extend(program.schemas.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files.extend(program.models.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files.extend(program.tools.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files.extend(program.agents.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files.extend(program.validators.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files.extend(program.interrupts.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files.extend(program.graphs.iter().filter(|d| !d.stdlib).map(|d| d.file));
+        files
+    }
+
     /// Computes the facts.
     pub fn new(program: &'p Program, sources: &'p SourceSet) -> Self {
         let mut visible_tools = IdVec::new();

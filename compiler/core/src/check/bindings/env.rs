@@ -10,7 +10,6 @@
 use crate::ast::Expr;
 use crate::check::Facts;
 use crate::template::{is_ident, literal_body};
-use std::collections::BTreeSet;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 /// Query parameter names that carry credentials, compared case-insensitively.
@@ -150,17 +149,7 @@ fn credential_in_url(file: FileId, span: Span, name: &str, value: &str) -> Diagn
 /// Reports every `${` in a literal of the program's own files outside `bound` (URLs, header
 /// names and values).
 pub(super) fn check_elsewhere(facts: &Facts<'_>, bound: &[(FileId, Span)], diagnostics: &mut Vec<Diagnostic>) {
-    let program = facts.program;
-    let mut files: BTreeSet<FileId> = BTreeSet::from([program.root]);
-    files.extend(program.tags.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.schemas.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.models.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.tools.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.agents.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.validators.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.interrupts.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.graphs.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    for file in files {
+    for file in facts.own_files() {
         let Some(source) = facts.sources.get(file) else {
             continue;
         };

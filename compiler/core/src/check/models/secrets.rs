@@ -6,7 +6,6 @@
 use super::Facts;
 use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
-use std::collections::BTreeSet;
 use std::sync::LazyLock;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
@@ -107,19 +106,7 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
 /// Reports the secret-looking literals of every file of the program that is not a stdlib module.
 /// `skip` holds spans already reported as credentials (`TENX0802`).
 pub(super) fn check(facts: &Facts<'_>, skip: &[(FileId, Span)], diagnostics: &mut Vec<Diagnostic>) {
-    let program = facts.program;
-    // The program's own files: the root and every file that declares something. Other files of
-    // the source set (stdlib modules, other programs checked in the same run) are not scanned.
-    let mut files: BTreeSet<FileId> = BTreeSet::from([program.root]);
-    files.extend(program.tags.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.schemas.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.models.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.tools.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.agents.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.validators.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.interrupts.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    files.extend(program.graphs.iter().filter(|d| !d.stdlib).map(|d| d.file));
-    for file in files {
+    for file in facts.own_files() {
         let Some(source) = facts.sources.get(file) else {
             continue;
         };

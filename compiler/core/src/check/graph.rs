@@ -13,7 +13,7 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 mod entries;
 mod handoff_edges;
 mod results;
-mod routes;
+pub(crate) mod routes;
 mod tool_nodes;
 
 /// How many nodes and transitions of a cycle a diagnostic names; a bigger cycle is summarised.

@@ -12,6 +12,7 @@ mod model_names;
 mod models;
 mod names;
 mod policy;
+mod risk_rules;
 mod schemas;
 mod templates;
 pub mod topology;
@@ -48,6 +49,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         models::check(&facts, diagnostics);
         bindings::check(&facts, diagnostics);
         bound_args::check(&facts, diagnostics);
+        risk_rules::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

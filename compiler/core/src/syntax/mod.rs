@@ -20,6 +20,7 @@ mod items;
 mod mistakes;
 mod model;
 mod results;
+mod risk_rules;
 mod tool;
 mod types;
 mod validator;

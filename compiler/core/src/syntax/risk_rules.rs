@@ -70,6 +70,20 @@ impl Lower<'_> {
         rules
     }
 
+    /// A `prohibited` tool with risk rules: no call of it may run, so the rules say nothing
+    /// (and the artifact refuses a prohibited base). The rules are dropped.
+    pub(super) fn prohibited_with_rules(&mut self, risk: Option<(Risk, Span)>, rules: &mut Vec<RiskRule>) {
+        if let (Some((Risk::Prohibited, span)), Some(first)) = (risk, rules.first()) {
+            let d = self
+                .diag(Code::TENX0624, "a `prohibited` tool cannot have risk rules", span)
+                .label("no call of a prohibited tool ever runs")
+                .secondary(self.file, first.risk_span, "so this rule could never apply")
+                .help("remove `risk_rules`, or split the tool: the calls that may run in a tool of their own");
+            self.report(d);
+            rules.clear();
+        }
+    }
+
     /// Reads `text`, the contents of the string at `span`, as a route condition.
     fn condition_text(&mut self, text: &str, span: Span) -> Option<crate::ast::Condition> {
         let leading = text.len() - text.trim_start().len();

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 mod entries;
+mod writes;
 
 use crate::model::{
     Agent, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, END, EdgeKind, Graph, NodeKind, Schema, Validator,
@@ -215,6 +216,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
         report(problems, format!("entry `{}` is not a node", graph.entry));
     }
     entries::check(name, graph, problems);
+    writes::check(artifact, name, graph, problems);
     if graph.recursion_limit == 0 {
         report(problems, "`recursion_limit` must be at least 1".to_owned());
     }

@@ -13,7 +13,9 @@ mod common;
 
 use common::{edge, node, sample};
 use serde_json::json;
-use tenx_artifact::{Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, SealError, seal};
+use tenx_artifact::{
+    Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, SealError, Write, WriteSource, seal,
+};
 
 type Break = fn(&mut Artifact);
 
@@ -326,8 +328,14 @@ fn an_empty_program_and_a_wrong_format_seal_as_expected() {
 }
 
 #[test]
-fn extra_entries_and_result_fields_name_what_exists() {
-    let cases: [(&str, Break, &str); 4] = [
+fn extra_entries_and_state_writes_name_what_exists() {
+    fn write(from: WriteSource, to: &[&str]) -> Write {
+        Write {
+            from,
+            to: to.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+    let cases: [(&str, Break, &str); 10] = [
         (
             "extra entry unknown",
             |a| graph(a).entries = vec!["nowhere".into()],
@@ -339,14 +347,61 @@ fn extra_entries_and_result_fields_name_what_exists() {
             "extra entry `triage` is the graph's `entry`",
         ),
         (
-            "result field on an agent node",
-            |a| graph(a).nodes.get_mut("triage").unwrap().result_field = Some("decision".into()),
-            "node `triage` has a `result_field` but is not a tool node",
+            "a write from an agent node",
+            |a| graph(a).writes = vec![write(WriteSource::Node("triage".into()), &["decision"])],
+            "`writes` names node `triage`, which is not a tool node",
         ),
         (
-            "result field not in the state",
-            |a| graph(a).nodes.get_mut("close").unwrap().result_field = Some("receipt".into()),
-            "node `close` writes its result to `receipt`, which is not a property of `state_schema`",
+            "a write from a tool no agent node calls",
+            |a| graph(a).writes = vec![write(WriteSource::Tool("close_account".into()), &["decision"])],
+            "`writes` names tool `close_account`, which no agent node of the graph may call",
+        ),
+        (
+            "a write to a field not in the state",
+            |a| graph(a).writes = vec![write(WriteSource::Node("close".into()), &["receipt"])],
+            "the result of node `close` is written to `receipt`, and `receipt` is not a property of `state_schema`",
+        ),
+        (
+            "a write to an undeclared property",
+            |a| graph(a).writes = vec![write(WriteSource::Node("close".into()), &["order", "status"])],
+            "written to `order.status`, and `status` is not a declared property at that path",
+        ),
+        (
+            "a source written twice",
+            |a| {
+                graph(a).writes = vec![
+                    write(WriteSource::Node("close".into()), &["customer"]),
+                    write(WriteSource::Node("close".into()), &["decision"]),
+                ]
+            },
+            "the result of node `close` is written twice in `writes`",
+        ),
+        (
+            "an answer of an agent node",
+            |a| {
+                let from = WriteSource::Interrupt {
+                    node: "triage".into(),
+                    field: None,
+                };
+                graph(a).writes = vec![write(from, &["order"])]
+            },
+            "`writes` names node `triage`, which is not an interrupt node",
+        ),
+        (
+            "an answer property the response does not declare",
+            |a| {
+                let from = WriteSource::Interrupt {
+                    node: "review".into(),
+                    field: Some("nowhere".into()),
+                };
+                graph(a).writes = vec![write(from, &["decision"])]
+            },
+            "`writes` names `nowhere` of the answer to `review`, which its response schema does not declare",
+        ),
+        (
+            "an empty path",
+            |a| graph(a).writes = vec![write(WriteSource::Node("close".into()), &[])],
+            "is written to ``, an empty path",
         ),
     ];
     for (what, edit, expected) in cases {
@@ -355,6 +410,16 @@ fn extra_entries_and_result_fields_name_what_exists() {
     // The same fields, naming what exists, seal.
     let mut artifact = sample();
     graph(&mut artifact).entries = vec!["review".into()];
-    graph(&mut artifact).nodes.get_mut("close").unwrap().result_field = Some("decision".into());
+    graph(&mut artifact).writes = vec![
+        write(WriteSource::Node("close".into()), &["decision"]),
+        write(WriteSource::Tool("lookup_order".into()), &["order"]),
+        write(
+            WriteSource::Interrupt {
+                node: "review".into(),
+                field: None,
+            },
+            &["customer"],
+        ),
+    ];
     assert!(seal(artifact).is_ok());
 }

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:5fe35d555f99c0bfca7a8c6e3bbaa6eed72c69ff6ce9a910e2ffddc94b61e1dc";
+const HELLO_ID: &str = "sha256:e564abb1586b495a391aa3179e467fea5e8961e378265c16c68623457b1beec7";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -53,7 +53,6 @@ fn hello() -> Artifact {
         Node {
             kind: NodeKind::Agent,
             reference: "greeter".into(),
-            result_field: None,
         },
     )]);
     artifact.graphs.insert(
@@ -71,6 +70,7 @@ fn hello() -> Artifact {
             input_validators: Vec::new(),
             state_schema: json!({"type": "object"}).into(),
             entries: Vec::new(),
+            writes: Vec::new(),
         },
     );
     artifact.source_map.insert(

@@ -110,7 +110,7 @@ fn route_arm_around_review(envelope: &mut Value) {
 
 /// A `recheck` tool node that runs `lookup_order`, added to the graph.
 fn add_recheck_node(graph: &mut Value) {
-    graph["nodes"]["recheck"] = json!({"kind": "tool", "ref": "lookup_order", "result_field": null});
+    graph["nodes"]["recheck"] = json!({"kind": "tool", "ref": "lookup_order"});
 }
 
 /// After `close` runs, `recheck` can send the run back to `close` without a new review.
@@ -163,7 +163,7 @@ fn offer_prohibited_tool(envelope: &mut Value) {
 /// A node runs `wipe_database`, behind the review step.
 fn run_prohibited_tool(envelope: &mut Value) {
     let graph = graph(envelope);
-    graph["nodes"]["wipe"] = json!({"kind": "tool", "ref": "wipe_database", "result_field": null});
+    graph["nodes"]["wipe"] = json!({"kind": "tool", "ref": "wipe_database"});
     graph["routes"][0]["arms"][2]["target"] = json!("wipe");
     graph["edges"]
         .as_array_mut()

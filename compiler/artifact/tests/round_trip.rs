@@ -96,10 +96,7 @@ fn the_artifact_body_has_one_json_shape() {
     let body: Value = serde_json::from_slice(sealed.body_bytes()).unwrap();
     assert_eq!(body["format"], "tenx-graph/2");
     let node = &body["graphs"]["support_desk"]["nodes"]["review"];
-    assert_eq!(
-        node,
-        &serde_json::json!({"kind": "interrupt", "ref": "manager_review", "result_field": null})
-    );
+    assert_eq!(node, &serde_json::json!({"kind": "interrupt", "ref": "manager_review"}));
     let run = &body["tools"]["issue_refund"]["run"];
     assert_eq!(
         run,

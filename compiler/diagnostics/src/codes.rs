@@ -141,7 +141,17 @@ code_table! {
     TENX0329 "undeclared-result-field"         Error   "`results` writes a tool's result to a state field the graph does not declare";
     TENX0330 "untyped-tool-result"             Error   "`results` writes the result of a tool that declares no result type";
     TENX0331 "result-type-mismatch"            Error   "`results` writes a tool's result to a state field that never holds its type";
-    TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node twice";
+    TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node or tool twice";
+    TENX0333 "result-of-uncalled-tool"         Error   "`results` names a tool that is not a node of the graph and no agent node of it can call";
+    TENX0334 "result-path-unknown-property"    Error   "`results` writes to a path whose property the state field's schema does not declare";
+    TENX0335 "answer-of-non-interrupt"         Error   "`answers` names a node that is not an interrupt node";
+    TENX0336 "answer-property-unknown"         Error   "`answers` writes a property the interrupt's response does not declare";
+    TENX0337 "answer-field-undeclared"         Error   "`answers` writes to something that is not a state field of the graph";
+    TENX0338 "answer-type-mismatch"            Error   "`answers` writes an answer, or a label of it, that the state field cannot hold";
+    TENX0339 "duplicate-answer-write"          Error   "`answers` writes the same answer or answer property twice";
+    TENX0340 "unwritten-state-read"            Error   "a state field is read, but it is not an input and nothing writes it";
+    TENX0341 "output-type-mismatch"            Error   "an agent's `output` property writes a state field that cannot hold it";
+    TENX0342 "route-label-never-written"       Error   "a route's label arm names a label no writer of its field can give";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

@@ -31,12 +31,17 @@ pub struct Graph {
     /// The other nodes a run may start at, besides `entry`: sorted, without repeats, never
     /// `entry` itself. A run that asks to start anywhere else is refused.
     pub entries: Vec<String>,
+    /// What the run writes into its state besides the input and agents' `output` answers:
+    /// each entry names a source of values and the state path it goes to. Sorted, without
+    /// repeats; one entry per source.
+    pub writes: Vec<Write>,
 }
 
 impl Graph {
     pub(crate) fn normalize(&mut self) {
         sort_unique(&mut self.edges);
         sort_unique(&mut self.entries);
+        sort_unique(&mut self.writes);
         self.routes.sort_by(|a, b| a.from.cmp(&b.from));
     }
 }
@@ -50,10 +55,38 @@ pub struct Node {
     /// The name of what it runs: a key of `agents`, `tools` or `interrupts`, by `kind`.
     #[serde(rename = "ref")]
     pub reference: String,
-    /// For a tool node, the state field its result is also written to (the result always goes
-    /// into the conversation); `null` otherwise, and always `null` for agent and interrupt nodes.
-    #[serde(deserialize_with = "super::required")]
-    pub result_field: Option<String>,
+}
+
+/// One state write of a graph: every value `from` produces is written at the state path `to`
+/// (besides going into the conversation, as a tool result always does).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Write {
+    /// Where the values come from.
+    pub from: WriteSource,
+    /// The state path written: a top-level state field, then the properties inside it
+    /// (`["order", "status"]` is `order.status`). Never empty.
+    pub to: Vec<String>,
+}
+
+/// Where the values of a [`Write`] come from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum WriteSource {
+    /// The result of the tool node of this name, each time it runs.
+    Node(String),
+    /// The result of every successful call of this tool (a key of `tools`) by an agent node
+    /// of the graph. A call that fails, is refused or is rejected writes nothing.
+    Tool(String),
+    /// The answer to the interrupt node `node`, once it is valid: the whole answer, or its
+    /// property `field`.
+    Interrupt {
+        /// An interrupt node of the graph.
+        node: String,
+        /// A property of the interrupt's response schema; `null` for the whole answer.
+        #[serde(deserialize_with = "super::required")]
+        field: Option<String>,
+    },
 }
 
 /// What a [`Node`] runs.

@@ -26,7 +26,7 @@ pub use agent::{Agent, Handoff, Model, Provider};
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
-pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse};
+pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
 pub use guard::{Interrupt, Validator};
 pub use risk_rules::{RiskRule, RiskRules};
 pub use schema::Schema;

@@ -124,13 +124,11 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
             Node {
                 kind: NodeKind::Tool,
                 reference: name.into(),
-                result_field: None,
             }
         } else if artifact.interrupts.contains_key(name) {
             Node {
                 kind: NodeKind::Interrupt,
                 reference: name.into(),
-                result_field: None,
             }
         } else {
             let agent = name.split('_').next().unwrap_or(name);
@@ -142,7 +140,6 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
             Node {
                 kind: NodeKind::Agent,
                 reference: agent.into(),
-                result_field: None,
             }
         };
         nodes.insert(name.to_owned(), node);
@@ -188,6 +185,7 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         input_validators: Vec::new(),
         state_schema: json!({"type": "object"}).into(),
         entries: Vec::new(),
+        writes: Vec::new(),
     }
 }
 

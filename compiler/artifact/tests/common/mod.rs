@@ -15,7 +15,6 @@ pub fn node(kind: NodeKind, reference: &str) -> Node {
     Node {
         kind,
         reference: reference.to_owned(),
-        result_field: None,
     }
 }
 
@@ -295,6 +294,7 @@ pub fn sample() -> Artifact {
                 "order": {"type": "object"}}})
             .into(),
             entries: Vec::new(),
+            writes: Vec::new(),
         },
     );
 

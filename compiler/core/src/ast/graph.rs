@@ -26,18 +26,37 @@ pub struct GraphDecl {
     pub span: Span,
     /// `entries = [a, b]`: the other nodes a run may start at, besides `entry`.
     pub entries: Vec<Ident>,
-    /// `results = { node: field }`: tool nodes whose result is also written to a state field.
+    /// `results = { source: field.path }`: tool nodes, and tools agent nodes call, whose results
+    /// are also written into state.
     pub results: Vec<ResultWrite>,
+    /// `answers = { interrupt: field }` or `{ interrupt: { property: field } }`: interrupt
+    /// answers written into state.
+    pub answers: Vec<AnswerWrite>,
 }
 
-/// One entry of a graph's `results = { node: field }`: the tool node `node` writes its result
-/// into the state field `field` (besides adding it to the conversation).
+/// One write of a graph's `answers`: the answer of the interrupt node `node` (the whole answer,
+/// or its `property`) is written into the state field `field`.
+#[derive(Debug, Clone)]
+pub struct AnswerWrite {
+    /// The interrupt node.
+    pub node: Ident,
+    /// The property of the answer written; `None` for the whole answer.
+    pub property: Option<Ident>,
+    /// The state field.
+    pub field: Ident,
+}
+
+/// One entry of a graph's `results = { source: field.path }`: the result of the tool node, or of
+/// every successful call of the tool by an agent node, named `node` is written into the state
+/// field `field`, at `path` inside it (besides going into the conversation).
 #[derive(Debug, Clone)]
 pub struct ResultWrite {
-    /// The tool node.
+    /// The tool node, or a tool an agent node of the graph calls.
     pub node: Ident,
     /// The state field.
     pub field: Ident,
+    /// The properties inside `field` (`order.status`: `[status]`); empty for the whole field.
+    pub path: Vec<Ident>,
 }
 
 /// A validator applied to a graph's input: `prompt_injection(max_length: 2000)`.

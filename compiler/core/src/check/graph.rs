@@ -10,6 +10,7 @@ use crate::resolve::{DeclKind, Located};
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
+mod answers;
 mod entries;
 mod handoff_edges;
 mod results;
@@ -64,6 +65,7 @@ impl GraphCheck<'_, '_> {
         handoff_edges::duplicate_edges(self);
         tool_nodes::check(self);
         results::check(self);
+        answers::check(self);
         self.successors();
         self.reachability();
     }

@@ -18,6 +18,7 @@ mod templates;
 pub mod topology;
 mod unused;
 mod validators;
+pub mod writers;
 
 pub use facts::Facts;
 
@@ -48,6 +49,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         validators::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
         bindings::check(&facts, diagnostics);
+        writers::check(&facts, diagnostics);
         bound_args::check(&facts, diagnostics);
         risk_rules::check(&facts, diagnostics);
         if names_resolve {

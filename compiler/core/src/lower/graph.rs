@@ -1,4 +1,4 @@
-//! Lowering of graphs: nodes (with a tool node's result field), edges (plain or handoff), routes
+//! Lowering of graphs: nodes, edges (plain or handoff), routes
 //! and their conditions, the recursion limit, input validators with their arguments, the state
 //! schema and the extra entries.
 
@@ -33,16 +33,11 @@ impl Lowerer<'_, '_> {
                     DeclKind::Interrupt => NodeKind::Interrupt,
                     _ => continue,
                 };
-                let result_field = match kind {
-                    NodeKind::Tool => result_field(decl, &node.name),
-                    NodeKind::Agent | NodeKind::Interrupt => None,
-                };
                 nodes.insert(
                     node.name.clone(),
                     Node {
                         kind,
                         reference: node.name.clone(),
-                        result_field,
                     },
                 );
                 self.locate(artifact, format!("graph.{name}.node.{}", node.name), file, node.span);
@@ -71,6 +66,8 @@ impl Lowerer<'_, '_> {
                     lower_route(route)
                 })
                 .collect();
+            let state = self.params_schema(file, &decl.state);
+            let writes = super::writes::writes(self.facts, decl, topology, &state);
             let graph = Graph {
                 entry: entry.name.clone(),
                 nodes,
@@ -78,8 +75,9 @@ impl Lowerer<'_, '_> {
                 routes,
                 recursion_limit: decl.recursion_limit.map_or(DEFAULT_RECURSION_LIMIT, |(limit, _)| limit),
                 input_validators: self.input_validators(decl),
-                state_schema: Schema::from(self.params_schema(file, &decl.state)),
+                state_schema: Schema::from(state),
                 entries: extra_entries(decl, topology),
+                writes,
             };
             artifact.graphs.insert(name.clone(), graph);
         }
@@ -138,17 +136,6 @@ fn extra_entries(decl: &GraphDecl, topology: &Topology) -> Vec<String> {
         .filter(|e| Some(e.name.as_str()) != entry && topology.index.contains_key(&e.name))
         .map(|e| e.name.clone())
         .collect()
-}
-
-/// The state field the tool node `node` writes its result to: the first `results` entry for it
-/// that names a declared state field (check proves there is at most one entry per node,
-/// `TENX0332`, and that it names one, `TENX0329`).
-fn result_field(decl: &GraphDecl, node: &str) -> Option<String> {
-    decl.results
-        .iter()
-        .find(|w| w.node.name == node)
-        .filter(|w| decl.state.iter().any(|p| p.name.name == w.field.name))
-        .map(|w| w.field.name.clone())
 }
 
 /// A route: its `by` field and its arms, in order.

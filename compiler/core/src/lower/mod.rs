@@ -51,13 +51,17 @@
 //!   to another agent node of the graph (`TENX0310`, `TENX0320`); a route has an `else`
 //!   (`TENX0307`), last (`TENX0317`), and no label twice (`TENX0324`); every node has a way on
 //!   (`TENX0304`, `TENX0316`) and is reachable (`TENX0303`).
-//! - *Extra entries and result fields*: each extra entry is a node (`TENX0302`; lowering keeps
+//! - *Extra entries and state writes*: each extra entry is a node (`TENX0302`; lowering keeps
 //!   only nodes, by construction) other than the entry (`TENX0326`; lowering drops it, by
 //!   construction), sorted without repeats (`Artifact::normalize`; a repeat is `TENX0327`). A
-//!   `result_field` is written only for a tool node (by construction; another node in `results`
-//!   is `TENX0328`) and names a declared state field, so a property of `state_schema`
-//!   (`TENX0329`; lowering writes only a declared one, by construction). That the result fits
-//!   the field is not an artifact rule; check proves it (`TENX0330`, `TENX0331`).
+//!   `writes` entry's `node` source is a tool node (`TENX0328`), its `tool` source a tool an
+//!   agent node of the graph may call (`TENX0333`), its `interrupt` source an interrupt node
+//!   (`TENX0335`) and a property of its response (`TENX0336`), each source once (`TENX0332`,
+//!   `TENX0339`), and its path
+//!   a state field (`TENX0329`, `TENX0337`) then properties declared inside it (`TENX0334`): lowering keeps
+//!   only such entries, the first per source (`lower/writes.rs`), so by construction; `writes` is
+//!   sorted by `Artifact::normalize`. That the result fits the place written is not an artifact
+//!   rule; check proves it (`TENX0330`, `TENX0331`).
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
 //!   or run (`TENX0602`), and no path from any entry (`entry` or an extra entry) reaches an
 //!   interrupt-approved tool around its approval (`TENX0604`), proved on the same ways (plain
@@ -115,6 +119,7 @@ mod source_map;
 mod tests;
 mod tool;
 mod validator;
+mod writes;
 
 use crate::ast::{Expr, Param, SchemaRef, ToolDecl, TypeExpr};
 use crate::check::Facts;

@@ -3,7 +3,9 @@
 
 use crate::{LintLevels, compile};
 use serde_json::json;
-use tenx_artifact::{Arm, Artifact, CompareOp, Condition, EdgeKind, HttpMethod, Run, Validator, seal};
+use tenx_artifact::{
+    Arm, Artifact, CompareOp, Condition, EdgeKind, HttpMethod, Run, Validator, Write, WriteSource, seal,
+};
 use tenx_diagnostics::SourceSet;
 
 fn lower(text: &str) -> Artifact {
@@ -73,8 +75,8 @@ graph review {
 
   state {
     score?: number "The grade"
-    flagged?: bool "Whether a person flagged it"
-    region?: string "Where"
+    flagged: bool = false "Whether a person flagged it"
+    region: string = "eu" "Where"
   }
 
   route grader {
@@ -377,18 +379,48 @@ graph flow {
 }
 
 #[test]
-fn extra_entries_are_sorted_and_a_tool_node_names_its_result_field() {
+fn extra_entries_are_sorted_and_a_tool_node_writes_its_result() {
     let artifact = lower(include_str!("../../../../tests/fixtures/graph/extra_entries.tenx"));
     let graph = &artifact.graphs["newsletter"];
     assert_eq!(graph.entry, "writer");
     assert_eq!(graph.entries, ["approve_send"]);
     assert_eq!(
-        graph.nodes["send_newsletter"].result_field.as_deref(),
-        Some("campaign_url")
+        graph.writes,
+        [Write {
+            from: WriteSource::Node("send_newsletter".into()),
+            to: vec!["campaign_url".into()],
+        }]
     );
-    assert_eq!(graph.nodes["writer"].result_field, None);
-    assert_eq!(graph.nodes["approve_send"].result_field, None);
     assert!(graph.state_schema.to_value()["properties"]["campaign_url"].is_object());
+}
+
+#[test]
+fn a_tool_an_agent_calls_writes_at_a_path() {
+    let artifact = lower(include_str!(
+        "../../../../tests/fixtures/graph/result_of_agent_tool_call.tenx"
+    ));
+    let graph = &artifact.graphs["support"];
+    assert_eq!(
+        graph.writes,
+        [Write {
+            from: WriteSource::Tool("lookup_order".into()),
+            to: vec!["ticket".into(), "order".into()],
+        }]
+    );
+}
+
+#[test]
+fn interrupt_answers_are_written_by_property() {
+    let artifact = lower(include_str!("../../../../tests/fixtures/graph/answers_into_state.tenx"));
+    let graph = &artifact.graphs["blog"];
+    let answer = |field: &str, to: &str| Write {
+        from: WriteSource::Interrupt {
+            node: "review".into(),
+            field: Some(field.into()),
+        },
+        to: vec![to.into()],
+    };
+    assert_eq!(graph.writes, [answer("comment", "note"), answer("verdict", "verdict")]);
 }
 
 #[test]

@@ -119,6 +119,10 @@ impl Lower<'_> {
             .value(self, "results")
             .map(|v| self.result_writes(&v))
             .unwrap_or_default();
+        let answers = fields
+            .value(self, "answers")
+            .map(|v| self.answer_writes(&v))
+            .unwrap_or_default();
         fields.finish(self);
         GraphDecl {
             name,
@@ -132,6 +136,7 @@ impl Lower<'_> {
             span,
             entries,
             results,
+            answers,
         }
     }
 

@@ -1,6 +1,6 @@
-//! A graph's `results = { node: field }`: which tool nodes also write their result into a
-//! state field. Only the shape is read here (a map of names to names); the graph checks prove
-//! that each key is a tool node and each value a state field its result fits.
+//! A graph's `results = { source: field.path }`: which tool nodes, and which tools that agent
+//! nodes call, also write their result into state. Only the shape is read here (a map of names
+//! to dotted paths); the graph checks prove each key and path, and that the result fits.
 
 use super::Lower;
 use super::blocks::expected;
@@ -21,18 +21,23 @@ impl Lower<'_> {
         };
         let mut out = Vec::with_capacity(entries.len());
         for entry in entries {
-            match entry.value.as_ident() {
-                Some(field) => out.push(ResultWrite {
+            let path = match &entry.value.kind {
+                ExprKind::Path(path) => path.split_first(),
+                _ => None,
+            };
+            match path {
+                Some((field, path)) => out.push(ResultWrite {
                     node: Ident {
                         name: entry.key.clone(),
                         span: entry.key_span,
                     },
                     field: field.clone(),
+                    path: path.to_vec(),
                 }),
                 None => expected(
                     self,
                     "results",
-                    "a map of tool nodes to state field names",
+                    "a map of tool nodes or tools to state fields (`field` or `field.property`)",
                     &entry.value,
                 ),
             }

@@ -1,16 +1,19 @@
-//! Where a tool node's result goes. The result of a tool node is always added to the
-//! conversation (the runtime appends the call and a `tool` message with the result, so later
-//! agents see what ran); `results = { send: url }` also writes it into a state field. Each key
-//! names a node of the graph (`TENX0302`) that is a tool node (`TENX0328`), listed once
-//! (`TENX0332`); each value is a declared state field (`TENX0329`); the tool declares its
-//! result type (`-> TYPE`, `TENX0330`), and the field can hold it (`TENX0331`, by the same
-//! kind comparison as a tool node's arguments, `TENX0322`).
+//! Where a tool's result goes. A tool's result always goes into the conversation (the runtime
+//! appends the call and a `tool` message with the result, so later agents see what ran);
+//! `results = { send: url }` also writes it into state. Each key names a tool node of the graph
+//! (`TENX0302`, `TENX0328`) or a tool that an agent node of the graph can call, whose every
+//! successful call is written (`TENX0333`), listed once (`TENX0332`); each value is a declared
+//! state field (`TENX0329`), or a path into one (`order.status`) whose every step is a property
+//! its schema declares (`TENX0334`); the tool declares its result type (`-> TYPE`, `TENX0330`),
+//! and the place written can hold it (`TENX0331`, by the same kind comparison as a tool node's
+//! arguments, `TENX0322`).
 
 use super::GraphCheck;
-use super::routes::type_of;
+use super::routes::{FieldType, json_type, type_of};
 use super::tool_nodes::never_fits;
-use crate::ast::ResultWrite;
-use crate::resolve::DeclKind;
+use crate::ast::{Param, ResultWrite, ToolDecl};
+use crate::resolve::{DeclKind, Located};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
@@ -27,7 +30,7 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
             )
             .label("listed again here")
             .secondary(c.file, *first, "first listed here")
-            .help("a tool node writes its result to one state field: keep one entry");
+            .help("a tool's result goes to one place in state: keep one entry");
             c.report(d);
             continue;
         }
@@ -38,33 +41,73 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
     }
 }
 
-/// The first problem with one `node: field` entry, if any.
-fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagnostic> {
-    let graph = c.g().name.name.clone();
-    let (node_name, field_name) = (&write.node.name, &write.field.name);
-    if !c.check_node_ref(&write.node, "`results`") {
-        return None;
-    }
-    let node = c.topology.index.get(node_name).and_then(|&n| c.topology.nodes.get(n))?;
-    let Some(tool) = node.decl.tool().and_then(|t| c.facts.program.tools.get(t)) else {
+/// The tool whose result `write` names: a tool node's, or a tool's that an agent node calls.
+fn source<'a>(
+    c: &mut GraphCheck<'a, '_>,
+    write: &ResultWrite,
+) -> Result<&'a Located<ToolDecl>, Option<Box<Diagnostic>>> {
+    let name = &write.node.name;
+    let program = c.facts.program;
+    if let Some(node) = c.topology.index.get(name).and_then(|&n| c.topology.nodes.get(n)) {
+        if let Some(tool) = node.decl.tool().and_then(|t| program.tools.get(t)) {
+            return Ok(tool);
+        }
         let kind = match node.kind() {
             DeclKind::Agent => "an agent",
             _ => "an interrupt",
         };
-        return Some(
+        return Err(Some(Box::new(
             Diagnostic::new(
                 Code::TENX0328,
-                format!("`results` names `{node_name}`, which is {kind} node, not a tool node"),
+                format!("`results` names `{name}`, which is {kind} node, not a tool node"),
                 c.file,
                 write.node.span,
             )
             .label("not a tool node")
-            .secondary(c.file, node.span, format!("`{node_name}` is {kind} node here"))
-            .help(format!("remove `{node_name}` from `results`"))
-            .note("only a tool node has a result to write; an agent's answer goes to the conversation"),
-        );
+            .secondary(c.file, node.span, format!("`{name}` is {kind} node here"))
+            .help(format!("remove `{name}` from `results`"))
+            .note("only a tool has a result to write; an agent's answer goes to the conversation"),
+        )));
+    }
+    let tool_id = program.lookup(name).and_then(|s| s.decl.tool());
+    let Some((id, tool)) = tool_id.and_then(|t| program.tools.get(t).map(|tool| (t, tool))) else {
+        c.check_node_ref(&write.node, "`results`");
+        return Err(None);
     };
-    let Some(field) = c.state_field(field_name) else {
+    let callable = c.topology.nodes.iter().any(|n| {
+        n.decl
+            .agent()
+            .and_then(|a| c.facts.visible_tools.get(a))
+            .is_some_and(|tools| tools.contains(&id))
+    });
+    if callable {
+        return Ok(tool);
+    }
+    let graph = &c.g().name.name;
+    Err(Some(Box::new(
+        Diagnostic::new(
+            Code::TENX0333,
+            format!("`results` names tool `{name}`, which is not a node of graph `{graph}` and no agent node of it can call"),
+            c.file,
+            write.node.span,
+        )
+        .label("nothing in this graph produces this result")
+        .secondary(tool.file, tool.decl.name.span, format!("tool `{name}` is declared here"))
+        .help(format!(
+            "add `{name}` to the `tools` of an agent node of graph `{graph}`, or run it as a tool node, or remove the entry"
+        )),
+    )))
+}
+
+/// The first problem with one `source: field.path` entry, if any.
+fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagnostic> {
+    let graph = c.g().name.name.clone();
+    let (node_name, field_name) = (&write.node.name, &write.field.name);
+    let tool = match source(c, write) {
+        Ok(tool) => tool,
+        Err(d) => return d.map(|d| *d),
+    };
+    let Some(field) = c.state_field(field_name).cloned() else {
         let names: Vec<&str> = c.g().state.iter().map(|p| p.name.name.as_str()).collect();
         let help = crate::did_you_mean(field_name, names.iter())
             .map(|s| format!("did you mean `{s}`?"))
@@ -102,32 +145,92 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &ResultWrite) -> Option<Diagno
             )),
         );
     };
-    let (held, wanted) = (type_of(c, result, 0), type_of(c, &field.ty, 0));
+    let (wanted, place, span) = match write.path.last() {
+        None => (
+            type_of(c, &field.ty, 0),
+            format!("the state field `{field_name}`"),
+            field.ty.span(),
+        ),
+        Some(_) => match at_path(c, &field, write) {
+            Ok(ty) => (ty, format!("`{field_name}.{}`", dotted(write)), field.ty.span()),
+            Err(d) => return Some(*d),
+        },
+    };
+    let held = type_of(c, result, 0);
     if never_fits(&held, &wanted) {
         return Some(
             Diagnostic::new(
                 Code::TENX0331,
                 format!(
-                    "tool `{tool_name}` returns {}, but the state field `{field_name}` holds {}",
+                    "tool `{tool_name}` returns {}, but {place} holds {}",
                     held.describe(),
                     wanted.describe()
                 ),
                 c.file,
-                write.field.span,
+                write
+                    .field
+                    .span
+                    .to(write.path.last().map_or(write.field.span, |p| p.span)),
             )
-            .label("the result never fits this field")
+            .label("the result never fits here")
             .secondary(
                 tool.file,
                 result.span(),
                 format!("`{tool_name}` returns {}", held.describe()),
             )
-            .secondary(
-                c.file,
-                field.ty.span(),
-                format!("`{field_name}` holds {}", wanted.describe()),
-            )
-            .help(format!("give the state field `{field_name}` the tool's result type")),
+            .secondary(c.file, span, format!("{place} holds {}", wanted.describe()))
+            .help(format!(
+                "give {place} the tool's result type, or write the result somewhere that holds it"
+            )),
         );
     }
     None
+}
+
+fn dotted(write: &ResultWrite) -> String {
+    write.path.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(".")
+}
+
+/// The type at `write.path` inside the state field `field`: each step a property that the
+/// schema before it declares (`TENX0334` otherwise).
+fn at_path(c: &GraphCheck<'_, '_>, field: &Param, write: &ResultWrite) -> Result<FieldType, Box<Diagnostic>> {
+    let mut scratch = Vec::new();
+    let lowered = crate::schema::lower_type(c.facts.program, c.file, &field.ty, &mut scratch);
+    let mut here: Option<&Value> = lowered.as_ref().map(|l| &l.value);
+    let mut walked = write.field.name.clone();
+    for step in &write.path {
+        let next = here
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+            .and_then(|p| p.get(&step.name));
+        let Some(next) = next else {
+            let declared: Vec<&String> = here
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|p| p.keys().collect())
+                .unwrap_or_default();
+            let help = crate::did_you_mean(&step.name, declared.iter().copied())
+                .map(|s| format!("did you mean `{walked}.{s}`?"))
+                .unwrap_or_else(|| {
+                    format!(
+                        "declare `{}` in the `properties` of `{walked}`'s schema, or write to `{walked}` itself",
+                        step.name
+                    )
+                });
+            let d = Diagnostic::new(
+                Code::TENX0334,
+                format!("`{walked}` declares no property `{}`, so `results` cannot write there", step.name),
+                c.file,
+                step.span,
+            )
+            .label("not a declared property")
+            .secondary(c.file, field.ty.span(), format!("the type of `{}` is declared here", write.field.name))
+            .help(help)
+            .note("a path into state is checked against the state's schema, so a write can never land where nothing reads it");
+            return Err(Box::new(d));
+        };
+        walked = format!("{walked}.{}", step.name);
+        here = Some(next);
+    }
+    Ok(here.map_or(FieldType::Any, json_type))
 }

@@ -1,0 +1,211 @@
+//! Who writes each state field of a graph, collected in one place, and the rules built on it
+//! (types of writers against fields, `TENX0341`, `TENX0342`, in `writers/types.rs`): a
+//! field that something reads must be something a run can have set (`TENX0340`). A field is
+//! written by the run's input when it is required at the start or has a default, by the final
+//! answer of an agent node whose `output` declares a property of its name, by a tool result the
+//! graph's `results` names, and by an interrupt answer its `answers` names. It is read by a route
+//! (`by` and conditions), by the prompt of an agent node, by the message, target, value and
+//! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
+//! that is read, not an input, and written by nothing is unset on every run: a route on it always
+//! takes `else`, and a placeholder always renders empty.
+
+use super::Facts;
+use crate::ast::{ArmKind, Condition, Expr, ExprKind, GraphDecl};
+use crate::resolve::Located;
+use crate::template;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+
+mod types;
+
+/// One place that writes a state field.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Writer {
+    /// The run's input: the field is required at the start, or has a default.
+    Input,
+    /// The final answer of this agent node (its `output` declares the field).
+    AgentOutput(String),
+    /// A tool result named in `results` (a tool node or a tool an agent node calls).
+    ToolResult(String),
+    /// An interrupt node's answer named in `answers`.
+    Answer(String),
+}
+
+/// Every writer of every top-level state field of `graph`, by field name.
+pub fn writers(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, BTreeSet<Writer>> {
+    let decl = &graph.decl;
+    let program = facts.program;
+    let mut out: BTreeMap<String, BTreeSet<Writer>> = BTreeMap::new();
+    for field in &decl.state {
+        if !field.optional || field.default.is_some() {
+            out.entry(field.name.name.clone()).or_default().insert(Writer::Input);
+        }
+    }
+    for node in decl.nodes.iter() {
+        let Some(agent) = program
+            .lookup(&node.name)
+            .and_then(|s| s.decl.agent())
+            .and_then(|a| program.agents.get(a))
+        else {
+            continue;
+        };
+        let Some(output) = &agent.decl.output else { continue };
+        let lowered = crate::schema::lower_schema_ref(program, agent.file, output, &mut Vec::new());
+        let properties = lowered
+            .as_ref()
+            .and_then(|l| l.value.get("properties"))
+            .and_then(Value::as_object);
+        for property in properties.into_iter().flat_map(|p| p.keys()) {
+            out.entry(property.clone())
+                .or_default()
+                .insert(Writer::AgentOutput(node.name.clone()));
+        }
+    }
+    for write in &decl.results {
+        out.entry(write.field.name.clone())
+            .or_default()
+            .insert(Writer::ToolResult(write.node.name.clone()));
+    }
+    for write in &decl.answers {
+        out.entry(write.field.name.clone())
+            .or_default()
+            .insert(Writer::Answer(write.node.name.clone()));
+    }
+    out
+}
+
+/// One read of a state field: the file and text that read it, and what it is.
+struct Read {
+    file: FileId,
+    span: Span,
+    what: &'static str,
+}
+
+pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
+    for graph in &facts.program.graphs {
+        let written = writers(facts, graph);
+        types::check(facts, graph, &written, diagnostics);
+        let mut reads: BTreeMap<String, Vec<Read>> = BTreeMap::new();
+        collect_reads(facts, graph, &mut reads);
+        for field in &graph.decl.state {
+            let name = &field.name.name;
+            if written.contains_key(name) {
+                continue;
+            }
+            let Some(found) = reads.get(name) else { continue };
+            let graph_name = &graph.decl.name.name;
+            let mut d = Diagnostic::new(
+                Code::TENX0340,
+                format!("state field `{name}` of graph `{graph_name}` is read, but nothing ever writes it"),
+                graph.file,
+                field.name.span,
+            )
+            .label("never set: optional, no default, and no writer");
+            for read in found.iter().take(8) {
+                d = d.secondary(read.file, read.span, format!("read by {}", read.what));
+            }
+            d = d
+                .help(format!(
+                    "write `{name}`: give it a default, make it required at the start, or name it in `results`, `answers` or an agent's `output`"
+                ))
+                .note("a field nothing writes is unset on every run: a route on it always takes `else`, a placeholder always renders empty");
+            diagnostics.push(d);
+        }
+    }
+}
+
+fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTreeMap<String, Vec<Read>>) {
+    let program = facts.program;
+    let file = graph.file;
+    let mut add = |name: &str, file: FileId, span: Span, what: &'static str| {
+        reads
+            .entry(name.to_owned())
+            .or_default()
+            .push(Read { file, span, what });
+    };
+    for route in &graph.decl.routes {
+        if let Some(by) = &route.by {
+            add(&by.name, file, by.span, "a route");
+        }
+        let mut stack: Vec<&Condition> = route
+            .arms
+            .iter()
+            .filter_map(|arm| match &arm.kind {
+                ArmKind::When(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        while let Some(cond) = stack.pop() {
+            match cond {
+                Condition::Or(parts) | Condition::And(parts) => stack.extend(parts.iter()),
+                Condition::Not(inner) => stack.push(inner),
+                Condition::Compare { field, span, .. } => {
+                    if let Some(first) = field.first() {
+                        add(&first.name, file, *span, "a route condition");
+                    }
+                }
+            }
+        }
+    }
+    for node in &graph.decl.nodes {
+        let Some(symbol) = program.lookup(&node.name) else {
+            continue;
+        };
+        if let Some(agent) = symbol.decl.agent().and_then(|a| program.agents.get(a)) {
+            for (root, span) in template_roots(facts, agent.file, agent.decl.prompt.as_ref()) {
+                add(root, agent.file, span, "a prompt");
+            }
+        } else if let Some(interrupt) = symbol.decl.interrupt().and_then(|i| program.interrupts.get(i)) {
+            let d = &interrupt.decl;
+            let mut exprs: Vec<&Expr> = [&d.message, &d.target, &d.value].into_iter().flatten().collect();
+            while let Some(expr) = exprs.pop() {
+                match &expr.kind {
+                    ExprKind::List(items) => exprs.extend(items.iter()),
+                    ExprKind::Map(entries) => exprs.extend(entries.iter().map(|e| &e.value)),
+                    _ => {
+                        for (root, span) in template_roots(facts, interrupt.file, Some(expr)) {
+                            add(root, interrupt.file, span, "an interrupt");
+                        }
+                    }
+                }
+            }
+            for item in &d.evidence {
+                if let Some(ident) = item.as_ident() {
+                    add(&ident.name, interrupt.file, ident.span, "an interrupt's evidence");
+                }
+            }
+        } else if let Some(tool) = symbol.decl.tool().and_then(|t| program.tools.get(t)) {
+            for param in tool
+                .decl
+                .params
+                .iter()
+                .flatten()
+                .filter(|p| !p.optional && p.default.is_none())
+            {
+                add(&param.name.name, file, node.span, "a tool node's argument");
+            }
+        }
+    }
+}
+
+/// The root of every well-formed placeholder of a string or text block, with its span.
+fn template_roots<'f>(facts: &'f Facts<'_>, file: FileId, expr: Option<&Expr>) -> Vec<(&'f str, Span)> {
+    let Some(expr) = expr.filter(|e| e.as_str().is_some()) else {
+        return Vec::new();
+    };
+    let raw = facts.sources.get(file).map_or("", |s| s.slice(expr.span));
+    let Some((offset, body)) = template::literal_body(raw) else {
+        return Vec::new();
+    };
+    let base = expr.span.start as usize + offset;
+    let found = if offset == 3 {
+        template::text_block_placeholders(body)
+    } else {
+        template::placeholders(body)
+    };
+    found
+        .iter()
+        .filter_map(|p| p.root().map(|root| (root, Span::new(base + p.start, base + p.end))))
+        .collect()
+}

@@ -44,8 +44,8 @@ pub use model::bound;
 pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
     CompareOp, Condition, DEFAULT_ON_REJECT, Decision, END, Edge, EdgeKind, Evidence, FORMAT, Graph, Handoff,
-    HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, RiskRule, RiskRules, Route, Rule, Run, Schema, Script,
-    SourceLocation, Tool, Turn, Validator, ValidatorUse, Write, WriteSource,
+    HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, RiskRule, RiskRules, Route, Rule, Run, Schema,
+    Script, SourceLocation, Tool, Turn, Validator, ValidatorUse, Write, WriteSource,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

@@ -13,7 +13,9 @@ pub(super) fn check(artifact: &Artifact, problems: &mut Problems) {
         for (index, rule) in rules.rules.iter().enumerate() {
             for field in fields(&rule.condition) {
                 if !properties.is_some_and(|p| p.contains_key(field)) {
-                    problems.push(format!("tool `{name}`: risk rule {index} reads `{field}`, which is not a parameter"));
+                    problems.push(format!(
+                        "tool `{name}`: risk rule {index} reads `{field}`, which is not a parameter"
+                    ));
                 }
             }
             if rule.risk == Risk::Prohibited {

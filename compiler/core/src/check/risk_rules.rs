@@ -82,10 +82,9 @@ impl RuleCheck<'_> {
                     };
                     let ty = if field.len() > 1 { FieldType::Any } else { ty };
                     let problem = match op {
-                        None if !matches!(ty, FieldType::Bool | FieldType::Any) => Some((
-                            format!("`{}` is {}, not a boolean", first.name, ty.describe()),
-                            *span,
-                        )),
+                        None if !matches!(ty, FieldType::Bool | FieldType::Any) => {
+                            Some((format!("`{}` is {}, not a boolean", first.name, ty.describe()), *span))
+                        }
                         None => None,
                         Some((op, op_span, value)) => comparison(&first.name, &ty, *op, *op_span, value),
                     };
@@ -149,7 +148,10 @@ fn comparison(field: &str, ty: &FieldType, op: CompareOp, op_span: Span, value: 
                     op_span,
                 ))
             } else if !matches!(value.kind, ExprKind::Number(_)) {
-                Some((format!("`{field}` is compared with {}, not a number", value.describe()), value.span))
+                Some((
+                    format!("`{field}` is compared with {}, not a number", value.describe()),
+                    value.span,
+                ))
             } else {
                 None
             }

@@ -7,9 +7,7 @@ use crate::ast::{self, ExprKind, RunBinding};
 use crate::resolve::Located;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use tenx_artifact::{
-    Approval, Artifact, DEFAULT_ON_REJECT, HttpMethod, Risk, RiskRule, RiskRules, Run, Schema, Tool,
-};
+use tenx_artifact::{Approval, Artifact, DEFAULT_ON_REJECT, HttpMethod, Risk, RiskRule, RiskRules, Run, Schema, Tool};
 
 /// The `reason` of an approval that does not set one.
 pub const DEFAULT_APPROVAL_REASON: &str = "tool_approval";
@@ -49,9 +47,7 @@ impl Lowerer<'_, '_> {
             // A `medium` tool that no block or interrupt approves is confirmed by default.
             let approval = match &decl.approval {
                 Some(approval) => Some(self.approval(located, approval)),
-                None if decl.may_be(ast::Risk::Medium) && approved_by.is_empty() => {
-                    Some(self.confirmation(located))
-                }
+                None if decl.may_be(ast::Risk::Medium) && approved_by.is_empty() => Some(self.confirmation(located)),
                 None => None,
             };
             let tool = Tool {

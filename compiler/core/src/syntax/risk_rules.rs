@@ -4,8 +4,8 @@
 //! prohibited must be split. The conditions are typed against the parameters in
 //! `check/risk_rules`.
 
-use super::blocks::{BlockData, FieldBody};
 use super::Lower;
+use super::blocks::{BlockData, FieldBody};
 use crate::ast::{ExprKind, Risk, RiskRule};
 use tenx_diagnostics::{Code, Span};
 use tenx_grammar::pest::Parser;
@@ -31,11 +31,7 @@ impl Lower<'_> {
                     let help = crate::suggest::did_you_mean(other, &["low", "medium", "high"])
                         .map(|s| format!("did you mean `{s}`?"));
                     let d = self
-                        .diag(
-                            Code::TENX0623,
-                            format!("`{other}` is not a risk level"),
-                            field.key.span,
-                        )
+                        .diag(Code::TENX0623, format!("`{other}` is not a risk level"), field.key.span)
                         .label("a risk rule starts with `low`, `medium` or `high`")
                         .maybe_help(help.or_else(|| Some("write `high = \"amount_cents > 10000\"`".to_string())));
                     self.report(d);
@@ -54,7 +50,10 @@ impl Lower<'_> {
                 let d = self
                     .diag(Code::TENX0622, "a risk rule's condition must be a string", value.span)
                     .label(format!("found {}", value.describe()))
-                    .help(format!("write the condition in quotes: `{} = \"amount_cents > 10000\"`", risk.as_str()));
+                    .help(format!(
+                        "write the condition in quotes: `{} = \"amount_cents > 10000\"`",
+                        risk.as_str()
+                    ));
                 self.report(d);
                 continue;
             };

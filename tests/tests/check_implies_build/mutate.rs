@@ -3,7 +3,7 @@
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
 //! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections,
 //! adding an extra entry or a tool node's result field, binding a tool another way (`native(…)`,
-//! `http` with headers), giving a field an odd value.
+//! `http` with headers), adding risk rules (`mutate_risk`), giving a field an odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -19,7 +19,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..26) {
+        let done = match rng.u8(0..27) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -38,6 +38,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             21 => add_result(rng, &mut lines),
             22 => rebind_tool(rng, &mut lines),
             23 => bind_argument(rng, &mut lines),
+            24 => crate::mutate_risk::add_risk_rules(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -122,7 +123,7 @@ fn odd_exposed_name(rng: &mut Rng) -> String {
 }
 
 /// The declarations of `kind` written as a block (`kind name {`): their line and name.
-fn blocks_of(lines: &[String], kind: &str) -> Vec<(usize, String)> {
+pub fn blocks_of(lines: &[String], kind: &str) -> Vec<(usize, String)> {
     declarations(lines)
         .into_iter()
         .filter(|(i, k, _)| k == kind && lines.get(*i).is_some_and(|l| l.trim_end().ends_with('{')))
@@ -156,7 +157,7 @@ fn names_of(lines: &[String], kind: &str) -> Vec<String> {
         .collect()
 }
 
-fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> Option<&'a T> {
+pub fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> Option<&'a T> {
     if items.is_empty() {
         None
     } else {

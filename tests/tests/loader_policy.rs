@@ -208,6 +208,46 @@ fn a_built_example_given_an_extra_entry_past_its_approval_is_refused() {
 }
 
 #[test]
+fn an_on_error_way_or_a_visit_exit_around_the_approval_is_refused() {
+    // A bounded loop that ends at `END` and a failure handler that is not gated load.
+    let mut envelope = research_flow();
+    let graph = &mut envelope["artifact"]["graphs"]["research"];
+    graph["visit_limits"] = json!([{"node": "writer", "max": 3, "exit": "END"}]);
+    graph["on_error"] = json!([{"node": "publish_report", "target": "reviewer"}]);
+    envelope["id"] = json!(ArtifactId::of_body(&envelope["artifact"]).unwrap().to_string());
+    let bytes = serde_json::to_vec(&envelope).unwrap();
+    assert!(load(&bytes, &TrustPolicy::signature_optional()).is_ok());
+
+    // The writer fails over to the gated tool: a way around the person.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["on_error"] = json!([{"node": "writer", "target": "publish_report"}]);
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: graph `research`: tool `publish_report` (risk high) can \
+         run without its approval: entry `researcher` → `writer` → `publish_report`"
+    );
+
+    // The person may be asked once; a second `publish` verdict would go straight to the tool.
+    let mut envelope = research_flow();
+    envelope["artifact"]["graphs"]["research"]["visit_limits"] =
+        json!([{"node": "approve_publication", "max": 1, "exit": "publish_report"}]);
+    assert_eq!(
+        reseal_and_load(envelope),
+        "artifact breaks the risk policy: graph `research`: tool `publish_report` (risk high) can \
+         run without its approval: entry `researcher` → `writer` → `reviewer` → `publish_report`"
+    );
+
+    // The tool fails over to its own approval, whose exit once used up is the tool: the tool
+    // can run again without a new approval.
+    let mut envelope = research_flow();
+    let graph = &mut envelope["artifact"]["graphs"]["research"];
+    graph["on_error"] = json!([{"node": "publish_report", "target": "approve_publication"}]);
+    graph["visit_limits"] = json!([{"node": "approve_publication", "max": 2, "exit": "publish_report"}]);
+    let message = reseal_and_load(envelope);
+    assert!(message.contains("`publish_report`"), "{message}");
+}
+
+#[test]
 fn a_tool_edited_to_lower_its_worst_case_risk_below_its_rules_is_refused() {
     let envelope = built("tests/fixtures/risk/refund_rules.tenx");
     let tool = &envelope["artifact"]["tools"]["issue_refund"];

@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 mod entries;
+mod loops;
+mod output_guards;
 mod writes;
 
 use crate::model::{
@@ -163,6 +165,7 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
     if !artifact.models.contains_key(&agent.model) {
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
+    output_guards::check(artifact, name, agent, problems);
     check_schema(
         agent.output_schema.as_ref(),
         || format!("agent `{name}`: `output_schema`"),
@@ -217,6 +220,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
     }
     entries::check(name, graph, problems);
     writes::check(artifact, name, graph, problems);
+    loops::check(name, graph, problems);
     if graph.recursion_limit == 0 {
         report(problems, "`recursion_limit` must be at least 1".to_owned());
     }

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:e564abb1586b495a391aa3179e467fea5e8961e378265c16c68623457b1beec7";
+const HELLO_ID: &str = "sha256:b3c39953e1dfa17541e8000dcd09c82cdc875344adc8a571a5af9550d35d1a5f";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -46,6 +46,8 @@ fn hello() -> Artifact {
             allowed_tools: Vec::new(),
             handoffs: Vec::new(),
             output_schema: None,
+            output_guards: Vec::new(),
+            retries: 2,
         },
     );
     let nodes = BTreeMap::from([(
@@ -71,6 +73,8 @@ fn hello() -> Artifact {
             state_schema: json!({"type": "object"}).into(),
             entries: Vec::new(),
             writes: Vec::new(),
+            visit_limits: Vec::new(),
+            on_error: Vec::new(),
         },
     );
     artifact.source_map.insert(

@@ -152,6 +152,9 @@ code_table! {
     TENX0340 "unwritten-state-read"            Error   "a state field is read, but it is not an input and nothing writes it";
     TENX0341 "output-type-mismatch"            Error   "an agent's `output` property writes a state field that cannot hold it";
     TENX0342 "route-label-never-written"       Error   "a route's label arm names a label no writer of its field can give";
+    TENX0350 "visit-exit-into-itself"          Error   "a visit limit's exit is the node it limits";
+    TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
+    TENX0352 "error-handler-is-the-node"       Error   "a node's `on_error` handler is the node itself";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";
@@ -198,6 +201,7 @@ code_table! {
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";
     TENX0704 "validator-checks-nothing"        Error   "a declared validator has no pattern, keyword or length to check";
+    TENX0705 "input-validator-as-output-guard" Error   "an agent's `guard` names a validator that checks client messages, not model output";
     TENX0801 "unknown-provider"                Error   "a model names a provider tenx does not know";
     TENX0802 "literal-credential"              Error   "a credential is written as a literal instead of `env(\"NAME\")`";
     TENX0803 "secret-literal"                  Error   "a string literal looks like a secret";

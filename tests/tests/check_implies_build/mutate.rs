@@ -19,7 +19,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..27) {
+        let done = match rng.u8(0..29) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -38,7 +38,8 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             21 => add_result(rng, &mut lines),
             22 => rebind_tool(rng, &mut lines),
             23 => bind_argument(rng, &mut lines),
-            24 => crate::mutate_risk::add_risk_rules(rng, &mut lines),
+            24 | 25 => add_loop_way(rng, &mut lines),
+            26 => crate::mutate_risk::add_risk_rules(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -472,6 +473,26 @@ fn add_result(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
     let at = lines.iter().position(|l| l.trim_start().starts_with("nodes"))?;
     lines.insert(at + 1, format!("  results = {{ {node}: {field} }}"));
     Some(format!("write the result of `{node}` into `{field}`"))
+}
+
+/// A failure handler or a visit limit from some node to some node (or `END`, or itself): ways
+/// the approval proof must follow like edges.
+fn add_loop_way(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
+    let all = nodes(lines);
+    let node = pick(rng, &all)?.clone();
+    let target = pick(rng, &all)?.clone();
+    let at = lines.iter().position(|l| l.trim_start().starts_with("nodes"))?;
+    if rng.bool() {
+        lines.insert(at + 1, format!("  on_error = {{ {node}: {target} }}"));
+        Some(format!("`{node}` fails over to `{target}`"))
+    } else {
+        let max = *pick(rng, &[0u64, 1, 2, 3, 1000, 1001])?;
+        lines.insert(
+            at + 1,
+            format!("  visits = {{ {node}: {{ max: {max}, then: {target} }} }}"),
+        );
+        Some(format!("`{node}` entered at most {max} times, then `{target}`"))
+    }
 }
 
 /// A declared tool added to an agent's `tools`.

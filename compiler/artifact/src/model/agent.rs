@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Schema, Script};
+use super::{Schema, Script, ValidatorUse};
 
 use super::sort_unique;
 
@@ -23,7 +23,20 @@ pub struct Agent {
     /// JSON Schema of the agent's structured final output, if it has one.
     #[serde(deserialize_with = "super::required")]
     pub output_schema: Option<Schema>,
+    /// Validators applied, in this order, to the model's output: each final answer and the
+    /// arguments of each tool call (as canonical JSON text), before anything else uses them.
+    pub output_guards: Vec<ValidatorUse>,
+    /// How many times the model is asked again, with the error, after an answer fails a guard or
+    /// `output_schema` (at most [`MAX_RETRIES`]); when they are used up the node fails with
+    /// `NODE_001`.
+    pub retries: u64,
 }
+
+/// The most times a model may be asked again after an answer that fails its guards or schema.
+pub const MAX_RETRIES: u64 = 10;
+
+/// An agent's `retries` when the program does not set it.
+pub const DEFAULT_RETRIES: u64 = 2;
 
 impl Agent {
     pub(crate) fn normalize(&mut self) {

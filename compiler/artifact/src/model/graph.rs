@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Schema;
 
-use super::{Condition, sort_unique};
+use super::{Condition, ErrorExit, VisitLimit, sort_unique};
 
 /// One servable graph: an entry node, nodes, the ways between them and its limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +35,11 @@ pub struct Graph {
     /// each entry names a source of values and the state path it goes to. Sorted, without
     /// repeats; one entry per source.
     pub writes: Vec<Write>,
+    /// Nodes a run enters a bounded number of times, and where it goes instead: sorted by node,
+    /// one per node.
+    pub visit_limits: Vec<VisitLimit>,
+    /// Where the run goes when a node fails: sorted by node, one per node.
+    pub on_error: Vec<ErrorExit>,
 }
 
 impl Graph {
@@ -42,6 +47,8 @@ impl Graph {
         sort_unique(&mut self.edges);
         sort_unique(&mut self.entries);
         sort_unique(&mut self.writes);
+        sort_unique(&mut self.visit_limits);
+        sort_unique(&mut self.on_error);
         self.routes.sort_by(|a, b| a.from.cmp(&b.from));
     }
 }

@@ -13,6 +13,7 @@ pub mod bound;
 mod condition;
 mod graph;
 mod guard;
+mod loops;
 mod risk_rules;
 mod schema;
 mod script;
@@ -22,12 +23,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use agent::{Agent, Handoff, Model, Provider};
+pub use agent::{Agent, DEFAULT_RETRIES, Handoff, MAX_RETRIES, Model, Provider};
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
 pub use guard::{Interrupt, Validator};
+pub use loops::{ErrorExit, MAX_VISITS, VisitLimit};
 pub use risk_rules::{RiskRule, RiskRules};
 pub use schema::Schema;
 pub use script::{Rule, Script, Turn};
@@ -46,6 +48,10 @@ pub const BUILTIN_TOOLS: &[&str] = &["calculator", "current_time", "random_id"];
 /// The handlers a runtime provides for `{"kind":"builtin"}` validators: the names the standard
 /// library's `std.validators` binds with `run = builtin(NAME)`, sorted.
 pub const BUILTIN_VALIDATORS: &[&str] = &["message_content", "prompt_injection"];
+
+/// The builtin validators that can guard model output (an agent's `output_guards`): those that
+/// read any text. `message_content` reads the roles and blocks of client messages, so it cannot.
+pub const OUTPUT_GUARD_BUILTINS: &[&str] = &["prompt_injection"];
 
 /// A compiled program: every graph, and everything its graphs refer to.
 ///

@@ -24,8 +24,9 @@
 //!
 //! An *entry* is the graph's `entry` or one of its extra `entries`: a run may start at any of
 //! them, so every rule holds from each (reachability and dominance are computed from all).
-//! A way is any plain edge, handoff edge or route arm: the search does not guess which arm a
-//! route takes. The graph rules of interrupt-approved tools ignore nodes that no run can reach
+//! A way is any plain edge, handoff edge, route arm, `on_error` handler (from the failed node)
+//! or visit-limit exit (from every node with a way into the limited node, see [`loops`]): the
+//! search does not guess which arm a route takes or whether a node fails. The graph rules of interrupt-approved tools ignore nodes that no run can reach
 //! from an entry, as the compiler does (it refuses such nodes with `TENX0303` anyway); a node
 //! that runs a prohibited tool is refused wherever it is.
 //!
@@ -40,6 +41,7 @@
 //! artifact costs time linear in its size. Only the first violation found is explained with a
 //! path, which takes up to three more searches of its graph; the others are counted.
 
+mod loops;
 #[cfg(test)]
 mod tests;
 mod topology;

@@ -36,6 +36,8 @@ fn agent(allowed: &[&str]) -> Agent {
         allowed_tools: allowed.iter().map(|name| (*name).to_owned()).collect(),
         handoffs: Vec::new(),
         output_schema: None,
+        output_guards: Vec::new(),
+        retries: 2,
     }
 }
 
@@ -186,6 +188,8 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         state_schema: json!({"type": "object"}).into(),
         entries: Vec::new(),
         writes: Vec::new(),
+        visit_limits: Vec::new(),
+        on_error: Vec::new(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! One graph of the artifact as indexes, for the policy proof: its nodes (in name order), the
-//! nodes a run may start at (`entry` and the extra `entries`), and every way from one node to the next, whatever its kind. A plain edge, a handoff
-//! edge and a route arm are all ways a run can take, so all three are successors here; `END`
-//! is not a node. Searches are iterative breadth-first searches.
+//! nodes a run may start at (`entry` and the extra `entries`), and every way from one node to
+//! the next, whatever its kind. A plain edge, a handoff edge, a route arm, an `on_error` handler
+//! and a visit limit's exit are all ways a run can take, so all are successors here
+//! ([`super::loops`]); `END` is not a node. Searches are iterative breadth-first searches.
 
 use std::collections::VecDeque;
 
@@ -38,6 +39,7 @@ impl<'a> Topology<'a> {
             let Some(from) = index(&route.from) else { continue };
             ways.extend(route.arms.iter().filter_map(|arm| Some((from, index(arm.target())?))));
         }
+        super::loops::add_ways(graph, index, &mut ways);
         // A counting sort by `from` into one list.
         let mut offsets = vec![0; names.len() + 1];
         for &(from, _) in &ways {

@@ -178,6 +178,8 @@ pub fn sample() -> Artifact {
                 target: "billing".into(),
             }],
             output_schema: None,
+            output_guards: Vec::new(),
+            retries: 2,
         },
     );
     artifact.agents.insert(
@@ -188,6 +190,8 @@ pub fn sample() -> Artifact {
             allowed_tools: vec!["issue_refund".into(), "lookup_order".into(), "weather".into()],
             handoffs: Vec::new(),
             output_schema: Some(json!({"type": "object", "properties": {"route": {"type": "string"}}}).into()),
+            output_guards: Vec::new(),
+            retries: 2,
         },
     );
 
@@ -295,6 +299,8 @@ pub fn sample() -> Artifact {
             .into(),
             entries: Vec::new(),
             writes: Vec::new(),
+            visit_limits: Vec::new(),
+            on_error: Vec::new(),
         },
     );
 

@@ -358,6 +358,11 @@ pub struct AgentDecl {
     pub output: Option<SchemaRef>,
     /// The whole declaration.
     pub span: Span,
+    /// `guard = [...]`: validators of the model's output (final answers and tool-call arguments).
+    pub guard: Vec<super::ValidatorUse>,
+    /// `retries = N`: how many times the model is asked again after an answer fails its guard or
+    /// its `output` schema.
+    pub retries: Option<(u64, Span)>,
 }
 
 /// `validator NAME(PARAMS) { ... }`.

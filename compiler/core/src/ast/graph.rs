@@ -32,6 +32,32 @@ pub struct GraphDecl {
     /// `answers = { interrupt: field }` or `{ interrupt: { property: field } }`: interrupt
     /// answers written into state.
     pub answers: Vec<AnswerWrite>,
+    /// `visits = { node: { max: 3, then: exit } }`: nodes a run enters at most `max` times,
+    /// and where it goes instead.
+    pub visits: Vec<VisitLimit>,
+    /// `on_error = { node: handler }`: where the run goes when a node fails after its retries.
+    pub on_error: Vec<ErrorExit>,
+}
+
+/// One entry of a graph's `visits`: a run enters `node` at most `max` times; a way that would
+/// enter it once more leads to `exit` instead.
+#[derive(Debug, Clone)]
+pub struct VisitLimit {
+    /// The limited node.
+    pub node: Ident,
+    /// `max: N`, with its span.
+    pub max: (u64, Span),
+    /// `then: node` or `then: END`.
+    pub exit: Ident,
+}
+
+/// One entry of a graph's `on_error`: when `node` fails, the run goes to `target`.
+#[derive(Debug, Clone)]
+pub struct ErrorExit {
+    /// The node that may fail.
+    pub node: Ident,
+    /// The node (or `END`) that runs next when it does.
+    pub target: Ident,
 }
 
 /// One write of a graph's `answers`: the answer of the interrupt node `node` (the whole answer,

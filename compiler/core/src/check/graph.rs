@@ -13,6 +13,7 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 mod answers;
 mod entries;
 mod handoff_edges;
+mod loops;
 mod results;
 pub(crate) mod routes;
 mod tool_nodes;
@@ -66,6 +67,7 @@ impl GraphCheck<'_, '_> {
         tool_nodes::check(self);
         results::check(self);
         answers::check(self);
+        loops::check(self);
         self.successors();
         self.reachability();
     }

@@ -8,6 +8,7 @@ mod decisions;
 pub(crate) mod evidence;
 mod facts;
 mod graph;
+mod guards;
 mod model_names;
 mod models;
 mod names;
@@ -47,6 +48,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         approvers::check(&facts, diagnostics);
         decisions::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
+        guards::check(&facts, diagnostics);
         models::check(&facts, diagnostics);
         bindings::check(&facts, diagnostics);
         writers::check(&facts, diagnostics);

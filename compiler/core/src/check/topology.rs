@@ -1,8 +1,10 @@
 //! The shape of each graph as indexes: its nodes (agents, tool nodes, interrupt steps), the
-//! nodes a run may start at (`entry` and `entries`), its successor lists from edges and route
-//! arms, and `END`. Built once and shared by the graph structure checks and the approval
+//! nodes a run may start at (`entry` and `entries`), its successor lists from edges, route
+//! arms, `on_error` handlers and visit-limit exits, and `END`. Built once and shared by the graph structure checks and the approval
 //! dominance check. Names that do not resolve to nodes are left out here; the graph checks
 //! report them.
+
+mod loops;
 
 use crate::ast::{GraphDecl, Ident};
 use crate::ids::{IdVec, Idx};
@@ -53,19 +55,24 @@ impl Node {
 }
 
 /// Where a transition comes from in the source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Via {
     /// `a -> b`, with the edge's span.
     Edge(Span),
     /// An arm of `route a { … }`, with the arm's span.
     Route(Span),
+    /// `on_error = { a: b }`, with the span of `b`.
+    OnError(Span),
+    /// A way into a node whose `visits` are used up, which leads to the limit's exit instead,
+    /// with the span of the exit in `visits`.
+    VisitExit(Span),
 }
 
 impl Via {
     /// The span of the edge or arm.
     pub fn span(self) -> Span {
         match self {
-            Via::Edge(s) | Via::Route(s) => s,
+            Via::Edge(s) | Via::Route(s) | Via::OnError(s) | Via::VisitExit(s) => s,
         }
     }
 }
@@ -146,6 +153,7 @@ impl Topology {
                 }
             }
         }
+        loops::add(graph, &index, &mut successors);
         let entry = graph.entry.as_ref().and_then(|e| index.get(&e.name).copied());
         let mut starts: Vec<NodeId> = Vec::with_capacity(1 + graph.entries.len());
         for id in entry

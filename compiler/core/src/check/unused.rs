@@ -68,6 +68,12 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         .graphs
         .iter()
         .flat_map(|g| g.decl.validate.iter().map(|v| v.name.name.as_str()))
+        .chain(
+            program
+                .agents
+                .iter()
+                .flat_map(|a| a.decl.guard.iter().map(|v| v.name.name.as_str())),
+        )
         .collect();
     for validator in &program.validators {
         let name = &validator.decl.name.name;

@@ -1,12 +1,14 @@
 //! Validators: every regular expression compiles (`TENX0701`), every limit is in range
-//! (`TENX0702`: a declared validator's `max_length`, a graph's `recursion_limit`, and the
+//! (`TENX0702`: a declared validator's `max_length`, a graph's `recursion_limit`, an agent's
+//! `retries`, a graph's visit limits, and the
 //! arguments of a validator use against the parameter types of its declaration), and every
-//! argument of a validator use is known, well-typed and present when required (`TENX0703`).
+//! argument of a validator use (a graph's `validate`, an agent's `guard`) is known, well-typed and present when required (`TENX0703`).
 //! A declared validator that checks nothing is `TENX0704`.
 
 use super::Facts;
 use crate::ast::{Arg, Expr, ExprKind, Param, TypeExpr, ValidatorDecl, ValidatorUse};
 use crate::resolve::Located;
+use tenx_artifact::{DEFAULT_RETRIES, MAX_RETRIES, MAX_VISITS};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 /// The largest `max_length` of a declared validator.
@@ -40,6 +42,42 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         }
         for use_ in &decl.validate {
             check_use(facts, file, use_, diagnostics);
+        }
+        for limit in &decl.visits {
+            let (max, span) = limit.max;
+            if !(1..=MAX_VISITS).contains(&max) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0702,
+                        format!("the visit limit of `{}` is out of range", limit.node.name),
+                        file,
+                        span,
+                    )
+                    .label(format!("must be between 1 and {MAX_VISITS}"))
+                    .help("`max` counts how many times one run may enter the node"),
+                );
+            }
+        }
+    }
+    for agent in &program.agents {
+        for use_ in &agent.decl.guard {
+            check_use(facts, agent.file, use_, diagnostics);
+        }
+        if let Some((retries, span)) = agent.decl.retries
+            && retries > MAX_RETRIES
+        {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0702,
+                    format!("`retries` of agent `{}` is out of range", agent.decl.name.name),
+                    agent.file,
+                    span,
+                )
+                .label(format!("must be between 0 and {MAX_RETRIES}"))
+                .help(format!(
+                    "the model is asked again at most this many times after an answer fails its guard or `output` schema; leave it out for the default of {DEFAULT_RETRIES}"
+                )),
+            );
         }
     }
 }

@@ -2,7 +2,7 @@
 //! resolved by the check stage's facts) and the handoffs with their generated tool names.
 
 use super::Lowerer;
-use tenx_artifact::{Agent, Artifact, Handoff, Schema};
+use tenx_artifact::{Agent, Artifact, DEFAULT_RETRIES, Handoff, Schema};
 
 /// The prefix of the generated tool a handoff gives its agent: `transfer_to_billing`.
 pub const HANDOFF_PREFIX: &str = "transfer_to_";
@@ -42,6 +42,8 @@ impl Lowerer<'_, '_> {
                     .as_ref()
                     .and_then(|schema| self.schema_ref(located.file, schema))
                     .map(Schema::from),
+                output_guards: self.validator_uses(&decl.guard),
+                retries: decl.retries.map_or(DEFAULT_RETRIES, |(n, _)| n),
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("agent.{name}"), located.file, decl.name.span);

@@ -78,6 +78,8 @@ impl Lowerer<'_, '_> {
                 state_schema: Schema::from(state),
                 entries: extra_entries(decl, topology),
                 writes,
+                visit_limits: super::loops::visit_limits(decl, topology),
+                on_error: super::loops::error_exits(decl, topology),
             };
             artifact.graphs.insert(name.clone(), graph);
         }
@@ -105,8 +107,12 @@ impl Lowerer<'_, '_> {
     /// The graph's `validate` list. A validator with parameters (the standard library's) gets
     /// its declared defaults with this use's arguments over them; a declared one gets `{}`.
     fn input_validators(&self, decl: &GraphDecl) -> Vec<ValidatorUse> {
-        decl.validate
-            .iter()
+        self.validator_uses(&decl.validate)
+    }
+
+    /// Validator uses with their arguments: a graph's `validate` or an agent's `guard`.
+    pub(super) fn validator_uses(&self, uses: &[crate::ast::ValidatorUse]) -> Vec<ValidatorUse> {
+        uses.iter()
             .map(|used| {
                 let mut args = self
                     .program

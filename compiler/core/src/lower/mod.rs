@@ -5,7 +5,7 @@
 //! declaration that is missing or malformed here was already reported by an earlier stage, and is
 //! skipped. What goes into the artifact is what some graph can run: the graphs, their nodes, the
 //! agents they run (and their handoff targets), the tools those agents see, the models of those
-//! agents, the validators the graphs use, and the interrupts that are nodes or approve a tool in
+//! agents, the validators the graphs and agents use, and the interrupts that are nodes or approve a tool in
 //! the artifact (see [`Reachable`]). Everything is keyed by declared name in `BTreeMap`s, so the
 //! result depends only on the program, never on the order files were read in, file ids, paths,
 //! time or machine. Pure: no IO.
@@ -62,10 +62,16 @@
 //!   only such entries, the first per source (`lower/writes.rs`), so by construction; `writes` is
 //!   sorted by `Artifact::normalize`. That the result fits the place written is not an artifact
 //!   rule; check proves it (`TENX0330`, `TENX0331`).
+//! - *Visit limits and `on_error`*: each names a node (`TENX0302`), once per map (`TENX0351`;
+//!   lowering keeps the first, by construction), and leads to a node or `END` (`TENX0302`) other
+//!   than itself (`TENX0350`, `TENX0352`); a limit's `max` is 1 to `MAX_VISITS` (`TENX0702`).
+//!   Sealing sorts both lists. Their ways are part of the check's topology, so the risk policy
+//!   below is proved on them too.
 //! - *Risk policy*: `high` tools are approved (`TENX0601`), `prohibited` ones are never offered
 //!   or run (`TENX0602`), and no path from any entry (`entry` or an extra entry) reaches an
 //!   interrupt-approved tool around its approval (`TENX0604`), proved on the same ways (plain
-//!   edges, handoff edges, route arms) from the same starts. A `medium`
+//!   edges, handoff edges, route arms, `on_error` handlers, visit-limit exits) from the same
+//!   starts. A `medium`
 //!   tool has an approval or an approving interrupt by construction: one with neither gets the
 //!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
 //! - *Decisions*: no response and the standard library's schemas get their fixed rule (a
@@ -82,6 +88,10 @@
 //!   the loader); approvers are valid roles and scopes (`TENX0608`, `TENX0609`, through the
 //!   artifact's own `is_role`/`is_scope`), at least one (`TENX0610`); `separate_duties` is never
 //!   on without approvers (`TENX0612`).
+//! - *Output guards*: each of an agent's `output_guards` names a lowered validator (`TENX0101`,
+//!   `TENX0102`; `Reachable` lowers the validators guards name) whose builtin, if any, reads
+//!   model output (`TENX0705`), with arguments that are a map by construction; `retries` is at
+//!   most `MAX_RETRIES` (`TENX0702`; left out, it is `DEFAULT_RETRIES`).
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).
@@ -110,7 +120,10 @@ mod decision;
 #[cfg(test)]
 mod decision_tests;
 mod graph;
+#[cfg(test)]
+mod guard_tests;
 mod interrupt;
+mod loops;
 mod model;
 mod reachable;
 mod script;

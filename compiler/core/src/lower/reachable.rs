@@ -73,6 +73,9 @@ impl Reachable {
                     for target in &agent.decl.handoffs {
                         work.extend(program.lookup(&target.name).map(|s| s.decl));
                     }
+                    for used in &agent.decl.guard {
+                        work.extend(program.lookup(&used.name.name).map(|s| s.decl));
+                    }
                 }
                 DeclRef::Tool(index) => {
                     let Some(tool) = program.tools.get(index) else { continue };

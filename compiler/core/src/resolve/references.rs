@@ -48,6 +48,9 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
         if let Some(SchemaRef::Named(name)) = &a.output {
             program.expect(name, file, &[DeclKind::Schema], diagnostics);
         }
+        for use_ in &a.guard {
+            program.expect(&use_.name, file, &[DeclKind::Validator], diagnostics);
+        }
     }
     for validator in &program.validators {
         check_params(

@@ -24,6 +24,11 @@ impl Lower<'_> {
             .unwrap_or_default();
         let handoffs = fields.ident_list(self, "handoffs");
         let output = fields.value(self, "output").and_then(|v| self.schema_ref("output", v));
+        let guard = fields
+            .value(self, "guard")
+            .map(|v| self.validator_uses("guard", &v))
+            .unwrap_or_default();
+        let retries = fields.count(self, "retries");
         fields.require(self, &model, "model", "model = my_model");
         fields.require(self, &prompt, "prompt", "prompt = \"You are …\"");
         fields.finish(self);
@@ -35,6 +40,8 @@ impl Lower<'_> {
             handoffs,
             output,
             span,
+            guard,
+            retries,
         }
     }
 

@@ -111,7 +111,7 @@ impl Lower<'_> {
         let nodes = fields.ident_list(self, "nodes");
         let validate = fields
             .value(self, "validate")
-            .map(|v| self.validator_uses(&v))
+            .map(|v| self.validator_uses("validate", &v))
             .unwrap_or_default();
         let recursion_limit = fields.count(self, "recursion_limit");
         let entries = fields.ident_list(self, "entries");
@@ -122,6 +122,14 @@ impl Lower<'_> {
         let answers = fields
             .value(self, "answers")
             .map(|v| self.answer_writes(&v))
+            .unwrap_or_default();
+        let visits = fields
+            .value(self, "visits")
+            .map(|v| self.visit_limits(&v))
+            .unwrap_or_default();
+        let on_error = fields
+            .value(self, "on_error")
+            .map(|v| self.error_exits(&v))
             .unwrap_or_default();
         fields.finish(self);
         GraphDecl {
@@ -137,6 +145,8 @@ impl Lower<'_> {
             entries,
             results,
             answers,
+            visits,
+            on_error,
         }
     }
 
@@ -337,7 +347,8 @@ impl Lower<'_> {
         }
     }
 
-    fn validator_uses(&mut self, v: &crate::ast::Expr) -> Vec<ValidatorUse> {
+    /// The validators of a `validate` (graph) or `guard` (agent) field.
+    pub(super) fn validator_uses(&mut self, field: &str, v: &crate::ast::Expr) -> Vec<ValidatorUse> {
         let items: Vec<&crate::ast::Expr> = match &v.kind {
             ExprKind::List(items) => items.iter().collect(),
             _ => vec![v],
@@ -363,7 +374,7 @@ impl Lower<'_> {
                         });
                     }
                 }
-                _ => expected(self, "validate", "validator names or calls", item),
+                _ => expected(self, field, "validator names or calls", item),
             }
         }
         out

@@ -18,6 +18,7 @@ pub mod errors;
 mod graph;
 mod interrupt;
 mod items;
+mod loops;
 mod mistakes;
 mod model;
 mod results;

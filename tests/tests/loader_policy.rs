@@ -272,3 +272,37 @@ fn a_built_example_resumed_at_its_last_agent_is_proved_from_there() {
     envelope["artifact"]["graphs"]["research"]["resume"] = json!("anywhere");
     assert!(reseal_and_load(envelope).contains("resume"));
 }
+
+#[test]
+fn a_tool_edited_to_lower_its_worst_case_risk_below_its_rules_is_refused() {
+    let envelope = built("tests/fixtures/risk/refund_rules.tenx");
+    let tool = &envelope["artifact"]["tools"]["issue_refund"];
+    assert_eq!(tool["risk"], "high");
+    assert_eq!(tool["risk_rules"]["base"], "low");
+    assert_eq!(tool["risk_rules"]["rules"][0]["risk"], "high");
+
+    // `risk` lowered to the base (and the approval dropped): a `high` rule would escape.
+    let mut edited = envelope.clone();
+    edited["artifact"]["tools"]["issue_refund"]["risk"] = json!("low");
+    edited["artifact"]["tools"]["issue_refund"]["approval"] = Value::Null;
+    let error = reseal_and_load(edited);
+    assert!(
+        error.contains("tool `issue_refund`: risk rule 0 gives `high`, above the tool's risk `low`"),
+        "{error}"
+    );
+
+    // The rule lowered instead, so the rules no longer give the declared worst case.
+    let mut edited = envelope.clone();
+    edited["artifact"]["tools"]["issue_refund"]["risk_rules"]["rules"][0]["risk"] = json!("medium");
+    let error = reseal_and_load(edited);
+    assert!(
+        error.contains("tool `issue_refund`: `risk` is `high`, but its risk rules can give at most `medium`"),
+        "{error}"
+    );
+
+    // A rule edited to `prohibited`.
+    let mut edited = envelope;
+    edited["artifact"]["tools"]["issue_refund"]["risk_rules"]["rules"][1]["risk"] = json!("prohibited");
+    let error = reseal_and_load(edited);
+    assert!(error.contains("risk rule 1 gives `prohibited`"), "{error}");
+}

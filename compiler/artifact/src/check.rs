@@ -9,6 +9,7 @@
 pub(crate) mod approvals;
 mod bindings;
 mod bound;
+mod risk_rules;
 mod script;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +31,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     check_tools(artifact, &mut problems);
     bindings::check(artifact, &mut problems);
     bound::check(artifact, &mut problems);
+    risk_rules::check(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
     approvals::check(artifact, &mut problems);

@@ -196,6 +196,11 @@ code_table! {
     TENX0619 "bound-state-field-missing"       Error   "a parameter is bound to a state field that a graph where the tool can run does not declare";
     TENX0620 "binding-type-mismatch"           Error   "a bound parameter's type can never hold what its source gives";
     TENX0621 "bound-parameter-with-default"    Error   "a bound parameter has a default, which the runtime never uses";
+    TENX0622 "unreadable-risk-condition"       Error   "a risk rule's condition is not a string holding a condition over the parameters";
+    TENX0623 "unknown-risk-rule-level"         Error   "a `risk_rules` entry is not named `low`, `medium` or `high`";
+    TENX0624 "prohibited-risk-rule"            Error   "a risk rule makes a call `prohibited`: a tool that may be prohibited must be split";
+    TENX0625 "risk-rule-unknown-parameter"     Error   "a risk rule's condition reads something that is not one of the tool's parameters";
+    TENX0626 "risk-rule-type-mismatch"         Error   "a risk rule compares a parameter with a value its type can never hold";
     TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";

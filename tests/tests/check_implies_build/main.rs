@@ -17,6 +17,7 @@
 )]
 
 mod mutate;
+mod mutate_risk;
 mod seeds;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -2,8 +2,8 @@
 //! choice) an author can make: renaming a declaration to an odd name, exposing a tool under an
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
 //! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections,
-//! adding an extra entry, a `resume` or a tool node's result field, binding a tool another way (`native(…)`,
-//! `http` with headers), giving a field an odd value.
+//! adding an extra entry, a `resume` or a tool node's result field, binding a tool another way
+//! (`native(…)`, `http` with headers), adding risk rules (`mutate_risk`), giving a field an odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -40,6 +40,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             23 => bind_argument(rng, &mut lines),
             24 | 25 => add_loop_way(rng, &mut lines),
             26 => add_resume(rng, &mut lines),
+            27 => crate::mutate_risk::add_risk_rules(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -124,7 +125,7 @@ fn odd_exposed_name(rng: &mut Rng) -> String {
 }
 
 /// The declarations of `kind` written as a block (`kind name {`): their line and name.
-fn blocks_of(lines: &[String], kind: &str) -> Vec<(usize, String)> {
+pub fn blocks_of(lines: &[String], kind: &str) -> Vec<(usize, String)> {
     declarations(lines)
         .into_iter()
         .filter(|(i, k, _)| k == kind && lines.get(*i).is_some_and(|l| l.trim_end().ends_with('{')))
@@ -158,7 +159,7 @@ fn names_of(lines: &[String], kind: &str) -> Vec<String> {
         .collect()
 }
 
-fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> Option<&'a T> {
+pub fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> Option<&'a T> {
     if items.is_empty() {
         None
     } else {

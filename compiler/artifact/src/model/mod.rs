@@ -15,6 +15,7 @@ mod graph;
 mod guard;
 mod loops;
 mod resume;
+mod risk_rules;
 mod schema;
 mod script;
 mod tool;
@@ -31,6 +32,7 @@ pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse,
 pub use guard::{Interrupt, Validator};
 pub use loops::{ErrorExit, MAX_VISITS, VisitLimit};
 pub use resume::Resume;
+pub use risk_rules::{RiskRule, RiskRules};
 pub use schema::Schema;
 pub use script::{Rule, Script, Turn};
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};

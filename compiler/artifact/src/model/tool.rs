@@ -38,6 +38,9 @@ pub struct Tool {
     /// a state field or the verified caller. The model sees `parameters` without them
     /// ([`super::bound::model_parameters`]); a model call that sets one is refused.
     pub bindings: BTreeMap<String, BoundSource>,
+    /// Argument-dependent risk, if the tool declares rules; `risk` is then their worst case.
+    #[serde(deserialize_with = "super::required")]
+    pub risk_rules: Option<super::RiskRules>,
 }
 
 impl Tool {

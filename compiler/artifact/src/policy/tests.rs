@@ -25,6 +25,7 @@ fn tool(risk: Risk, approved_by: &[&str]) -> Tool {
         idempotency_key: None,
         run: Run::Remote,
         bindings: std::collections::BTreeMap::new(),
+        risk_rules: None,
     }
 }
 

@@ -41,6 +41,7 @@ pub fn tool(name: &str, risk: Risk, tags: &[&str], run: Run) -> Tool {
         idempotency_key: None,
         run,
         bindings: std::collections::BTreeMap::new(),
+        risk_rules: None,
     }
 }
 

@@ -274,6 +274,22 @@ pub struct ToolDecl {
     /// `bind = { order_id: state.order_id, user_id: caller.user_id }`: parameters the runtime
     /// fills, as written (checked and read by `check/bound_args`).
     pub bind: Option<Expr>,
+    /// `risk_rules { high = "amount_cents > 10000" }`: argument-dependent risk, in order.
+    pub risk_rules: Vec<RiskRule>,
+}
+
+/// One entry of a tool's `risk_rules { … }`: the call's risk when the condition holds on its
+/// arguments.
+#[derive(Debug, Clone)]
+pub struct RiskRule {
+    /// The risk the rule gives.
+    pub risk: Risk,
+    /// Where the risk is written (the entry's key).
+    pub risk_span: Span,
+    /// The condition over the parameters, read from the string.
+    pub condition: super::Condition,
+    /// The condition string.
+    pub span: Span,
 }
 
 impl ToolDecl {
@@ -282,9 +298,32 @@ impl ToolDecl {
         self.exposed_name.as_ref().map_or(&self.name.name, |(n, _)| n)
     }
 
-    /// The risk, `low` when not written.
+    /// The worst-case risk: the highest of the base risk (`low` when not written) and every
+    /// risk rule's. Every policy check reads this, so a tool that may be `high` is treated as one.
     pub fn risk_level(&self) -> Risk {
+        self.risk_rules.iter().map(|r| r.risk).fold(self.base_risk(), Ord::max)
+    }
+
+    /// Where the worst-case risk is written: the first rule that gives it when it is above the
+    /// base, else `risk = …`, else `None`.
+    pub fn risk_span(&self) -> Option<Span> {
+        let base = self.base_risk();
+        self.risk_rules
+            .iter()
+            .filter(|r| r.risk > base)
+            .find(|r| r.risk == self.risk_level())
+            .map(|r| r.risk_span)
+            .or(self.risk.map(|(_, span)| span))
+    }
+
+    /// The risk of a call no risk rule matches, `low` when not written.
+    pub fn base_risk(&self) -> Risk {
         self.risk.map_or(Risk::Low, |(r, _)| r)
+    }
+
+    /// Whether some call may have `risk`: the base or a rule gives it.
+    pub fn may_be(&self, risk: Risk) -> bool {
+        self.base_risk() == risk || self.risk_rules.iter().any(|r| r.risk == risk)
     }
 }
 

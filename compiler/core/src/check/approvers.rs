@@ -34,7 +34,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                     "`separate_duties = true` refuses the user who started the run".to_string(),
                 ),
                 None => (
-                    tool.decl.risk.map_or(tool.decl.name.span, |(_, span)| span),
+                    tool.decl.risk_span().unwrap_or(tool.decl.name.span),
                     "a `high` risk tool's approval separates duties by default".to_string(),
                 ),
             };

@@ -16,7 +16,7 @@ mod handoff_edges;
 mod loops;
 mod results;
 mod resume;
-mod routes;
+pub(crate) mod routes;
 mod tool_nodes;
 
 /// How many nodes and transitions of a cycle a diagnostic names; a bigger cycle is summarised.

@@ -14,6 +14,7 @@ mod models;
 mod names;
 mod paths;
 mod policy;
+mod risk_rules;
 mod schemas;
 mod templates;
 pub mod topology;
@@ -53,6 +54,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         bindings::check(&facts, diagnostics);
         writers::check(&facts, diagnostics);
         bound_args::check(&facts, diagnostics);
+        risk_rules::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

@@ -75,7 +75,7 @@ fn risk_rules(
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let decl = &tool.decl;
-    let risk_span = decl.risk.map_or(decl.name.span, |(_, s)| s);
+    let risk_span = decl.risk_span().unwrap_or(decl.name.span);
     let gated = decl.approval.is_some() || !approvers.is_empty();
     match decl.risk_level() {
         Risk::High if !gated => diagnostics.push(

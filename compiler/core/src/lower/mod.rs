@@ -111,6 +111,12 @@
 //!   tool (`TENX0619`, the same graphs as approval evidence: an agent node whose agent may call
 //!   it, or a tool node). Types (`TENX0620`) and defaults (`TENX0621`) are proved by check only:
 //!   the runtime validates every filled argument against `parameters` anyway.
+//! - *Risk rules* (`check/risk_rules` in the artifact): `risk` is exactly the worst case of the
+//!   base and the rules (`ToolDecl::risk_level`, which every policy check reads, so by
+//!   construction); no rule and no base is `prohibited` (`TENX0624`); every field a condition
+//!   reads is a parameter (`TENX0625`; the conditions parse, `TENX0622`, and give a risk level,
+//!   `TENX0623`, or are not lowered). That comparisons fit the parameter types (`TENX0626`) is
+//!   proved by check only.
 
 mod agent;
 mod confirmation;

@@ -7,7 +7,7 @@ use crate::ast::{self, ExprKind, RunBinding};
 use crate::resolve::Located;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use tenx_artifact::{Approval, Artifact, DEFAULT_ON_REJECT, HttpMethod, Risk, Run, Schema, Tool};
+use tenx_artifact::{Approval, Artifact, DEFAULT_ON_REJECT, HttpMethod, Risk, RiskRule, RiskRules, Run, Schema, Tool};
 
 /// The `reason` of an approval that does not set one.
 pub const DEFAULT_APPROVAL_REASON: &str = "tool_approval";
@@ -47,9 +47,7 @@ impl Lowerer<'_, '_> {
             // A `medium` tool that no block or interrupt approves is confirmed by default.
             let approval = match &decl.approval {
                 Some(approval) => Some(self.approval(located, approval)),
-                None if decl.risk_level() == ast::Risk::Medium && approved_by.is_empty() => {
-                    Some(self.confirmation(located))
-                }
+                None if decl.may_be(ast::Risk::Medium) && approved_by.is_empty() => Some(self.confirmation(located)),
                 None => None,
             };
             let tool = Tool {
@@ -60,18 +58,14 @@ impl Lowerer<'_, '_> {
                     .result
                     .as_ref()
                     .map(|ty| Schema::from(self.type_schema(located.file, ty))),
-                risk: match decl.risk_level() {
-                    ast::Risk::Low => Risk::Low,
-                    ast::Risk::Medium => Risk::Medium,
-                    ast::Risk::High => Risk::High,
-                    ast::Risk::Prohibited => Risk::Prohibited,
-                },
+                risk: lower_risk(decl.risk_level()),
                 tags: decl.tags.iter().map(|tag| tag.name.clone()).collect(),
                 approval,
                 approved_by,
                 idempotency_key: decl.idempotency_key.as_ref().and_then(super::text),
                 run: lower_run(run, name),
                 bindings: crate::check::bound_args::lower(decl),
+                risk_rules: lower_risk_rules(decl),
             };
             self.locate(artifact, format!("tool.{name}"), located.file, decl.name.span);
             artifact.tools.insert(name.clone(), tool);
@@ -110,6 +104,34 @@ impl Lowerer<'_, '_> {
             decision: self.decision(approval.response.as_ref(), approval.decision.as_ref()),
         }
     }
+}
+
+/// The artifact's risk level.
+pub(super) fn lower_risk(risk: ast::Risk) -> Risk {
+    match risk {
+        ast::Risk::Low => Risk::Low,
+        ast::Risk::Medium => Risk::Medium,
+        ast::Risk::High => Risk::High,
+        ast::Risk::Prohibited => Risk::Prohibited,
+    }
+}
+
+/// The tool's risk rules in order, with the base risk; `None` when it declares none.
+fn lower_risk_rules(decl: &ast::ToolDecl) -> Option<RiskRules> {
+    if decl.risk_rules.is_empty() {
+        return None;
+    }
+    Some(RiskRules {
+        base: lower_risk(decl.base_risk()),
+        rules: decl
+            .risk_rules
+            .iter()
+            .map(|rule| RiskRule {
+                condition: super::graph::lower_condition(&rule.condition),
+                risk: lower_risk(rule.risk),
+            })
+            .collect(),
+    })
 }
 
 /// How the tool runs. An `mcp` tool without `tool:` uses the tool's declared name.

@@ -284,7 +284,7 @@ impl Lower<'_> {
         })
     }
 
-    fn condition(&mut self, pair: Pair<'_, Rule>) -> Condition {
+    pub(super) fn condition(&mut self, pair: Pair<'_, Rule>) -> Condition {
         let span = self.span(&pair);
         match pair.as_rule() {
             Rule::condition | Rule::cond_and => {

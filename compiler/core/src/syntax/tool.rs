@@ -47,6 +47,11 @@ impl Lower<'_> {
         }
         let tags = fields.ident_list(self, "tags");
         let risk = fields.value(self, "risk").and_then(|v| self.risk(&v));
+        let mut risk_rules = fields
+            .block(self, "risk_rules")
+            .map(|(_, block)| self.risk_rules(block))
+            .unwrap_or_default();
+        self.prohibited_with_rules(risk, &mut risk_rules);
         let approval = fields
             .block(self, "approval")
             .map(|(key, block)| self.approval(key, block));
@@ -79,6 +84,7 @@ impl Lower<'_> {
             run,
             span,
             bind,
+            risk_rules,
         }
     }
 

@@ -8,7 +8,7 @@ use tenx_diagnostics::{Code, Diagnostic, Span};
 
 /// The type of a state field, as far as routes care.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum FieldType {
+pub(crate) enum FieldType {
     String,
     Number,
     Bool,
@@ -19,7 +19,7 @@ pub(super) enum FieldType {
 }
 
 impl FieldType {
-    pub(super) fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match self {
             FieldType::String => "a string",
             FieldType::Number => "a number",
@@ -315,6 +315,11 @@ pub(super) fn field_type(c: &GraphCheck<'_, '_>, param: &Param) -> FieldType {
 }
 
 pub(super) fn type_of(c: &GraphCheck<'_, '_>, ty: &TypeExpr, depth: usize) -> FieldType {
+    type_in(c.facts.program, ty, depth)
+}
+
+/// The type of a declared field or parameter, looking named schemas up in `program`.
+pub(crate) fn type_in(program: &crate::resolve::Program, ty: &TypeExpr, depth: usize) -> FieldType {
     match ty {
         TypeExpr::Schema(map) => map.to_json().map_or(FieldType::Any, |v| json_type(&v)),
         TypeExpr::Named { name, args, .. } => match name.name.as_str() {
@@ -324,15 +329,15 @@ pub(super) fn type_of(c: &GraphCheck<'_, '_>, ty: &TypeExpr, depth: usize) -> Fi
             "enum" => FieldType::Enum(args.iter().filter_map(|a| a.value.to_json()).collect()),
             "list" => FieldType::List,
             "object" => FieldType::Object,
-            other => match c.facts.program.schema(other) {
-                Some(schema) if depth < 32 => type_of(c, &schema.decl.ty, depth + 1),
+            other => match program.schema(other) {
+                Some(schema) if depth < 32 => type_in(program, &schema.decl.ty, depth + 1),
                 _ => FieldType::Any,
             },
         },
     }
 }
 
-pub(super) fn json_type(schema: &Value) -> FieldType {
+pub(crate) fn json_type(schema: &Value) -> FieldType {
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return FieldType::Enum(values.clone());
     }
@@ -474,14 +479,14 @@ fn check_comparison(
 }
 
 /// Why a comparison can never hold: the message, the primary label and an optional help.
-struct Problem {
-    message: String,
-    label: &'static str,
-    help: Option<String>,
+pub(crate) struct Problem {
+    pub(crate) message: String,
+    pub(crate) label: &'static str,
+    pub(crate) help: Option<String>,
 }
 
 /// Why `field == value` can never hold, if it cannot.
-fn equality_problem(field: &str, ty: &FieldType, value: &Expr) -> Option<Problem> {
+pub(crate) fn equality_problem(field: &str, ty: &FieldType, value: &Expr) -> Option<Problem> {
     let json = value.to_json();
     if matches!(json, Some(Value::Null)) {
         return None;

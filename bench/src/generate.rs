@@ -49,6 +49,11 @@ fn unit_block(out: &mut String, u: usize) {
         );
         if handoff {
             let _ = writeln!(out, "  handoffs = [back{u}]");
+        } else {
+            // The back agent's answer writes the fields its route reads.
+            out.push_str(
+                "  output = { \"type\": \"object\", \"properties\": { \"verdict\": { \"enum\": [\"publish\", \"drop\"] }, \"score\": { \"type\": \"number\" } }, \"required\": [\"verdict\", \"score\"] }\n",
+            );
         }
         out.push_str("}\n\n");
     }

@@ -2,26 +2,12 @@
 //! their standard rule, a custom response by its `decision`, and a `medium` tool without an
 //! approval gets the default confirmation naming its parameters in declaration order.
 
-use crate::{LintLevels, compile};
 use serde_json::json;
-use tenx_artifact::{Artifact, Decision, seal};
-use tenx_diagnostics::SourceSet;
+use tenx_artifact::{Artifact, Decision};
 
 /// Lowers a program whose only diagnostics are `medium` tool warnings.
 fn lower(text: &str) -> Artifact {
-    let mut sources = SourceSet::new();
-    let root = sources.add("app/main.tenx", text);
-    let compiled = compile(&mut sources, root, &LintLevels::default());
-    let rendered: Vec<String> = compiled
-        .diagnostics
-        .iter()
-        .filter(|d| d.code.as_str() != "TENX0603")
-        .map(|d| format!("{}: {}", d.code, d.message))
-        .collect();
-    assert!(rendered.is_empty(), "{rendered:#?}");
-    let artifact = compiled.artifact.expect("a clean program lowers");
-    seal(artifact.clone()).expect("the lowered artifact seals");
-    artifact
+    super::tests::lower_allowing(text, &["TENX0603"])
 }
 
 const PROGRAM: &str = r#"

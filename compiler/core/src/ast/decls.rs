@@ -275,7 +275,9 @@ pub struct ToolDecl {
     /// fills, as written (checked and read by `check/bound_args`).
     pub bind: Option<Expr>,
     /// `risk_rules { high = "amount_cents > 10000" }`: argument-dependent risk, in order.
-    pub risk_rules: Vec<RiskRule>,
+    pub risk_rules: Vec<RiskRule>,    /// `retry = { attempts: 3, backoff: 1s, … }`: how a failed call is attempted again, as
+    /// written (read by [`crate::retry`], checked in `check/retries`).
+    pub retry: Option<Expr>,
 }
 
 /// One entry of a tool's `risk_rules { … }`: the call's risk when the condition holds on its

@@ -130,6 +130,7 @@ mod interrupt;
 mod loops;
 mod model;
 mod reachable;
+mod retries;
 mod script;
 mod source_map;
 #[cfg(test)]

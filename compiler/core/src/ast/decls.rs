@@ -275,7 +275,8 @@ pub struct ToolDecl {
     /// fills, as written (checked and read by `check/bound_args`).
     pub bind: Option<Expr>,
     /// `risk_rules { high = "amount_cents > 10000" }`: argument-dependent risk, in order.
-    pub risk_rules: Vec<RiskRule>,    /// `retry = { attempts: 3, backoff: 1s, … }`: how a failed call is attempted again, as
+    pub risk_rules: Vec<RiskRule>,
+    /// `retry = { attempts: 3, backoff: 1s, … }`: how a failed call is attempted again, as
     /// written (read by [`crate::retry`], checked in `check/retries`).
     pub retry: Option<Expr>,
 }

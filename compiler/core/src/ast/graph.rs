@@ -38,7 +38,8 @@ pub struct GraphDecl {
     /// `on_error = { node: handler }`: where the run goes when a node fails after its retries.
     pub on_error: Vec<ErrorExit>,
     /// `resume = last_agent`: where a thread's next run starts (`entry` when not set).
-    pub resume: Option<Ident>,    /// `retry = { node: { attempts: 2, … } }`: retry policies by node, in source order.
+    pub resume: Option<Ident>,
+    /// `retry = { node: { attempts: 2, … } }`: retry policies by node, in source order.
     pub retry: Vec<NodeRetry>,
 }
 

@@ -111,7 +111,7 @@ fn error_classes(file: FileId, classes: &[(String, Span)], list_span: Span, diag
                 .label("nothing would be retried")
                 .help(format!(
                     "list the errors to retry, from {}, or remove `retry`",
-                    quoted(&ERROR_CLASSES)
+                    quoted(&ERROR_CLASSES, "or")
                 )),
         );
     }
@@ -120,7 +120,7 @@ fn error_classes(file: FileId, classes: &[(String, Span)], list_span: Span, diag
         if !ERROR_CLASSES.contains(&name.as_str()) {
             let help = crate::suggest::did_you_mean(name, ERROR_CLASSES.iter())
                 .map(|s| format!("did you mean `{s}`?"))
-                .unwrap_or_else(|| format!("the error classes are {}", quoted(&ERROR_CLASSES)));
+                .unwrap_or_else(|| format!("the error classes are {}", quoted(&ERROR_CLASSES, "and")));
             diagnostics.push(
                 Diagnostic::new(Code::TENX0709, format!("unknown error class `{name}`"), file, *span)
                     .label("not an error class")
@@ -153,7 +153,7 @@ fn malformed(file: FileId, problem: &Problem<'_>) -> Diagnostic {
         Problem::UnknownKey(entry) => {
             let help = crate::suggest::did_you_mean(&entry.key, RETRY_KEYS.iter())
                 .map(|s| format!("did you mean `{s}`?"))
-                .unwrap_or_else(|| format!("a retry policy's keys are {}", quoted(&RETRY_KEYS)));
+                .unwrap_or_else(|| format!("a retry policy's keys are {}", quoted(&RETRY_KEYS, "and")));
             Diagnostic::new(
                 Code::TENX0706,
                 format!("a retry policy has no key `{}`", entry.key),
@@ -232,12 +232,12 @@ fn refusal(tool: &Located<ToolDecl>, file: FileId, span: Span, node: Option<&str
     Some(declared(d))
 }
 
-/// `a`, `b` and `c`, each in backticks.
-fn quoted(names: &[&str]) -> String {
+/// `a`, `b` and `c` (or `or`), each in backticks.
+fn quoted(names: &[&str], conjunction: &str) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     match quoted.split_last() {
         Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        Some((last, rest)) => format!("{} {conjunction} {last}", rest.join(", ")),
         None => String::new(),
     }
 }

@@ -24,7 +24,11 @@ impl Locks {
             Arc::clone(table.entry(thread_id.to_string()).or_default())
         };
         let guard = mutex.lock_owned().await;
-        MemoryLease { thread_id: thread_id.to_string(), guard: Some(guard), locks: self.clone() }
+        MemoryLease {
+            thread_id: thread_id.to_string(),
+            guard: Some(guard),
+            locks: self.clone(),
+        }
     }
 
     /// How many threads have a lock entry (held or awaited).
@@ -55,7 +59,10 @@ impl Drop for MemoryLease {
         // will create a fresh entry after this removal.
         drop(self.guard.take());
         let mut table = self.locks.table.lock().unwrap_or_else(PoisonError::into_inner);
-        if table.get(&self.thread_id).is_some_and(|mutex| Arc::strong_count(mutex) == 1) {
+        if table
+            .get(&self.thread_id)
+            .is_some_and(|mutex| Arc::strong_count(mutex) == 1)
+        {
             table.remove(&self.thread_id);
         }
     }

@@ -77,7 +77,12 @@ impl Store for MemoryStore {
     }
 
     async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError> {
-        Ok(self.data().receipts.get(thread_id).and_then(|receipts| receipts.get(key)).cloned())
+        Ok(self
+            .data()
+            .receipts
+            .get(thread_id)
+            .and_then(|receipts| receipts.get(key))
+            .cloned())
     }
 
     async fn in_flight(&self, thread_id: &str) -> Result<Vec<Receipt>, StoreError> {
@@ -93,7 +98,12 @@ impl Store for MemoryStore {
         Ok(self.data().records.get(thread_id).cloned().unwrap_or_default())
     }
 
-    async fn list_threads(&self, owner: Option<&str>, offset: usize, limit: usize) -> Result<Vec<ThreadSummary>, StoreError> {
+    async fn list_threads(
+        &self,
+        owner: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<ThreadSummary>, StoreError> {
         let data = self.data();
         let mut threads: Vec<&ThreadRecord> = data
             .threads

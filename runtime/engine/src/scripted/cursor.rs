@@ -49,7 +49,9 @@ impl Cursor {
     pub fn read(value: Option<&Value>) -> Result<Self, String> {
         match value {
             None | Some(Value::Null) => Ok(Self::default()),
-            Some(value) => Cursor::deserialize(value).map_err(|error| format!("has a stored position that is not valid: {error}")),
+            Some(value) => {
+                Cursor::deserialize(value).map_err(|error| format!("has a stored position that is not valid: {error}"))
+            }
         }
     }
 
@@ -73,7 +75,11 @@ mod tests {
 
     #[test]
     fn fixed_cursor_round_trips_without_a_run() {
-        let cursor = Cursor { turn: 3, calls: 2, run: None };
+        let cursor = Cursor {
+            turn: 3,
+            calls: 2,
+            run: None,
+        };
         let value = cursor.to_value().unwrap();
         assert_eq!(value, json!({"turn": 3, "calls": 2}));
         assert_eq!(Cursor::read(Some(&value)), Ok(cursor));
@@ -100,7 +106,12 @@ mod tests {
 
     #[test]
     fn a_cursor_of_another_shape_is_refused() {
-        for bad in [json!({"turn": -1, "calls": 0}), json!({"turn": 1}), json!("3"), json!({"turn": 0, "calls": 0, "x": 1})] {
+        for bad in [
+            json!({"turn": -1, "calls": 0}),
+            json!({"turn": 1}),
+            json!("3"),
+            json!({"turn": 0, "calls": 0, "x": 1}),
+        ] {
             let error = Cursor::read(Some(&bad)).unwrap_err();
             assert!(error.starts_with("has a stored position that is not valid"), "{error}");
         }

@@ -57,13 +57,17 @@ impl ModelClient for ScriptedModel {
             message: format!("scripted model `{model}` {message}"),
         };
         if cancel.is_cancelled() {
-            return Err(fail(ModelErrorKind::Cancelled, "was cancelled before it answered".into()));
+            return Err(fail(
+                ModelErrorKind::Cancelled,
+                "was cancelled before it answered".into(),
+            ));
         }
-        let script = self
-            .script
-            .as_ref()
-            .or(request.model.script.as_ref())
-            .ok_or_else(|| fail(ModelErrorKind::Refused, "has no script: its provider is not `scripted`".into()))?;
+        let script = self.script.as_ref().or(request.model.script.as_ref()).ok_or_else(|| {
+            fail(
+                ModelErrorKind::Refused,
+                "has no script: its provider is not `scripted`".into(),
+            )
+        })?;
         let cursor = Cursor::read(request.cursor.as_ref()).map_err(|message| fail(ModelErrorKind::Refused, message))?;
         let result = play::last_result(request.messages, request.run_input);
         let (turn, mut next) = play::play(script, cursor, request.run_id, request.run_input, result.as_deref())
@@ -73,7 +77,10 @@ impl ModelClient for ScriptedModel {
             Turn::Text { text } => {
                 for piece in play::pieces(&text, DELTA_PIECES) {
                     if cancel.is_cancelled() {
-                        return Err(fail(ModelErrorKind::Cancelled, "was cancelled while it answered".into()));
+                        return Err(fail(
+                            ModelErrorKind::Cancelled,
+                            "was cancelled while it answered".into(),
+                        ));
                     }
                     deltas.text(piece);
                 }
@@ -89,9 +96,15 @@ impl ModelClient for ScriptedModel {
             }
         }
         if cancel.is_cancelled() {
-            return Err(fail(ModelErrorKind::Cancelled, "was cancelled while it answered".into()));
+            return Err(fail(
+                ModelErrorKind::Cancelled,
+                "was cancelled while it answered".into(),
+            ));
         }
-        reply.cursor = Some(next.to_value().map_err(|message| fail(ModelErrorKind::Refused, message))?);
+        reply.cursor = Some(
+            next.to_value()
+                .map_err(|message| fail(ModelErrorKind::Refused, message))?,
+        );
         Ok(reply)
     }
 }

@@ -25,11 +25,17 @@ pub(crate) struct PlayError {
 
 impl PlayError {
     fn exhausted(message: String) -> Self {
-        Self { kind: ModelErrorKind::ScriptExhausted, message }
+        Self {
+            kind: ModelErrorKind::ScriptExhausted,
+            message,
+        }
     }
 
     fn refused(message: String) -> Self {
-        Self { kind: ModelErrorKind::Refused, message }
+        Self {
+            kind: ModelErrorKind::Refused,
+            message,
+        }
     }
 }
 
@@ -49,7 +55,11 @@ pub(crate) fn play(
     if script.rules.is_empty() && script.fallback.is_none() {
         // A cursor left by a rule script (the artifact changed) restarts the fixed turns.
         let index = if cursor.run.is_some() { 0 } else { cursor.turn };
-        let selection = Selection { rule: None, turns: &script.turns, captures: BTreeMap::new() };
+        let selection = Selection {
+            rule: None,
+            turns: &script.turns,
+            captures: BTreeMap::new(),
+        };
         let turn = selection.render(index, result).map_err(|error| match error {
             ScriptError::OutOfTurns { count, .. } => PlayError::exhausted(format!(
                 "has no turn left: its {count} fixed turn(s) are all played in this thread, and model call {} asked for another",
@@ -57,7 +67,14 @@ pub(crate) fn play(
             )),
             other => PlayError::refused(format!("cannot play fixed turn {index}: {other}")),
         })?;
-        return Ok((turn, Cursor { turn: index.saturating_add(1), calls: cursor.calls, run: None }));
+        return Ok((
+            turn,
+            Cursor {
+                turn: index.saturating_add(1),
+                calls: cursor.calls,
+                run: None,
+            },
+        ));
     }
 
     let (run, index) = match cursor.run {
@@ -65,19 +82,36 @@ pub(crate) fn play(
         _ => {
             let selection = select(script, run_input).map_err(|error| match error {
                 ScriptError::NoRuleMatches => PlayError::exhausted(
-                    "has no answer: no rule matches the message that started the run, and it has no fallback".to_string(),
+                    "has no answer: no rule matches the message that started the run, and it has no fallback"
+                        .to_string(),
                 ),
                 other => PlayError::refused(format!("cannot choose a rule: {other}")),
             })?;
-            (RunPlay { id: run_id.to_string(), rule: selection.rule, captures: selection.captures }, 0)
+            (
+                RunPlay {
+                    id: run_id.to_string(),
+                    rule: selection.rule,
+                    captures: selection.captures,
+                },
+                0,
+            )
         }
     };
     let turns = match run.rule {
         Some(rule) => script.rules.get(rule).map(|rule| rule.turns.as_slice()),
         None => script.fallback.as_ref().map(std::slice::from_ref),
     }
-    .ok_or_else(|| PlayError::refused(format!("has a stored position naming rule {:?}, which the script does not have", run.rule)))?;
-    let selection = Selection { rule: run.rule, turns, captures: run.captures.clone() };
+    .ok_or_else(|| {
+        PlayError::refused(format!(
+            "has a stored position naming rule {:?}, which the script does not have",
+            run.rule
+        ))
+    })?;
+    let selection = Selection {
+        rule: run.rule,
+        turns,
+        captures: run.captures.clone(),
+    };
     let what = match run.rule {
         Some(rule) => format!("rule {rule}"),
         None => "the fallback".to_string(),
@@ -89,7 +123,14 @@ pub(crate) fn play(
         )),
         other => PlayError::refused(format!("cannot play turn {index} of {what}: {other}")),
     })?;
-    Ok((turn, Cursor { turn: index.saturating_add(1), calls: cursor.calls, run: Some(run) }))
+    Ok((
+        turn,
+        Cursor {
+            turn: index.saturating_add(1),
+            calls: cursor.calls,
+            run: Some(run),
+        },
+    ))
 }
 
 /// The text of the last tool result of the run: the last `tool` message after the user message
@@ -127,7 +168,11 @@ pub(crate) fn pieces(text: &str, count: usize) -> Vec<&str> {
     let mut rest = text;
     while !rest.is_empty() {
         let remaining = count.saturating_sub(out.len());
-        let cut = if remaining <= 1 { rest.len() } else { cut_after(rest, size) };
+        let cut = if remaining <= 1 {
+            rest.len()
+        } else {
+            cut_after(rest, size)
+        };
         let (piece, after) = rest.split_at_checked(cut).unwrap_or((rest, ""));
         out.push(piece);
         rest = after;

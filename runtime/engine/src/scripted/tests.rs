@@ -86,7 +86,9 @@ fn request<'a>(call: &Call<'a>) -> ModelRequest<'a> {
 
 async fn complete(client: &ScriptedModel, call: &Call<'_>) -> (Result<ModelReply, ModelError>, Vec<String>) {
     let mut sink = Pieces::default();
-    let reply = client.complete(request(call), &mut sink, &CancellationToken::new()).await;
+    let reply = client
+        .complete(request(call), &mut sink, &CancellationToken::new())
+        .await;
     (reply, sink.pieces)
 }
 
@@ -118,7 +120,13 @@ async fn fixed_turns_play_across_the_thread_and_stream_text() {
     }));
     let client = ScriptedModel::new();
     let messages = [user("go")];
-    let mut call = Call { model: &model, messages: &messages, run_id: "run_1", input: "go", cursor: None };
+    let mut call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input: "go",
+        cursor: None,
+    };
 
     let (reply, pieces) = complete(&client, &call).await;
     let reply = reply.unwrap();
@@ -164,32 +172,62 @@ async fn a_rule_plays_through_a_pause_and_resume() {
     let client = ScriptedModel::new();
     let input = "Refund order 1042, 59.00";
     let mut messages = vec![user(input)];
-    let call = Call { model: &model, messages: &messages, run_id: "run_1", input, cursor: None };
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input,
+        cursor: None,
+    };
     let reply = complete(&client, &call).await.0.unwrap();
     assert_eq!(reply.tool_calls.len(), 1);
     let tool_call = reply.tool_calls.first().unwrap().clone();
     assert_eq!(tool_call.id, "call_demo_1");
     assert_eq!(tool_call.name, "issue_refund");
-    assert_eq!(serde_json::from_str::<Value>(&tool_call.arguments).unwrap(), json!({"order_id": "1042", "amount_cents": 5900}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&tool_call.arguments).unwrap(),
+        json!({"order_id": "1042", "amount_cents": 5900})
+    );
 
     // The thread pauses for the approval; the cursor is all that is kept (as JSON in the
     // checkpoint). A new client instance plays on after the resume.
     let stored = serde_json::to_string(&reply.cursor).unwrap();
     messages.push(tool_result(&tool_call.id, "Refund 5900 for order 1042 issued."));
     let resumed = ScriptedModel::new();
-    let call = Call { model: &model, messages: &messages, run_id: "run_1", input, cursor: serde_json::from_str(&stored).unwrap() };
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input,
+        cursor: serde_json::from_str(&stored).unwrap(),
+    };
     let reply = complete(&resumed, &call).await.0.unwrap();
     assert_eq!(reply.text, "Refund 5900 for order 1042 issued.");
 
     // The rule has no third turn.
-    let call = Call { cursor: reply.cursor.clone(), ..call };
+    let call = Call {
+        cursor: reply.cursor.clone(),
+        ..call
+    };
     let error = complete(&resumed, &call).await.0.unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::ScriptExhausted);
-    assert!(error.message.starts_with("scripted model `demo` has no turn left: rule 0 has 2 turn(s)"), "{}", error.message);
+    assert!(
+        error
+            .message
+            .starts_with("scripted model `demo` has no turn left: rule 0 has 2 turn(s)"),
+        "{}",
+        error.message
+    );
 
     // A new run of the thread matches again; its call ids go on counting.
     messages.push(user("Refund order 7, 1"));
-    let call = Call { model: &model, messages: &messages, run_id: "run_2", input: "Refund order 7, 1", cursor: reply.cursor };
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_2",
+        input: "Refund order 7, 1",
+        cursor: reply.cursor,
+    };
     let reply = complete(&resumed, &call).await.0.unwrap();
     assert_eq!(reply.tool_calls.first().unwrap().id, "call_demo_2");
 }
@@ -199,9 +237,19 @@ async fn a_rejected_approval_reads_on_reject_as_the_result() {
     let model = refund_model();
     let input = "refund order 5 10";
     let messages = [user(input), tool_result("call_demo_1", "Refund declined.")];
-    let cursor = json!({"turn": 1, "calls": 1, "run": {"id": "run_1", "rule": 0, "captures": {"order": "5", "amount": "10"}}});
-    let call = Call { model: &model, messages: &messages, run_id: "run_1", input, cursor: Some(cursor) };
-    assert_eq!(complete(&ScriptedModel::new(), &call).await.0.unwrap().text, "Refund declined.");
+    let cursor =
+        json!({"turn": 1, "calls": 1, "run": {"id": "run_1", "rule": 0, "captures": {"order": "5", "amount": "10"}}});
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input,
+        cursor: Some(cursor),
+    };
+    assert_eq!(
+        complete(&ScriptedModel::new(), &call).await.0.unwrap().text,
+        "Refund declined."
+    );
 }
 
 #[tokio::test]
@@ -209,23 +257,43 @@ async fn every_thread_plays_the_same_script() {
     let model = refund_model();
     let client = ScriptedModel::new();
     let messages = [user("hello")];
-    let call = Call { model: &model, messages: &messages, run_id: "run_1", input: "hello", cursor: None };
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input: "hello",
+        cursor: None,
+    };
     let first = complete(&client, &call).await.0.unwrap();
     let second = complete(&client, &call).await.0.unwrap();
     assert_eq!(first, second);
-    assert_eq!(first.text, "I can refund an order. Write, for example: Refund order 1042, 59.00");
+    assert_eq!(
+        first.text,
+        "I can refund an order. Write, for example: Refund order 1042, 59.00"
+    );
 }
 
 #[tokio::test]
 async fn a_substituted_script_plays_for_a_declared_provider() {
     let model = openai();
     let messages = [user("hi")];
-    let call = Call { model: &model, messages: &messages, run_id: "run_1", input: "hi", cursor: None };
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input: "hi",
+        cursor: None,
+    };
     let error = complete(&ScriptedModel::new(), &call).await.0.unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Refused);
-    assert_eq!(error.message, "scripted model `demo` has no script: its provider is not `scripted`");
+    assert_eq!(
+        error.message,
+        "scripted model `demo` has no script: its provider is not `scripted`"
+    );
 
-    let script = serde_json::from_value(json!({"turns": [{"kind": "text", "text": "stand-in"}], "rules": [], "fallback": null})).unwrap();
+    let script =
+        serde_json::from_value(json!({"turns": [{"kind": "text", "text": "stand-in"}], "rules": [], "fallback": null}))
+            .unwrap();
     let reply = complete(&ScriptedModel::with_script(script), &call).await.0.unwrap();
     assert_eq!(reply.text, "stand-in");
 }
@@ -234,29 +302,53 @@ async fn a_substituted_script_plays_for_a_declared_provider() {
 async fn a_tampered_cursor_is_refused() {
     let model = refund_model();
     let messages = [user("hi")];
-    let call = Call { model: &model, messages: &messages, run_id: "run_1", input: "hi", cursor: Some(json!({"turn": "x"})) };
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input: "hi",
+        cursor: Some(json!({"turn": "x"})),
+    };
     let error = complete(&ScriptedModel::new(), &call).await.0.unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Refused);
-    assert!(error.message.starts_with("scripted model `demo` has a stored position that is not valid"), "{}", error.message);
+    assert!(
+        error
+            .message
+            .starts_with("scripted model `demo` has a stored position that is not valid"),
+        "{}",
+        error.message
+    );
 }
 
 #[tokio::test]
 async fn cancellation_stops_the_answer() {
     let model = refund_model();
     let messages = [user("hi")];
-    let call = Call { model: &model, messages: &messages, run_id: "run_1", input: "hi", cursor: None };
+    let call = Call {
+        model: &model,
+        messages: &messages,
+        run_id: "run_1",
+        input: "hi",
+        cursor: None,
+    };
     let client = ScriptedModel::new();
 
     let cancelled = CancellationToken::new();
     cancelled.cancel();
     let mut sink = Pieces::default();
-    let error = client.complete(request(&call), &mut sink, &cancelled).await.unwrap_err();
+    let error = client
+        .complete(request(&call), &mut sink, &cancelled)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Cancelled);
     assert!(sink.pieces.is_empty());
 
     // Cancelled after the first piece: no further piece, no reply (so no new cursor).
     let token = CancellationToken::new();
-    let mut sink = Pieces { pieces: Vec::new(), cancel: Some((1, token.clone())) };
+    let mut sink = Pieces {
+        pieces: Vec::new(),
+        cancel: Some((1, token.clone())),
+    };
     let error = client.complete(request(&call), &mut sink, &token).await.unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Cancelled);
     assert_eq!(sink.pieces.len(), 1);

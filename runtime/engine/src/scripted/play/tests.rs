@@ -44,16 +44,40 @@ fn fixed_turns_play_in_order_across_runs() {
     let script = fixed();
     let (first, cursor) = play(&script, Cursor::default(), "run_1", "a", None).unwrap();
     assert_eq!(text(&first), "one");
-    assert_eq!(cursor, Cursor { turn: 1, calls: 0, run: None });
+    assert_eq!(
+        cursor,
+        Cursor {
+            turn: 1,
+            calls: 0,
+            run: None
+        }
+    );
     // A new run does not restart fixed turns.
     let (second, cursor) = play(&script, cursor, "run_2", "b", None).unwrap();
-    assert_eq!(second, Turn::Tool { tool: "lookup".into(), arguments: json!({"id": "7"}).as_object().unwrap().clone() });
+    assert_eq!(
+        second,
+        Turn::Tool {
+            tool: "lookup".into(),
+            arguments: json!({"id": "7"}).as_object().unwrap().clone()
+        }
+    );
     assert_eq!(cursor.turn, 2);
 }
 
 #[test]
 fn fixed_turns_run_out_with_a_clear_error() {
-    let error = play(&fixed(), Cursor { turn: 2, calls: 1, run: None }, "run_1", "a", None).unwrap_err();
+    let error = play(
+        &fixed(),
+        Cursor {
+            turn: 2,
+            calls: 1,
+            run: None,
+        },
+        "run_1",
+        "a",
+        None,
+    )
+    .unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::ScriptExhausted);
     assert_eq!(
         error.message,
@@ -63,10 +87,25 @@ fn fixed_turns_run_out_with_a_clear_error() {
 
 #[test]
 fn fixed_turns_restart_after_a_rule_cursor() {
-    let cursor = Cursor { turn: 1, calls: 4, run: Some(RunPlay { id: "run_1".into(), rule: Some(0), captures: BTreeMap::new() }) };
+    let cursor = Cursor {
+        turn: 1,
+        calls: 4,
+        run: Some(RunPlay {
+            id: "run_1".into(),
+            rule: Some(0),
+            captures: BTreeMap::new(),
+        }),
+    };
     let (turn, next) = play(&fixed(), cursor, "run_1", "a", None).unwrap();
     assert_eq!(text(&turn), "one");
-    assert_eq!(next, Cursor { turn: 1, calls: 4, run: None });
+    assert_eq!(
+        next,
+        Cursor {
+            turn: 1,
+            calls: 4,
+            run: None
+        }
+    );
 }
 
 #[test]
@@ -77,7 +116,10 @@ fn a_rule_is_chosen_when_a_run_starts_and_its_turns_play_in_that_run() {
         call,
         Turn::Tool {
             tool: "issue_refund".into(),
-            arguments: json!({"order_id": "1042", "amount_cents": 5950}).as_object().unwrap().clone()
+            arguments: json!({"order_id": "1042", "amount_cents": 5950})
+                .as_object()
+                .unwrap()
+                .clone()
         }
     );
     let run = cursor.run.clone().unwrap();
@@ -123,7 +165,9 @@ fn no_match_plays_the_fallback_once() {
 
 #[test]
 fn no_match_and_no_fallback_is_exhausted() {
-    let script = script(json!({"turns": [], "rules": [{"match": "x", "turns": [{"kind": "text", "text": "y"}]}], "fallback": null}));
+    let script = script(
+        json!({"turns": [], "rules": [{"match": "x", "turns": [{"kind": "text", "text": "y"}]}], "fallback": null}),
+    );
     let error = play(&script, Cursor::default(), "run_1", "nothing", None).unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::ScriptExhausted);
     assert!(error.message.contains("no rule matches"), "{}", error.message);
@@ -135,7 +179,11 @@ fn a_rule_runs_out_of_turns() {
     let cursor = Cursor {
         turn: 2,
         calls: 1,
-        run: Some(RunPlay { id: "run_1".into(), rule: Some(0), captures: BTreeMap::new() }),
+        run: Some(RunPlay {
+            id: "run_1".into(),
+            rule: Some(0),
+            captures: BTreeMap::new(),
+        }),
     };
     let error = play(&script, cursor, "run_1", "", Some("x")).unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::ScriptExhausted);
@@ -144,14 +192,33 @@ fn a_rule_runs_out_of_turns() {
 
 #[test]
 fn a_cursor_naming_a_missing_rule_is_refused() {
-    let cursor = Cursor { turn: 0, calls: 0, run: Some(RunPlay { id: "run_1".into(), rule: Some(9), captures: BTreeMap::new() }) };
+    let cursor = Cursor {
+        turn: 0,
+        calls: 0,
+        run: Some(RunPlay {
+            id: "run_1".into(),
+            rule: Some(9),
+            captures: BTreeMap::new(),
+        }),
+    };
     let error = play(&refunds(), cursor, "run_1", "", None).unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Refused);
     assert!(error.message.contains("rule Some(9)"), "{}", error.message);
     // The fallback named by a script without one.
     let script = script(json!({"turns": [], "rules": [{"match": "x", "turns": []}], "fallback": null}));
-    let cursor = Cursor { turn: 0, calls: 0, run: Some(RunPlay { id: "run_1".into(), rule: None, captures: BTreeMap::new() }) };
-    assert_eq!(play(&script, cursor, "run_1", "", None).unwrap_err().kind, ModelErrorKind::Refused);
+    let cursor = Cursor {
+        turn: 0,
+        calls: 0,
+        run: Some(RunPlay {
+            id: "run_1".into(),
+            rule: None,
+            captures: BTreeMap::new(),
+        }),
+    };
+    assert_eq!(
+        play(&script, cursor, "run_1", "", None).unwrap_err().kind,
+        ModelErrorKind::Refused
+    );
 }
 
 #[test]
@@ -171,7 +238,11 @@ fn a_capture_that_does_not_convert_is_refused() {
     }));
     let error = play(&script, Cursor::default(), "run_1", "n=99999999999999999999", None).unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Refused);
-    assert!(error.message.starts_with("cannot play turn 0 of rule 0"), "{}", error.message);
+    assert!(
+        error.message.starts_with("cannot play turn 0 of rule 0"),
+        "{}",
+        error.message
+    );
 }
 
 #[test]
@@ -188,7 +259,12 @@ fn message(role: Role, text: &str) -> Message {
 
 fn tool_message(output: Value) -> Message {
     let mut message = message(Role::Tool, "");
-    message.content = vec![ContentBlock::ToolResult { call_id: "c".into(), output, is_error: false, status: None }];
+    message.content = vec![ContentBlock::ToolResult {
+        call_id: "c".into(),
+        output,
+        is_error: false,
+        status: None,
+    }];
     message
 }
 
@@ -220,7 +296,13 @@ fn call_ids_name_the_model_and_count() {
 
 #[test]
 fn pieces_concatenate_to_the_text() {
-    for text in ["", "x", "Refund declined.", "I can refund an order. Write, for example: Refund order 1042", "ééé ü 日本語のテキスト"] {
+    for text in [
+        "",
+        "x",
+        "Refund declined.",
+        "I can refund an order. Write, for example: Refund order 1042",
+        "ééé ü 日本語のテキスト",
+    ] {
         for count in 1..5 {
             let parts = pieces(text, count);
             assert_eq!(parts.concat(), text);
@@ -228,6 +310,9 @@ fn pieces_concatenate_to_the_text() {
             assert!(parts.iter().all(|p| !p.is_empty()));
         }
     }
-    assert_eq!(pieces("I can refund an order today", 3), vec!["I can refund ", "an order ", "today"]);
+    assert_eq!(
+        pieces("I can refund an order today", 3),
+        vec!["I can refund ", "an order ", "today"]
+    );
     assert!(pieces("abc", 0).is_empty());
 }

@@ -2,18 +2,26 @@
 //! model calls, stored, serialised and read back by a new store and a new model instance plays
 //! on where it paused; a second thread plays the same script from its start.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code (helpers included): a panic is a failed test"
+)]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use tenx_artifact::{Model, Provider};
 use tenx_engine::ports::{
-    Clock, Commit, DeltaSink, Ids, ModelClient, ModelReply, ModelRequest, ReceiptState, Receipt, Store,
+    Clock, Commit, DeltaSink, Ids, ModelClient, ModelReply, ModelRequest, Receipt, ReceiptState, Store,
 };
 use tenx_engine::testing::{ManualClock, SequentialIds};
 use tenx_engine::thread::ThreadRecord;
 use tenx_engine::wire::{ContentBlock, ExecutionMeta, Message, Role};
 use tenx_engine::{MemoryStore, ScriptedModel};
-use tenx_artifact::{Model, Provider};
 use tokio_util::sync::CancellationToken;
 
 const INPUT: &str = "Refund order 1042, 59.00";
@@ -86,19 +94,32 @@ async fn model_call(client: &dyn ModelClient, model: &Model, thread: &mut Thread
         cursor: thread.model_cursors.get("refund_demo").cloned(),
         run_id,
     };
-    let reply = client.complete(request, &mut Ignore, &CancellationToken::new()).await.unwrap();
+    let reply = client
+        .complete(request, &mut Ignore, &CancellationToken::new())
+        .await
+        .unwrap();
     if let Some(cursor) = &reply.cursor {
         thread.model_cursors.insert("refund_demo".into(), cursor.clone());
     }
     reply
 }
 
-async fn save(store: &dyn Store, mut thread: ThreadRecord, expected: Option<u64>, receipts: Vec<Receipt>) -> ThreadRecord {
+async fn save(
+    store: &dyn Store,
+    mut thread: ThreadRecord,
+    expected: Option<u64>,
+    receipts: Vec<Receipt>,
+) -> ThreadRecord {
     if let Some(version) = expected {
         thread.version = version + 1;
     }
     store
-        .commit(Commit { thread: Some(thread.clone()), expected_version: expected, receipts, records: Vec::new() })
+        .commit(Commit {
+            thread: Some(thread.clone()),
+            expected_version: expected,
+            receipts,
+            records: Vec::new(),
+        })
         .await
         .unwrap();
     thread
@@ -118,7 +139,10 @@ async fn a_paused_thread_resumes_its_rule_from_the_checkpoint() {
     let mut thread = new_thread(&thread_id, &clock, &ids);
     let reply = model_call(&ScriptedModel::new(), &model, &mut thread, &run_id).await;
     let call = reply.tool_calls.first().unwrap().clone();
-    assert_eq!((call.id.as_str(), call.name.as_str()), ("call_refund_demo_1", "issue_refund"));
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("call_refund_demo_1", "issue_refund")
+    );
     let thread = save(&store, thread, None, Vec::new()).await;
     drop(lease);
 
@@ -126,7 +150,9 @@ async fn a_paused_thread_resumes_its_rule_from_the_checkpoint() {
     let bytes = serde_json::to_vec(&store.load(&thread_id).await.unwrap().unwrap()).unwrap();
     assert_eq!(
         thread.model_cursors.get("refund_demo"),
-        Some(&json!({"turn": 1, "calls": 1, "run": {"id": "run_1", "rule": 0, "captures": {"amount": "59.00", "order": "1042"}}}))
+        Some(
+            &json!({"turn": 1, "calls": 1, "run": {"id": "run_1", "rule": 0, "captures": {"amount": "59.00", "order": "1042"}}})
+        )
     );
     let restarted = MemoryStore::new();
     let mut thread: ThreadRecord = serde_json::from_slice(&bytes).unwrap();
@@ -149,7 +175,10 @@ async fn a_paused_thread_resumes_its_rule_from_the_checkpoint() {
         thread_id: thread_id.clone(),
         key: "refund-1042".into(),
         tool: "issue_refund".into(),
-        state: ReceiptState::Done { result: json!("Refund 5900 for order 1042 issued."), is_error: false },
+        state: ReceiptState::Done {
+            result: json!("Refund 5900 for order 1042 issued."),
+            is_error: false,
+        },
     };
     let mut thread = save(&restarted, thread, Some(version), vec![receipt]).await;
     let reply = model_call(&ScriptedModel::new(), &model, &mut thread, &run_id).await;

@@ -11,6 +11,7 @@
 //! [`ports`] (the traits), [`error`] (stable error codes).
 
 pub mod error;
+pub mod expr;
 mod identity;
 pub mod ports;
 pub mod thread;

@@ -91,6 +91,8 @@ fn escapes() {
         (r"\{name\}", "{name}"),
         (r"\{{name}\}", "{Zoë 😀}"),
         (r"costs \$5", "costs $5"),
+        // `\$` is a literal `$`, so what follows is a placeholder, as the compiler reads it.
+        (r"\${count}", "$3"),
         (r#"JSON: \{"a": {count}\}"#, r#"JSON: {"a": 3}"#),
         // Any other backslash is literal: text blocks are raw, and strings were decoded already.
         (r"line\nbreak", r"line\nbreak"),

@@ -12,6 +12,7 @@
 //! [`memory`] (the in-memory store), [`testing`] (deterministic ports for tests).
 
 pub mod error;
+pub mod expr;
 mod identity;
 pub mod memory;
 pub mod ports;

@@ -10,9 +10,11 @@
 //! Layout: [`wire`] (the standard API's message and thread shapes), [`thread`] (the checkpoint),
 //! [`ports`] (the traits), [`error`] (stable error codes).
 
+pub mod approval;
 pub mod error;
 mod identity;
 pub mod ports;
+pub mod schema;
 pub mod thread;
 pub mod wire;
 

@@ -28,8 +28,25 @@ pub fn short_type_name(value: &Value) -> &'static str {
 /// The path and message of one error.
 pub(super) fn describe(error: &ValidationError<'_>, root: &Value) -> (JsonPath, String) {
     let path = JsonPath::from_pointer(error.instance_path().as_str(), root);
+    let at = error.instance_path().as_str();
+    // `additionalProperties: false` without `properties` fails as a `false` schema on the first
+    // member: every property of the object is unexpected, so name them.
+    if matches!(error.kind(), ValidationErrorKind::FalseSchema)
+        && error.schema_path().as_str().ends_with("/additionalProperties")
+        && let Some(Value::Object(object)) = root.pointer(at)
+    {
+        let keys: Vec<String> = object.keys().cloned().collect();
+        return (path, unexpected(&keys));
+    }
     let instance: &Value = error.instance();
-    (path, message(error.kind(), instance, error.instance_path().as_str()))
+    (path, message(error.kind(), instance, at))
+}
+
+fn unexpected(properties: &[String]) -> String {
+    match properties {
+        [one] => format!("unexpected property '{one}'"),
+        many => format!("unexpected properties {}", names(many)),
+    }
 }
 
 fn message(kind: &ValidationErrorKind, instance: &Value, at: &str) -> String {
@@ -39,11 +56,8 @@ fn message(kind: &ValidationErrorKind, instance: &Value, at: &str) -> String {
         ValidationErrorKind::Required { property } => {
             format!("missing required property {}", quoted(property))
         }
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => match unexpected.as_slice() {
-            [one] => format!("unexpected property '{one}'"),
-            many => format!("unexpected properties {}", names(many)),
-        },
+        ValidationErrorKind::AdditionalProperties { unexpected: properties }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected: properties } => unexpected(properties),
         ValidationErrorKind::AdditionalItems { limit } => format!("expected at most {limit} items"),
         ValidationErrorKind::UnevaluatedItems { .. } => "unexpected items".to_owned(),
         ValidationErrorKind::Enum { options } => format!("expected one of {}", list(options)),

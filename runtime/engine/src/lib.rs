@@ -8,7 +8,8 @@
 //! tampered store. `clippy.toml` bans filesystem, network, environment and wall-clock access here.
 //!
 //! Layout: [`wire`] (the standard API's message and thread shapes), [`thread`] (the checkpoint),
-//! [`ports`] (the traits), [`error`] (stable error codes).
+//! [`ports`] (the traits), [`error`] (stable error codes), [`schema`] (JSON Schema checking and
+//! normal forms), [`approval`] (packages, fingerprints, answers, approvers, expiry, records).
 
 pub mod approval;
 pub mod error;

@@ -1,12 +1,25 @@
 //! Schema messages as seed 003 writes them (`$.approved: expected boolean, got str`), for the
 //! seed's example and every keyword the engine reports, pinned in one snapshot.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code (helpers included): a panic is a failed test"
+)]
+
 use serde_json::{Value, json};
 use tenx_engine::approval::check_answer;
 use tenx_engine::schema::CompiledSchema;
 
 fn violations(schema: &Value, value: &Value) -> Vec<String> {
-    CompiledSchema::compile(schema).unwrap().violations(value).iter().map(ToString::to_string).collect()
+    CompiledSchema::compile(schema)
+        .unwrap()
+        .violations(value)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
 
 #[test]
@@ -17,7 +30,12 @@ fn the_seed_003_resume_error() {
         "required": ["approved"]
     }))
     .unwrap();
-    let error = check_answer(&yes_no, "int_710c73f7a4a1479881718d9ad18a3c55", &json!({"approved": "yes"})).unwrap_err();
+    let error = check_answer(
+        &yes_no,
+        "int_710c73f7a4a1479881718d9ad18a3c55",
+        &json!({"approved": "yes"}),
+    )
+    .unwrap_err();
     assert_eq!(error.code.as_str(), "INTERRUPT_002");
     assert_eq!(error.code.status(), 422);
     assert_eq!(
@@ -25,7 +43,10 @@ fn the_seed_003_resume_error() {
         "Resume value does not match the response schema of interrupt 'int_710c73f7a4a1479881718d9ad18a3c55': \
          $.approved: expected boolean, got str"
     );
-    assert_eq!(error.details, json!({"path": "$.approved", "message": "expected boolean, got str"}));
+    assert_eq!(
+        error.details,
+        json!({"path": "$.approved", "message": "expected boolean, got str"})
+    );
     // A cancel is never checked; a valid answer passes.
     assert!(check_answer(&yes_no, "int_x", &Value::Null).is_ok());
     assert!(check_answer(&yes_no, "int_x", &json!({"approved": false})).is_ok());
@@ -45,8 +66,14 @@ fn the_seed_003_resume_error() {
             "$.approved: expected boolean, got str",
         ]
     );
-    assert_eq!(yes_no.check(&json!({})).unwrap_err().to_string(), "$: missing required property 'approved'");
-    assert_eq!(yes_no.check(&json!("yes")).unwrap_err().to_string(), "$: expected object, got str");
+    assert_eq!(
+        yes_no.check(&json!({})).unwrap_err().to_string(),
+        "$: missing required property 'approved'"
+    );
+    assert_eq!(
+        yes_no.check(&json!("yes")).unwrap_err().to_string(),
+        "$: expected object, got str"
+    );
 }
 
 #[test]
@@ -54,7 +81,11 @@ fn every_keyword_has_a_message() {
     let cases: Vec<(&str, Value, Value)> = vec![
         ("type", json!({"type": "integer"}), json!(1.5)),
         ("type list", json!({"type": ["string", "null"]}), json!(3)),
-        ("required", json!({"required": ["order_id", "amount_cents"]}), json!({"amount_cents": 1})),
+        (
+            "required",
+            json!({"required": ["order_id", "amount_cents"]}),
+            json!({"amount_cents": 1}),
+        ),
         ("enum", json!({"enum": ["dhl", "ups"]}), json!("fedex")),
         ("const", json!({"const": "approve"}), json!("reject")),
         ("minimum", json!({"minimum": 1}), json!(0)),
@@ -65,29 +96,69 @@ fn every_keyword_has_a_message() {
         ("minLength", json!({"minLength": 3}), json!("ab")),
         ("maxLength", json!({"maxLength": 1}), json!("secret text")),
         ("pattern", json!({"pattern": "^[0-9]+$"}), json!("10a2")),
-        ("additionalProperties", json!({"properties": {"a": {}}, "additionalProperties": false}), json!({"a": 1, "b": 2})),
-        ("additionalProperties, two", json!({"additionalProperties": false}), json!({"x": 1, "y": 2})),
-        ("unevaluatedProperties", json!({"properties": {"a": {}}, "unevaluatedProperties": false}), json!({"z": 1})),
+        (
+            "additionalProperties",
+            json!({"properties": {"a": {}}, "additionalProperties": false}),
+            json!({"a": 1, "b": 2}),
+        ),
+        (
+            "additionalProperties, two",
+            json!({"additionalProperties": false}),
+            json!({"x": 1, "y": 2}),
+        ),
+        (
+            "unevaluatedProperties",
+            json!({"properties": {"a": {}}, "unevaluatedProperties": false}),
+            json!({"z": 1}),
+        ),
         ("minItems", json!({"minItems": 1}), json!([])),
         ("maxItems", json!({"maxItems": 2}), json!([1, 2, 3])),
         ("uniqueItems", json!({"uniqueItems": true}), json!([1, 1])),
         ("contains", json!({"contains": {"type": "string"}}), json!([1])),
         ("minProperties", json!({"minProperties": 1}), json!({})),
         ("maxProperties", json!({"maxProperties": 1}), json!({"a": 1, "b": 2})),
-        ("anyOf of types", json!({"anyOf": [{"type": "string"}, {"type": "null"}]}), json!(true)),
+        (
+            "anyOf of types",
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+            json!(true),
+        ),
         ("anyOf", json!({"anyOf": [{"minimum": 5}, {"maximum": 1}]}), json!(3)),
-        ("oneOf none", json!({"oneOf": [{"minimum": 5}, {"maximum": 1}]}), json!(3)),
-        ("oneOf many", json!({"oneOf": [{"minimum": 1}, {"maximum": 5}]}), json!(3)),
+        (
+            "oneOf none",
+            json!({"oneOf": [{"minimum": 5}, {"maximum": 1}]}),
+            json!(3),
+        ),
+        (
+            "oneOf many",
+            json!({"oneOf": [{"minimum": 1}, {"maximum": 5}]}),
+            json!(3),
+        ),
         ("not", json!({"not": {"type": "string"}}), json!("x")),
-        ("false schema", json!({"properties": {"never": false}}), json!({"never": 1})),
-        ("propertyNames", json!({"propertyNames": {"pattern": "^[a-z]+$"}}), json!({"Bad": 1})),
-        ("format is an annotation", json!({"format": "email"}), json!("not an email")),
+        (
+            "false schema",
+            json!({"properties": {"never": false}}),
+            json!({"never": 1}),
+        ),
+        (
+            "propertyNames",
+            json!({"propertyNames": {"pattern": "^[a-z]+$"}}),
+            json!({"Bad": 1}),
+        ),
+        (
+            "format is an annotation",
+            json!({"format": "email"}),
+            json!("not an email"),
+        ),
         (
             "nested paths",
             json!({"properties": {"lines": {"items": {"properties": {"qty": {"type": "integer"}}}}}}),
             json!({"lines": [{"qty": 1}, {"qty": "2"}]}),
         ),
-        ("odd names", json!({"properties": {"order id": {"type": "string"}}}), json!({"order id": 5})),
+        (
+            "odd names",
+            json!({"properties": {"order id": {"type": "string"}}}),
+            json!({"order id": 5}),
+        ),
         (
             "several at once, sorted",
             json!({

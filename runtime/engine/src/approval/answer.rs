@@ -116,10 +116,19 @@ mod tests {
     #[test]
     fn approve_edit_reject() {
         let decision = Decision::approve_edit_reject();
-        assert_eq!(read_answer(&decision, &json!({"decision": "approve"})), Verdict::Approve);
+        assert_eq!(
+            read_answer(&decision, &json!({"decision": "approve"})),
+            Verdict::Approve
+        );
         let edited = json!({"decision": "edit", "edited_arguments": {"amount_cents": 100}});
-        assert_eq!(read_answer(&decision, &edited), Verdict::Edit(json!({"amount_cents": 100})));
-        assert_eq!(read_answer(&decision, &json!({"decision": "edit"})), Verdict::Edit(Value::Null));
+        assert_eq!(
+            read_answer(&decision, &edited),
+            Verdict::Edit(json!({"amount_cents": 100}))
+        );
+        assert_eq!(
+            read_answer(&decision, &json!({"decision": "edit"})),
+            Verdict::Edit(Value::Null)
+        );
         assert_eq!(read_answer(&decision, &json!({"decision": "reject"})), Verdict::Reject);
         assert_eq!(read_answer(&decision, &json!({"decision": "APPROVE"})), Verdict::Reject);
         assert_eq!(read_answer(&decision, &Value::Null), Verdict::Cancel);
@@ -127,24 +136,47 @@ mod tests {
 
     #[test]
     fn custom_decisions() {
-        let verdict = Decision { field: "verdict".into(), approve: json!("ship"), edit: Some(json!("amend")) };
-        assert_eq!(read_answer(&verdict, &json!({"verdict": "ship", "note": "ok"})), Verdict::Approve);
+        let verdict = Decision {
+            field: "verdict".into(),
+            approve: json!("ship"),
+            edit: Some(json!("amend")),
+        };
         assert_eq!(
-            read_answer(&verdict, &json!({"verdict": "amend", "edited_arguments": {"carrier": "ups"}})),
+            read_answer(&verdict, &json!({"verdict": "ship", "note": "ok"})),
+            Verdict::Approve
+        );
+        assert_eq!(
+            read_answer(
+                &verdict,
+                &json!({"verdict": "amend", "edited_arguments": {"carrier": "ups"}})
+            ),
             Verdict::Edit(json!({"carrier": "ups"}))
         );
         assert_eq!(read_answer(&verdict, &json!({"verdict": "hold"})), Verdict::Reject);
-        let boolean = Decision { field: "ok".into(), approve: json!(true), edit: None };
+        let boolean = Decision {
+            field: "ok".into(),
+            approve: json!(true),
+            edit: None,
+        };
         assert_eq!(read_answer(&boolean, &json!({"ok": true})), Verdict::Approve);
         assert_eq!(read_answer(&boolean, &json!({"ok": 1})), Verdict::Reject);
-        let negative = Decision { field: "deny".into(), approve: json!(false), edit: None };
+        let negative = Decision {
+            field: "deny".into(),
+            approve: json!(false),
+            edit: None,
+        };
         assert_eq!(read_answer(&negative, &json!({"deny": false})), Verdict::Approve);
         assert_eq!(read_answer(&negative, &json!({})), Verdict::Reject);
     }
 
     #[test]
     fn names_and_effects() {
-        let all = [Verdict::Approve, Verdict::Edit(Value::Null), Verdict::Reject, Verdict::Cancel];
+        let all = [
+            Verdict::Approve,
+            Verdict::Edit(Value::Null),
+            Verdict::Reject,
+            Verdict::Cancel,
+        ];
         let names: Vec<&str> = all.iter().map(Verdict::as_str).collect();
         assert_eq!(names, ["approve", "edit", "reject", "cancel"]);
         let runs: Vec<bool> = all.iter().map(Verdict::runs).collect();

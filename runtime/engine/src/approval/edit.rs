@@ -29,9 +29,7 @@ pub fn check_edit(
     let Value::Object(fields) = edited else {
         return Err(RunError::new(
             ErrorCode::EditRefused,
-            format!(
-                "The edit of tool '{tool_key}' must carry 'edited_arguments', an object of the tool's arguments"
-            ),
+            format!("The edit of tool '{tool_key}' must carry 'edited_arguments', an object of the tool's arguments"),
         ));
     };
     let mut fields = fields.clone();
@@ -42,13 +40,15 @@ pub fn check_edit(
             fields.insert(name.clone(), value.clone());
         }
     }
-    let normal = parameters.check_and_normalise(&Value::Object(fields)).map_err(|violation| {
-        RunError::new(
-            ErrorCode::EditRefused,
-            format!("The edited arguments do not match the parameters of tool '{tool_key}': {violation}"),
-        )
-        .with_details(serde_json::json!({"path": violation.path, "message": violation.message}))
-    })?;
+    let normal = parameters
+        .check_and_normalise(&Value::Object(fields))
+        .map_err(|violation| {
+            RunError::new(
+                ErrorCode::EditRefused,
+                format!("The edited arguments do not match the parameters of tool '{tool_key}': {violation}"),
+            )
+            .with_details(serde_json::json!({"path": violation.path, "message": violation.message}))
+        })?;
     for name in tool.bindings.keys() {
         if normal.get(name) != original.get(name) {
             return Err(RunError::new(

@@ -53,6 +53,9 @@ mod tests {
         let late = check_in_time("int_1", Some(1_500), 1_500).unwrap_err();
         assert_eq!(late.code, ErrorCode::InterruptExpired);
         assert_eq!(late.code.status(), 409);
-        assert_eq!(late.message, "Interrupt 'int_1' has expired: the request was not approved");
+        assert_eq!(
+            late.message,
+            "Interrupt 'int_1' has expired: the request was not approved"
+        );
     }
 }

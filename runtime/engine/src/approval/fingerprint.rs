@@ -17,7 +17,10 @@ pub const FINGERPRINT_PREFIX: &str = "sha256:";
 /// cannot, unless a crate turns on its `arbitrary_precision` feature).
 pub(crate) fn digest(value: &Value) -> Result<String, RunError> {
     let bytes = tenx_artifact::canonical_json(value).map_err(|_| {
-        RunError::new(ErrorCode::NodeFailed, "the approval package holds a number that is not finite")
+        RunError::new(
+            ErrorCode::NodeFailed,
+            "the approval package holds a number that is not finite",
+        )
     })?;
     Ok(format!("{FINGERPRINT_PREFIX}{}", hex(&Sha256::digest(bytes))))
 }
@@ -27,7 +30,9 @@ fn hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
     for byte in bytes {
         out.push(char::from(DIGITS.get(usize::from(byte >> 4)).copied().unwrap_or(b'0')));
-        out.push(char::from(DIGITS.get(usize::from(byte & 0x0f)).copied().unwrap_or(b'0')));
+        out.push(char::from(
+            DIGITS.get(usize::from(byte & 0x0f)).copied().unwrap_or(b'0'),
+        ));
     }
     out
 }

@@ -153,11 +153,16 @@ impl ApprovalRequest {
             risk,
             expires_at(context.asked_at, interrupt.expires_ms),
             interrupt.on_reject.clone(),
-            PackageForm::InterruptNode { details: interrupt.value.clone().unwrap_or(Value::Null) },
+            PackageForm::InterruptNode {
+                details: interrupt.value.clone().unwrap_or(Value::Null),
+            },
         )
     }
 
-    #[expect(clippy::too_many_arguments, reason = "one private constructor shared by the two forms")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private constructor shared by the two forms"
+    )]
     fn new(
         context: &ActionContext<'_>,
         tool_key: &str,

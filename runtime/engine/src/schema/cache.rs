@@ -54,7 +54,11 @@ impl SchemaCache {
         self.len() == 0
     }
 
-    fn get_or_compile(&self, key: &str, value: impl FnOnce() -> Value) -> Result<Arc<CompiledSchema>, SchemaCompileError> {
+    fn get_or_compile(
+        &self,
+        key: &str,
+        value: impl FnOnce() -> Value,
+    ) -> Result<Arc<CompiledSchema>, SchemaCompileError> {
         if let Some(found) = self.compiled.read().unwrap_or_else(PoisonError::into_inner).get(key) {
             return Ok(Arc::clone(found));
         }

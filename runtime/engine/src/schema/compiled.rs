@@ -21,7 +21,10 @@ pub struct CompiledSchema {
 
 impl fmt::Debug for CompiledSchema {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.debug_struct("CompiledSchema").field("schema", &self.schema).finish_non_exhaustive()
+        formatter
+            .debug_struct("CompiledSchema")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
     }
 }
 
@@ -58,7 +61,10 @@ impl CompiledSchema {
             .offline()
             .build(schema)
             .map_err(|error| SchemaCompileError(error.to_string()))?;
-        Ok(Self { schema: schema.clone(), validator })
+        Ok(Self {
+            schema: schema.clone(),
+            validator,
+        })
     }
 
     /// The schema compiled.
@@ -126,13 +132,21 @@ mod tests {
     use super::*;
 
     fn first(schema: &Value, value: &Value) -> String {
-        CompiledSchema::compile(schema).unwrap().check(value).unwrap_err().to_string()
+        CompiledSchema::compile(schema)
+            .unwrap()
+            .check(value)
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
     fn the_seed_example() {
-        let schema = json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]});
-        assert_eq!(first(&schema, &json!({"approved": "yes"})), "$.approved: expected boolean, got str");
+        let schema =
+            json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]});
+        assert_eq!(
+            first(&schema, &json!({"approved": "yes"})),
+            "$.approved: expected boolean, got str"
+        );
     }
 
     #[test]
@@ -153,11 +167,20 @@ mod tests {
         let value = json!({"a": "x", "b": ["ok", 1, "ok", 2, 3, 4, 5, 6, 7, 8, 9, 10]});
         let compiled = CompiledSchema::compile(&schema).unwrap();
         let all: Vec<String> = compiled.violations(&value).iter().map(ToString::to_string).collect();
-        assert_eq!(all.first().map(String::as_str), Some("$: missing required property 'c'"));
+        assert_eq!(
+            all.first().map(String::as_str),
+            Some("$: missing required property 'c'")
+        );
         assert_eq!(all.get(1).map(String::as_str), Some("$.a: expected integer, got str"));
         assert_eq!(all.get(2).map(String::as_str), Some("$.b[1]: expected string, got int"));
-        assert_eq!(all.last().map(String::as_str), Some("$.b[11]: expected string, got int"));
-        assert_eq!(compiled.check(&value).unwrap_err().to_string(), "$: missing required property 'c'");
+        assert_eq!(
+            all.last().map(String::as_str),
+            Some("$.b[11]: expected string, got int")
+        );
+        assert_eq!(
+            compiled.check(&value).unwrap_err().to_string(),
+            "$: missing required property 'c'"
+        );
         assert!(compiled.check(&json!({"c": 1})).is_ok());
     }
 
@@ -172,6 +195,9 @@ mod tests {
             compiled.check_and_normalise(&json!({})).unwrap_err().to_string(),
             "$.n: expected integer, got str"
         );
-        assert_eq!(compiled.check_and_normalise(&json!({"n": 7.0})).unwrap(), json!({"n": 7}));
+        assert_eq!(
+            compiled.check_and_normalise(&json!({"n": 7.0})).unwrap(),
+            json!({"n": 7})
+        );
     }
 }

@@ -67,7 +67,9 @@ fn message(kind: &ValidationErrorKind, instance: &Value, at: &str) -> String {
         ValidationErrorKind::ExclusiveMinimum { limit } => format!("expected a number > {limit}"),
         ValidationErrorKind::ExclusiveMaximum { limit } => format!("expected a number < {limit}"),
         ValidationErrorKind::MultipleOf { multiple_of } => format!("expected a multiple of {multiple_of}"),
-        ValidationErrorKind::MinLength { limit } => format!("expected at least {limit} {}", plural(*limit, "character")),
+        ValidationErrorKind::MinLength { limit } => {
+            format!("expected at least {limit} {}", plural(*limit, "character"))
+        }
         ValidationErrorKind::MaxLength { limit } => format!("expected at most {limit} {}", plural(*limit, "character")),
         ValidationErrorKind::MinItems { limit } => format!("expected at least {limit} {}", plural(*limit, "item")),
         ValidationErrorKind::MaxItems { limit } => format!("expected at most {limit} {}", plural(*limit, "item")),
@@ -101,10 +103,15 @@ fn message(kind: &ValidationErrorKind, instance: &Value, at: &str) -> String {
         ValidationErrorKind::Not { .. } => "matches the schema in 'not', which it must not".to_owned(),
         ValidationErrorKind::FalseSchema => "no value is allowed here".to_owned(),
         ValidationErrorKind::PropertyNames { error } => {
-            format!("has an invalid property name: {}", message(error.kind(), error.instance(), at))
+            format!(
+                "has an invalid property name: {}",
+                message(error.kind(), error.instance(), at)
+            )
         }
         ValidationErrorKind::Custom { keyword, .. } => format!("fails '{keyword}'"),
-        ValidationErrorKind::Referencing(_) => "cannot be checked: the schema has a reference that does not resolve".to_owned(),
+        ValidationErrorKind::Referencing(_) => {
+            "cannot be checked: the schema has a reference that does not resolve".to_owned()
+        }
     }
 }
 
@@ -114,7 +121,9 @@ fn one_type_each(context: &[Vec<ValidationError<'static>>], instance: &Value, at
     let mut expected = Vec::new();
     for errors in context {
         let [error] = errors.as_slice() else { return None };
-        let ValidationErrorKind::Type { kind } = error.kind() else { return None };
+        let ValidationErrorKind::Type { kind } = error.kind() else {
+            return None;
+        };
         if error.instance_path().as_str() != at {
             return None;
         }
@@ -123,7 +132,11 @@ fn one_type_each(context: &[Vec<ValidationError<'static>>], instance: &Value, at
     if expected.is_empty() {
         return None;
     }
-    Some(format!("expected {}, got {}", join_types(expected), short_type_name(instance)))
+    Some(format!(
+        "expected {}, got {}",
+        join_types(expected),
+        short_type_name(instance)
+    ))
 }
 
 fn types(kind: &TypeKind) -> Vec<JsonType> {
@@ -165,7 +178,11 @@ fn quoted(property: &Value) -> String {
 }
 
 fn names(names: &[String]) -> String {
-    names.iter().map(|name| format!("'{name}'")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|name| format!("'{name}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn list(options: &Value) -> String {
@@ -193,7 +210,10 @@ mod tests {
     fn short_type_names_are_the_seeds() {
         let values: Vec<Value> = serde_json::from_str(r#"["x", 1, -1, 1.0, 1e3, true, null, [], {}]"#).unwrap();
         let names: Vec<&str> = values.iter().map(short_type_name).collect();
-        assert_eq!(names, ["str", "int", "int", "float", "float", "bool", "null", "list", "dict"]);
+        assert_eq!(
+            names,
+            ["str", "int", "int", "float", "float", "bool", "null", "list", "dict"]
+        );
         assert_eq!(short_type_name(&json!(u64::MAX)), "int");
     }
 

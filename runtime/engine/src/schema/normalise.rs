@@ -21,7 +21,9 @@ const EXACT: f64 = 9_007_199_254_740_992.0;
 /// - A number whose schema's `type` is `integer` (alone or with `null`) and that JSON wrote as
 ///   a float with no fraction, such as `5900.0`, becomes the integer `5900`.
 pub fn normalise(schema: &Value, value: &Value) -> Value {
-    let Value::Object(schema) = schema else { return value.clone() };
+    let Value::Object(schema) = schema else {
+        return value.clone();
+    };
     match value {
         Value::Object(fields) => Value::Object(normalise_object(schema, fields)),
         Value::Array(items) => match schema.get("items") {
@@ -37,7 +39,9 @@ pub fn normalise(schema: &Value, value: &Value) -> Value {
 
 fn normalise_object(schema: &Map<String, Value>, fields: &Map<String, Value>) -> Map<String, Value> {
     let mut out = fields.clone();
-    let Some(Value::Object(properties)) = schema.get("properties") else { return out };
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return out;
+    };
     for (name, property) in properties {
         match fields.get(name) {
             Some(present) => {
@@ -72,7 +76,10 @@ fn whole(number: &Number) -> Option<Number> {
     if float.fract() != 0.0 || float.abs() > EXACT {
         return None;
     }
-    #[expect(clippy::cast_possible_truncation, reason = "a whole float within ±2^53 is an exact i64")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a whole float within ±2^53 is an exact i64"
+    )]
     let integer = float as i64;
     Some(Number::from(integer))
 }
@@ -117,9 +124,15 @@ mod tests {
     fn integers_are_written_as_integers_only_when_the_schema_says_integer() {
         let value: Value = serde_json::from_str("5900.0").unwrap();
         assert_eq!(normalise(&json!({"type": "integer"}), &value).to_string(), "5900");
-        assert_eq!(normalise(&json!({"type": ["integer", "null"]}), &value).to_string(), "5900");
+        assert_eq!(
+            normalise(&json!({"type": ["integer", "null"]}), &value).to_string(),
+            "5900"
+        );
         assert_eq!(normalise(&json!({"type": "number"}), &value).to_string(), "5900.0");
-        assert_eq!(normalise(&json!({"type": ["integer", "number"]}), &value).to_string(), "5900.0");
+        assert_eq!(
+            normalise(&json!({"type": ["integer", "number"]}), &value).to_string(),
+            "5900.0"
+        );
         let big: Value = serde_json::from_str("1e300").unwrap();
         assert_eq!(normalise(&json!({"type": "integer"}), &big), big);
         let fraction: Value = serde_json::from_str("1.5").unwrap();

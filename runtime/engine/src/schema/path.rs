@@ -102,7 +102,11 @@ mod tests {
             ("/a~1b~0c", "$[\"a/b~c\"]"),
         ];
         for (pointer, written) in cases {
-            assert_eq!(JsonPath::from_pointer(pointer, &instance).to_string(), written, "{pointer}");
+            assert_eq!(
+                JsonPath::from_pointer(pointer, &instance).to_string(),
+                written,
+                "{pointer}"
+            );
         }
     }
 

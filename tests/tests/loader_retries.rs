@@ -87,6 +87,9 @@ fn reseal_and_load(mut envelope: Value) -> Option<String> {
         .map(|e| e.to_string())
 }
 
+/// An edit of the artifact body.
+type Edit = fn(&mut Value);
+
 /// Applies `edit` to a fresh build and returns why `load` refuses the result.
 fn refused(edit: impl FnOnce(&mut Value)) -> String {
     let mut envelope = built();
@@ -153,7 +156,7 @@ fn an_edit_that_retries_a_call_that_could_act_twice_is_refused() {
 
 #[test]
 fn an_edit_out_of_range_or_at_the_wrong_node_is_refused() {
-    let cases: [(fn(&mut Value), &str); 9] = [
+    let cases: [(Edit, &str); 9] = [
         (
             |a| a["tools"]["read_order"]["retry"]["attempts"] = json!(1),
             "`attempts` must be 2 to 10, not 1",

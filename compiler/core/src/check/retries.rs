@@ -247,6 +247,6 @@ fn duration(ms: u64) -> String {
     const UNITS: [(u64, &str); 4] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1_000, "s")];
     UNITS
         .iter()
-        .find(|(size, _)| ms % size == 0)
+        .find(|(size, _)| ms.is_multiple_of(*size))
         .map_or_else(|| format!("{ms}ms"), |(size, unit)| format!("{}{unit}", ms / size))
 }

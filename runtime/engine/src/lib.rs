@@ -14,18 +14,23 @@
 //! approvers, expiry, records).
 
 pub mod approval;
+mod engine;
 pub mod error;
 pub mod expr;
 mod identity;
 pub mod memory;
 pub mod ports;
+mod request;
+mod run;
 pub mod schema;
 pub mod scripted;
 pub mod testing;
 pub mod thread;
 pub mod wire;
 
+pub use engine::{Engine, EngineError, EngineOptions};
 pub use error::{ErrorCode, RunError};
+pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest};
 pub use identity::Identity;
 pub use memory::MemoryStore;
 pub use scripted::ScriptedModel;

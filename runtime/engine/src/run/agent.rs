@@ -88,7 +88,7 @@ pub(crate) fn tool_specs(working: &Working<'_>, agent: &Agent) -> Vec<ToolSpec> 
         .map(|tool| ToolSpec {
             name: tool.name.clone(),
             description: tool.description.clone(),
-            parameters: tenx_artifact::bound::model_parameters(&tool.parameters, tool.bindings.keys().map(String::as_str)),
+            parameters: tenx_artifact::bound::model_parameters(&tool.parameters.to_value(), tool.bindings.keys().map(String::as_str)),
         })
         .collect();
     specs.extend(agent.handoffs.iter().map(|handoff| ToolSpec {
@@ -128,11 +128,13 @@ async fn ask_model(
     let system = super::glue::render(&agent.prompt, working.state());
     let tools = tool_specs(working, agent);
     let mut conversation = working.record.context.clone();
+    let output_schema = agent.output_schema.as_ref().map(tenx_artifact::Schema::to_value);
     let attempts = agent.retries.saturating_add(1);
     let mut last_check = String::new();
     for attempt in 1..=attempts {
         let cursor = working.record.model_cursors.get(&agent.model).cloned();
         let input_text = working.progress()?.input_text.clone();
+        let run_id = working.progress()?.run_id.clone();
         let request = ModelRequest {
             model_name: &agent.model,
             model,
@@ -142,9 +144,10 @@ async fn ask_model(
             system: system.clone(),
             messages: &conversation,
             tools: tools.clone(),
-            output_schema: agent.output_schema.as_ref(),
+            output_schema: output_schema.as_ref(),
             run_input: &input_text,
             cursor,
+            run_id: &run_id,
         };
         let mut forward = Forward { events: &mut *working.events, node: node.to_owned() };
         let reply = client
@@ -182,7 +185,7 @@ fn check_reply(working: &Working<'_>, agent: &Agent, reply: &ModelReply) -> Resu
     let validators = &working.artifact().validators;
     for call in &reply.tool_calls {
         let text = match serde_json::from_str::<Value>(&call.arguments) {
-            Ok(value) => tenx_artifact::canonical_json(&value),
+            Ok(value) => super::glue::canonical_text(&value),
             Err(_) => call.arguments.clone(),
         };
         super::glue::check_output(&agent.output_guards, validators, &text).map_err(|violation| violation.validator)?;
@@ -198,7 +201,7 @@ fn check_reply(working: &Working<'_>, agent: &Agent, reply: &ModelReply) -> Resu
         }
         None => None,
     };
-    let text = parsed.as_ref().map_or_else(|| reply.text.clone(), tenx_artifact::canonical_json);
+    let text = parsed.as_ref().map_or_else(|| reply.text.clone(), super::glue::canonical_text);
     super::glue::check_output(&agent.output_guards, validators, &text).map_err(|violation| violation.validator)?;
     Ok(parsed)
 }
@@ -241,7 +244,7 @@ fn assistant_message(
 /// Writes each property of a structured answer into the state field of its name, when the
 /// graph declares one; a value that does not fit the field fails the node.
 fn write_output(working: &mut Working<'_>, answer: &Map<String, Value>) -> Result<(), NodeFailure> {
-    let properties = working.graph.state_schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let properties = working.graph.state_schema.to_value().get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut state = working.record.state.clone();
     for (name, value) in answer {
         if properties.contains_key(name) {

@@ -60,7 +60,8 @@ pub(crate) async fn resume(
         Verdict::Cancel
     } else {
         super::glue::may_answer(working, approvers.as_ref(), separate_duties, requested_by.as_deref(), identity)?;
-        super::glue::check_schema(&open.response_schema, &answer.value).map_err(|error| {
+        let response_schema = tenx_artifact::Schema::from_value(&open.response_schema);
+        super::glue::check_schema(&response_schema, &answer.value).map_err(|error| {
             RunError::new(
                 ErrorCode::InterruptAnswerInvalid,
                 format!("Resume value does not match the response schema of interrupt '{}': {error}", open.id),
@@ -79,7 +80,7 @@ pub(crate) async fn resume(
     for message in messages {
         working.push_message(message);
     }
-    let decision = verdict.name();
+    let decision = verdict.as_str();
     working.record("approval", json!({
         "interrupt_id": open.id,
         "node": open.node,
@@ -132,7 +133,7 @@ async fn answer_tool(
 ) -> Result<Flow, StepError> {
     let is_tool_node = working.graph.nodes.get(node).is_some_and(|declared| declared.kind == NodeKind::Tool);
     let model_name = working.artifact().tools.get(tool).map(|declared| declared.name.clone()).unwrap_or_default();
-    let call = QueuedCall { id: call_id.to_owned(), name: model_name, arguments: tenx_artifact::canonical_json(&arguments) };
+    let call = QueuedCall { id: call_id.to_owned(), name: model_name, arguments: super::glue::canonical_text(&arguments) };
     let arguments = match verdict {
         Verdict::Approve => arguments,
         Verdict::Edit(edited) => edited,
@@ -212,7 +213,7 @@ fn write_answer(working: &mut Working<'_>, node: &str, value: &Value) -> Result<
                 Some(field) => value.get(field).cloned(),
             };
             if let Some(written) = written {
-                super::glue::write_path(&mut state, &write.to, written);
+                super::glue::write_path(&mut state, &write.to, written)?;
                 wrote = true;
             }
         }
@@ -263,7 +264,7 @@ pub(crate) async fn expire(working: &mut Working<'_>, pending: &Pending) -> Resu
                 Some(on_reject)
             } else {
                 let model_name = working.artifact().tools.get(tool).map(|declared| declared.name.clone()).unwrap_or_default();
-                let call = QueuedCall { id: call_id.clone(), name: model_name, arguments: tenx_artifact::canonical_json(arguments) };
+                let call = QueuedCall { id: call_id.clone(), name: model_name, arguments: super::glue::canonical_text(arguments) };
                 super::calls::push_result(working, node, &call, tool, json!(on_reject), false);
                 None
             }

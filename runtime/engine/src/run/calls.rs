@@ -143,7 +143,8 @@ pub(crate) fn prepare_arguments(
     mut arguments: Map<String, Value>,
     from_model: bool,
 ) -> Result<Value, String> {
-    let required: Vec<&str> = tool.parameters.get("required").and_then(Value::as_array).map(|names| names.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let parameters = tool.parameters.to_value();
+    let required: Vec<&str> = parameters.get("required").and_then(Value::as_array).map(|names| names.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     for (name, source) in &tool.bindings {
         if from_model && arguments.contains_key(name) {
             return Err(format!("argument {name} is set by the runtime"));

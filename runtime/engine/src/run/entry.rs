@@ -70,10 +70,12 @@ impl Engine {
         drop(lease);
         outcome?;
         let mut messages = Vec::new();
-        if let Some(last_user) = working.record.context.iter().take(before).rev().find(|message| message.role == Role::User) {
+        if !working.produced.first().is_some_and(|message| message.role == Role::User)
+            && let Some(last_user) = working.record.context.iter().take(before).rev().find(|message| message.role == Role::User)
+        {
             messages.push(last_user.clone());
         }
-        messages.extend(working.produced.iter().filter(|message| message.role != Role::User || !messages.contains(message)).cloned());
+        messages.extend(working.produced.iter().cloned());
         Ok(RunOutput { thread_id, is_new_thread, messages, thread: working.record })
     }
 }

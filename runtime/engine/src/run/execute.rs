@@ -114,7 +114,7 @@ pub(crate) fn write_tool_result(working: &mut Working<'_>, node: &str, tool: &st
             WriteSource::Interrupt { .. } => false,
         };
         if applies {
-            super::glue::write_path(&mut state, &write.to, output.clone());
+            super::glue::write_path(&mut state, &write.to, output.clone())?;
             wrote = true;
         }
     }

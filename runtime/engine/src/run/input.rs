@@ -135,7 +135,8 @@ pub(crate) async fn remote_results(working: &mut Working<'_>, messages: Vec<Mess
     working.record.execution.interrupted_node = None;
     working.record.execution.interrupt_reason = None;
     working.push_message(message);
-    super::execute::write_tool_result(working, &node, &tool, &output)?;
+    super::execute::write_tool_result(working, &node, &tool, &output)
+        .map_err(|failure| RunError::new(ErrorCode::NodeFailed, format!("Error in node '{node}': {}", failure.message)))?;
     working.record("tool_call", json!({"tool": tool, "call_id": call_id, "node": node, "outcome": "remote_result"}));
     working.commit().await?;
     super::drive::drive(working).await

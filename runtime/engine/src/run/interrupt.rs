@@ -34,7 +34,7 @@ pub(crate) async fn interrupt_node(working: &mut Working<'_>, node: &str, name: 
         value,
         message: super::glue::render(&interrupt.message, working.state()),
         reason: interrupt.reason.clone(),
-        response_schema: interrupt.response_schema.clone(),
+        response_schema: interrupt.response_schema.to_value(),
         tool_call_id: None,
     };
     let pending = Pending {
@@ -69,7 +69,7 @@ pub(crate) fn tool_node_arguments(working: &Working<'_>, tool_name: &str) -> Res
         return Err(NodeFailure::new(format!("tool `{tool_name}` is not in the artifact")));
     };
     let mut arguments = Map::new();
-    if let Some(properties) = tool.parameters.get("properties").and_then(Value::as_object) {
+    if let Some(properties) = tool.parameters.to_value().get("properties").and_then(Value::as_object) {
         for name in properties.keys() {
             if let Some(value) = working.state().get(name).filter(|value| !value.is_null()) {
                 arguments.insert(name.clone(), value.clone());
@@ -94,9 +94,5 @@ pub(crate) fn node_package(
     let Some(tool) = working.artifact().tools.get(tool_name) else {
         return Err(NodeFailure::new(format!("tool `{tool_name}` is not in the artifact")));
     };
-    let mut package = super::glue::interrupt_package(working, interrupt, tool_node, tool_name, tool, &arguments, state_version, expires_at);
-    if let Value::Object(fields) = &mut package.value {
-        fields.insert("details".to_owned(), details.unwrap_or(Value::Null));
-    }
-    Ok(package)
+    super::glue::interrupt_package(working, interrupt, tool_node, tool_name, tool, &arguments, details, state_version, expires_at)
 }

@@ -36,7 +36,7 @@ pub(crate) enum Asked {
 pub(crate) async fn ask_tool(working: &mut Working<'_>, ask: AskTool<'_>) -> Result<Asked, StepError> {
     let asked_at = working.now();
     let expires_at = ask.approval.expires_ms.map(|ms| asked_at.saturating_add(ms));
-    let package = super::glue::tool_package(working, &ask, expires_at);
+    let package = super::glue::tool_package(working, &ask, expires_at)?;
     if working.branch()?.rejected.contains(&package.rejection_key) {
         return Ok(Asked::AlreadyRejected(ask.approval.on_reject.clone()));
     }
@@ -51,7 +51,7 @@ pub(crate) async fn ask_tool(working: &mut Working<'_>, ask: AskTool<'_>) -> Res
         value: package.value,
         message: super::glue::render(&ask.approval.message, &scope),
         reason: ask.approval.reason.clone(),
-        response_schema: ask.approval.response_schema.clone(),
+        response_schema: ask.approval.response_schema.to_value(),
         tool_call_id: Some(ask.call_id.to_owned()),
     };
     let pending = Pending {

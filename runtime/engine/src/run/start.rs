@@ -29,9 +29,8 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     }
     let start = start_node(working, request.start_node.as_deref())?;
     let state = initial_state(working, request.initial_state)?;
-    let limit = request
-        .recursion_limit
-        .map_or(working.engine.options.max_recursion_limit, |asked| asked.min(working.engine.options.max_recursion_limit));
+    let graph_limit = graph.recursion_limit.min(working.engine.options.max_recursion_limit);
+    let limit = request.recursion_limit.map_or(graph_limit, |asked| asked.min(graph_limit));
     if limit == 0 {
         return Err(RunError::new(ErrorCode::InvalidRequest, "recursion_limit must be at least 1"));
     }
@@ -102,7 +101,8 @@ fn start_node(working: &Working<'_>, asked: Option<&str>) -> Result<String, RunE
 /// the graph's state schema. Unknown fields and missing required ones are refused, naming them.
 fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map<String, Value>, RunError> {
     let schema = &working.graph.state_schema;
-    let declared: Vec<String> = schema
+    let schema_value = schema.to_value();
+    let declared: Vec<String> = schema_value
         .get("properties")
         .and_then(Value::as_object)
         .map(|properties| properties.keys().cloned().collect())
@@ -121,7 +121,7 @@ fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map
     let Value::Object(state) = state else {
         return Err(RunError::new(ErrorCode::InvalidRequest, "initial_state must be an object"));
     };
-    let missing: Vec<String> = schema
+    let missing: Vec<String> = schema_value
         .get("required")
         .and_then(Value::as_array)
         .map(|required| required.iter().filter_map(Value::as_str).filter(|name| !state.contains_key(*name)).map(|name| format!("'{name}'")).collect())

@@ -65,7 +65,7 @@ pub(crate) async fn run_approved(
 ) -> Result<Flow, StepError> {
     let model_name = working.artifact().tools.get(tool_name).map(|tool| tool.name.clone()).unwrap_or_default();
     let outcome = super::execute::run_tool(working, node, tool_name, call_id, arguments, approved).await?;
-    let text = tenx_artifact::canonical_json(arguments);
+    let text = super::glue::canonical_text(arguments);
     let mut call_message = Message::text(working.message_id(), Role::Assistant, "", working.now_seconds());
     call_message.content = vec![ContentBlock::ToolCall { id: call_id.to_owned(), name: model_name.clone(), args: arguments.clone(), tool_type: None }];
     call_message.tools_calls = Some(vec![ToolCall {

@@ -9,7 +9,8 @@
 //!
 //! Layout: [`wire`] (the standard API's message and thread shapes), [`thread`] (the checkpoint),
 //! [`ports`] (the traits), [`error`] (stable error codes), [`scripted`] (the scripted model),
-//! [`memory`] (the in-memory store), [`testing`] (deterministic ports for tests).
+//! [`memory`] (the in-memory store), [`testing`] (deterministic ports for tests), [`validate`]
+//! (input validators and output guards).
 
 pub mod error;
 mod identity;
@@ -18,6 +19,7 @@ pub mod ports;
 pub mod scripted;
 pub mod testing;
 pub mod thread;
+pub mod validate;
 pub mod wire;
 
 pub use error::{ErrorCode, RunError};

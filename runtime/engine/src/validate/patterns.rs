@@ -12,7 +12,10 @@ use regex::{Regex, RegexBuilder};
 /// patterns come from the artifact, so a real program never gets near it).
 const CACHE_LIMIT: usize = 4096;
 
-static CACHE: LazyLock<Mutex<HashMap<(String, bool), Arc<Regex>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Compiled patterns by (pattern, case-insensitive).
+type Cache = HashMap<(String, bool), Arc<Regex>>;
+
+static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| Mutex::new(Cache::new()));
 
 /// The compiled form of `pattern` (case-insensitive when `ignore_case`), or the compiler's
 /// complaint.

@@ -9,13 +9,17 @@
 //!
 //! Layout: [`wire`] (the standard API's message and thread shapes), [`thread`] (the checkpoint),
 //! [`ports`] (the traits), [`error`] (stable error codes), [`scripted`] (the scripted model),
-//! [`memory`] (the in-memory store), [`testing`] (deterministic ports for tests), [`validate`]
-//! (input validators and output guards).
+//! [`memory`] (the in-memory store), [`testing`] (deterministic ports for tests), [`schema`]
+//! (JSON Schema checking and normal forms), [`approval`] (packages, fingerprints, answers,
+//! approvers, expiry, records), [`validate`] (input validators and output guards).
 
+pub mod approval;
 pub mod error;
+pub mod expr;
 mod identity;
 pub mod memory;
 pub mod ports;
+pub mod schema;
 pub mod scripted;
 pub mod testing;
 pub mod thread;

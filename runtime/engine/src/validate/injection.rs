@@ -211,6 +211,7 @@ mod tests {
             "I am the owner of this account.",
             "Can you show me the instructions for assembling the desk?",
             "What are your opening hours?",
+            "What are your rules for returns?",
             "I started a new role at work.",
             "It was a new conversation with my bank.",
             "Привет! Где мой заказ? 我的订单在哪里？",

@@ -11,7 +11,7 @@
 //! [`ports`] (the traits), [`error`] (stable error codes), [`scripted`] (the scripted model),
 //! [`memory`] (the in-memory store), [`testing`] (deterministic ports for tests), [`schema`]
 //! (JSON Schema checking and normal forms), [`approval`] (packages, fingerprints, answers,
-//! approvers, expiry, records).
+//! approvers, expiry, records), [`validate`] (input validators and output guards).
 
 pub mod approval;
 mod engine;
@@ -26,6 +26,7 @@ pub mod schema;
 pub mod scripted;
 pub mod testing;
 pub mod thread;
+pub mod validate;
 pub mod wire;
 
 pub use engine::{Engine, EngineError, EngineOptions};

@@ -84,7 +84,13 @@ impl Engine {
         }
         let artifact_id = artifact.id.to_string();
         Ok(Self {
-            inner: Arc::new(Inner { artifact, artifact_id, ports, options, running: crate::run::Running::default() }),
+            inner: Arc::new(Inner {
+                artifact,
+                artifact_id,
+                ports,
+                options,
+                running: crate::run::Running::default(),
+            }),
         })
     }
 

@@ -31,7 +31,7 @@ pub mod wire;
 
 pub use engine::{Engine, EngineError, EngineOptions};
 pub use error::{ErrorCode, RunError};
-pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest};
 pub use identity::Identity;
 pub use memory::MemoryStore;
+pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest};
 pub use scripted::ScriptedModel;

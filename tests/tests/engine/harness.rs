@@ -10,7 +10,9 @@ use tenx_compiler::LintLevels;
 use tenx_engine::ports::{DeltaSink, ModelClient, ModelError, ModelReply, ModelRequest, ModelToolCall, Ports, Store};
 use tenx_engine::testing::{FakeTools, ManualClock, RecordingEvents, SequentialIds};
 use tenx_engine::wire::{ContentBlock, Message, Role};
-use tenx_engine::{Engine, EngineOptions, Identity, MemoryStore, ResumeAnswer, RunError, RunOutput, RunRequest, ScriptedModel};
+use tenx_engine::{
+    Engine, EngineOptions, Identity, MemoryStore, ResumeAnswer, RunError, RunOutput, RunRequest, ScriptedModel,
+};
 use tokio_util::sync::CancellationToken;
 
 /// The start of every test's clock: 2026-12-01T00:00:00Z.
@@ -26,7 +28,11 @@ pub fn compile(text: &str) -> LoadedArtifact {
 pub fn compile_named(name: &str, text: &str) -> LoadedArtifact {
     let (mut sources, file, _) = tenx_tests::load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
     let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
-    assert!(!checked.diagnostics.iter().any(|d| d.is_error()), "{:#?}", checked.diagnostics);
+    assert!(
+        !checked.diagnostics.iter().any(|d| d.is_error()),
+        "{:#?}",
+        checked.diagnostics
+    );
     let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
     let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
     load(&bytes, &TrustPolicy::signature_optional()).unwrap()
@@ -51,27 +57,52 @@ pub struct Steered {
 
 impl Steered {
     pub fn push_text(&self, text: &str) {
-        self.replies.lock().unwrap().push_back(ModelReply { text: text.to_owned(), ..ModelReply::default() });
+        self.replies.lock().unwrap().push_back(ModelReply {
+            text: text.to_owned(),
+            ..ModelReply::default()
+        });
     }
 
     pub fn push_calls(&self, calls: &[(&str, &str, Value)]) {
         let tool_calls = calls
             .iter()
-            .map(|(id, name, args)| ModelToolCall { id: (*id).to_owned(), name: (*name).to_owned(), arguments: args.to_string() })
+            .map(|(id, name, args)| ModelToolCall {
+                id: (*id).to_owned(),
+                name: (*name).to_owned(),
+                arguments: args.to_string(),
+            })
             .collect();
-        self.replies.lock().unwrap().push_back(ModelReply { tool_calls, ..ModelReply::default() });
+        self.replies.lock().unwrap().push_back(ModelReply {
+            tool_calls,
+            ..ModelReply::default()
+        });
     }
 
     pub fn push_raw_call(&self, id: &str, name: &str, arguments: &str) {
-        let call = ModelToolCall { id: id.to_owned(), name: name.to_owned(), arguments: arguments.to_owned() };
-        self.replies.lock().unwrap().push_back(ModelReply { tool_calls: vec![call], ..ModelReply::default() });
+        let call = ModelToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_owned(),
+        };
+        self.replies.lock().unwrap().push_back(ModelReply {
+            tool_calls: vec![call],
+            ..ModelReply::default()
+        });
     }
 }
 
 #[async_trait]
 impl ModelClient for Steered {
-    async fn complete(&self, request: ModelRequest<'_>, _: &mut dyn DeltaSink, _: &CancellationToken) -> Result<ModelReply, ModelError> {
-        self.seen_tools.lock().unwrap().push(request.tools.iter().map(|tool| tool.name.clone()).collect());
+    async fn complete(
+        &self,
+        request: ModelRequest<'_>,
+        _: &mut dyn DeltaSink,
+        _: &CancellationToken,
+    ) -> Result<ModelReply, ModelError> {
+        self.seen_tools
+            .lock()
+            .unwrap()
+            .push(request.tools.iter().map(|tool| tool.name.clone()).collect());
         self.replies.lock().unwrap().pop_front().ok_or_else(|| ModelError {
             kind: tenx_engine::ports::ModelErrorKind::ScriptExhausted,
             message: "the steered model has no reply left".to_owned(),
@@ -125,7 +156,13 @@ impl Host {
             ids: Arc::new(SequentialIds::new()),
         };
         let engine = Engine::new(artifact, ports, options).unwrap();
-        Self { engine, store, clock, tools, events: RecordingEvents::new() }
+        Self {
+            engine,
+            store,
+            clock,
+            tools,
+            events: RecordingEvents::new(),
+        }
     }
 
     pub async fn run(&self, request: RunRequest) -> Result<RunOutput, RunError> {
@@ -135,15 +172,29 @@ impl Host {
 
     /// A user message on a thread.
     pub async fn say(&self, thread: &str, text: &str, who: &Identity) -> Result<RunOutput, RunError> {
-        self.run(RunRequest { thread_id: Some(thread.to_owned()), messages: vec![user(text)], identity: who.clone(), ..RunRequest::default() })
-            .await
+        self.run(RunRequest {
+            thread_id: Some(thread.to_owned()),
+            messages: vec![user(text)],
+            identity: who.clone(),
+            ..RunRequest::default()
+        })
+        .await
     }
 
     /// An answer to the open question.
-    pub async fn answer(&self, thread: &str, value: Value, interrupt_id: Option<&str>, who: &Identity) -> Result<RunOutput, RunError> {
+    pub async fn answer(
+        &self,
+        thread: &str,
+        value: Value,
+        interrupt_id: Option<&str>,
+        who: &Identity,
+    ) -> Result<RunOutput, RunError> {
         self.run(RunRequest {
             thread_id: Some(thread.to_owned()),
-            resume: Some(ResumeAnswer { value, interrupt_id: interrupt_id.map(str::to_owned) }),
+            resume: Some(ResumeAnswer {
+                value,
+                interrupt_id: interrupt_id.map(str::to_owned),
+            }),
             identity: who.clone(),
             ..RunRequest::default()
         })
@@ -162,7 +213,13 @@ impl Host {
     }
 
     pub async fn records(&self, thread: &str) -> Vec<Value> {
-        self.store.records(thread).await.unwrap().into_iter().map(|record| json!({"kind": record.kind, "fields": record.fields})).collect()
+        self.store
+            .records(thread)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|record| json!({"kind": record.kind, "fields": record.fields}))
+            .collect()
     }
 }
 
@@ -173,7 +230,12 @@ pub fn user(text: &str) -> Message {
 
 /// The text of every assistant message, in order.
 pub fn assistant_texts(messages: &[Message]) -> Vec<String> {
-    messages.iter().filter(|message| message.role == Role::Assistant).map(Message::text_content).filter(|text| !text.is_empty()).collect()
+    messages
+        .iter()
+        .filter(|message| message.role == Role::Assistant)
+        .map(Message::text_content)
+        .filter(|text| !text.is_empty())
+        .collect()
 }
 
 /// The outputs of every tool result, in order.
@@ -195,10 +257,17 @@ pub fn dev() -> EngineOptions {
 
 /// Auth on.
 pub fn auth() -> EngineOptions {
-    EngineOptions { auth: true, ..EngineOptions::default() }
+    EngineOptions {
+        auth: true,
+        ..EngineOptions::default()
+    }
 }
 
 /// A verified user with roles.
 pub fn person(id: &str, roles: &[&str]) -> Identity {
-    Identity { user_id: Some(id.to_owned()), roles: roles.iter().map(|role| (*role).to_owned()).collect(), ..Identity::default() }
+    Identity {
+        user_id: Some(id.to_owned()),
+        roles: roles.iter().map(|role| (*role).to_owned()).collect(),
+        ..Identity::default()
+    }
 }

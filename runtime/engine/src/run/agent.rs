@@ -72,7 +72,11 @@ pub(crate) fn unanswered_calls(context: &[Message], node: &str) -> Vec<QueuedCal
         .iter()
         .flatten()
         .filter(|call| !answered.contains(&call.id.as_str()))
-        .map(|call| QueuedCall { id: call.id.clone(), name: call.function.name.clone(), arguments: call.function.arguments.clone() })
+        .map(|call| QueuedCall {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            arguments: call.function.arguments.clone(),
+        })
         .collect()
 }
 
@@ -88,7 +92,10 @@ pub(crate) fn tool_specs(working: &Working<'_>, agent: &Agent) -> Vec<ToolSpec> 
         .map(|tool| ToolSpec {
             name: tool.name.clone(),
             description: tool.description.clone(),
-            parameters: tenx_artifact::bound::model_parameters(&tool.parameters.to_value(), tool.bindings.keys().map(String::as_str)),
+            parameters: tenx_artifact::bound::model_parameters(
+                &tool.parameters.to_value(),
+                tool.bindings.keys().map(String::as_str),
+            ),
         })
         .collect();
     specs.extend(agent.handoffs.iter().map(|handoff| ToolSpec {
@@ -107,7 +114,10 @@ struct Forward<'a> {
 
 impl DeltaSink for Forward<'_> {
     fn text(&mut self, piece: &str) {
-        self.events.emit(Event::Delta { node: self.node.clone(), text: piece.to_owned() });
+        self.events.emit(Event::Delta {
+            node: self.node.clone(),
+            text: piece.to_owned(),
+        });
     }
 }
 
@@ -149,7 +159,10 @@ async fn ask_model(
             cursor,
             run_id: &run_id,
         };
-        let mut forward = Forward { events: &mut *working.events, node: node.to_owned() };
+        let mut forward = Forward {
+            events: &mut *working.events,
+            node: node.to_owned(),
+        };
         let reply = client
             .complete(request, &mut forward, &working.cancel)
             .await
@@ -195,13 +208,16 @@ fn check_reply(working: &Working<'_>, agent: &Agent, reply: &ModelReply) -> Resu
     }
     let parsed = match &agent.output_schema {
         Some(schema) => {
-            let value: Value = serde_json::from_str(reply.text.trim()).map_err(|_| "output: the answer is not JSON".to_owned())?;
+            let value: Value =
+                serde_json::from_str(reply.text.trim()).map_err(|_| "output: the answer is not JSON".to_owned())?;
             super::glue::check_schema(schema, &value).map_err(|error| format!("output: {error}"))?;
             Some(value)
         }
         None => None,
     };
-    let text = parsed.as_ref().map_or_else(|| reply.text.clone(), super::glue::canonical_text);
+    let text = parsed
+        .as_ref()
+        .map_or_else(|| reply.text.clone(), super::glue::canonical_text);
     super::glue::check_output(&agent.output_guards, validators, &text).map_err(|violation| violation.validator)?;
     Ok(parsed)
 }
@@ -215,24 +231,40 @@ fn assistant_message(
     reply: &ModelReply,
     parsed: Option<Value>,
 ) -> Message {
-    let mut message = Message::text(working.message_id(), Role::Assistant, reply.text.clone(), working.now_seconds());
+    let mut message = Message::text(
+        working.message_id(),
+        Role::Assistant,
+        reply.text.clone(),
+        working.now_seconds(),
+    );
     if reply.text.is_empty() {
         message.content.clear();
     }
     let mut calls = Vec::new();
     for call in &reply.tool_calls {
         let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::String(call.arguments.clone()));
-        message.content.push(ContentBlock::ToolCall { id: call.id.clone(), name: call.name.clone(), args, tool_type: None });
+        message.content.push(ContentBlock::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            tool_type: None,
+        });
         calls.push(ToolCall {
             id: call.id.clone(),
             kind: "function".to_owned(),
-            function: FunctionCall { name: call.name.clone(), arguments: call.arguments.clone() },
+            function: FunctionCall {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            },
         });
     }
     if !calls.is_empty() {
         message.tools_calls = Some(calls);
     }
-    let shown: Vec<Value> = tool_specs(working, agent).into_iter().map(|spec| Value::String(spec.name)).collect();
+    let shown: Vec<Value> = tool_specs(working, agent)
+        .into_iter()
+        .map(|spec| Value::String(spec.name))
+        .collect();
     message.metadata.insert("allowed_tools".to_owned(), Value::Array(shown));
     message.metadata.insert("node".to_owned(), json!(node));
     message.metadata.insert("agent".to_owned(), json!(agent_name));
@@ -244,7 +276,14 @@ fn assistant_message(
 /// Writes each property of a structured answer into the state field of its name, when the
 /// graph declares one; a value that does not fit the field fails the node.
 fn write_output(working: &mut Working<'_>, answer: &Map<String, Value>) -> Result<(), NodeFailure> {
-    let properties = working.graph.state_schema.to_value().get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let properties = working
+        .graph
+        .state_schema
+        .to_value()
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let mut state = working.record.state.clone();
     for (name, value) in answer {
         if properties.contains_key(name) {

@@ -51,7 +51,10 @@ pub(crate) async fn resume(
     let requested_by = working.progress()?.started_by.user_id.clone();
     let owner_only = approvers.is_none() && working.engine.options.auth && working.record.owner != identity.user_id;
     if owner_only {
-        return Err(RunError::new(ErrorCode::NotAuthorized, "Not authorized to invoke graph"));
+        return Err(RunError::new(
+            ErrorCode::NotAuthorized,
+            "Not authorized to invoke graph",
+        ));
     }
     let verdict = if answer.value.is_null() {
         if approvers.is_some() && working.record.owner != identity.user_id {
@@ -59,12 +62,21 @@ pub(crate) async fn resume(
         }
         Verdict::Cancel
     } else {
-        super::glue::may_answer(working, approvers.as_ref(), separate_duties, requested_by.as_deref(), identity)?;
+        super::glue::may_answer(
+            working,
+            approvers.as_ref(),
+            separate_duties,
+            requested_by.as_deref(),
+            identity,
+        )?;
         let response_schema = tenx_artifact::Schema::from_value(&open.response_schema);
         super::glue::check_schema(&response_schema, &answer.value).map_err(|error| {
             RunError::new(
                 ErrorCode::InterruptAnswerInvalid,
-                format!("Resume value does not match the response schema of interrupt '{}': {error}", open.id),
+                format!(
+                    "Resume value does not match the response schema of interrupt '{}': {error}",
+                    open.id
+                ),
             )
         })?;
         super::glue::read_answer(working, &pending, &answer.value)?
@@ -73,7 +85,7 @@ pub(crate) async fn resume(
     if !messages.is_empty() {
         super::glue::check_input(&working.graph.input_validators, &working.artifact().validators, &messages).map_err(|violation| {
             RunError::new(ErrorCode::ValidationRefused, violation.message.clone())
-                .with_details(json!({"violation_type": violation.violation_type, "validator": violation.validator}))
+                .with_details(json!({"violation_type": violation.violation_type, "validator": violation.validator, "rule": violation.rule, "message_index": violation.message_index}))
         })?;
     }
     // Accepted: from here on the answer is recorded.
@@ -81,15 +93,18 @@ pub(crate) async fn resume(
         working.push_message(message);
     }
     let decision = verdict.as_str();
-    working.record("approval", json!({
-        "interrupt_id": open.id,
-        "node": open.node,
-        "fingerprint": pending.fingerprint,
-        "requested_by": requested_by,
-        "answered_by": identity.user_id,
-        "asked_at": pending.asked_at,
-        "decision": decision,
-    }));
+    working.record(
+        "approval",
+        json!({
+            "interrupt_id": open.id,
+            "node": open.node,
+            "fingerprint": pending.fingerprint,
+            "requested_by": requested_by,
+            "answered_by": identity.user_id,
+            "asked_at": pending.asked_at,
+            "decision": decision,
+        }),
+    );
     working.record.pending = None;
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Running;
@@ -97,10 +112,16 @@ pub(crate) async fn resume(
     execution.interrupt_reason = None;
     execution.interrupt_data = None;
     let flow = match pending.kind.clone() {
-        PendingKind::ToolApproval { node, tool, call_id, arguments, .. } => {
-            answer_tool(working, &pending, &node, &tool, &call_id, arguments, verdict).await
+        PendingKind::ToolApproval {
+            node,
+            tool,
+            call_id,
+            arguments,
+            ..
+        } => answer_tool(working, &pending, &node, &tool, &call_id, arguments, verdict).await,
+        PendingKind::InterruptNode { node } => {
+            answer_interrupt(working, &pending, &open.id, &node, &answer.value, verdict).await
         }
-        PendingKind::InterruptNode { node } => answer_interrupt(working, &pending, &open.id, &node, &answer.value, verdict).await,
         PendingKind::RemoteTool { .. } => return Err(super::entry::nothing_to_resume()),
     };
     match flow {
@@ -115,7 +136,10 @@ pub(crate) async fn resume(
         Err(StepError::Run(error)) => super::finish::failed(working, error).await,
         Err(StepError::Node(failure)) => {
             let node = working.branch()?.node.clone();
-            let error = RunError::new(ErrorCode::NodeFailed, format!("Error in node '{node}': {}", failure.message));
+            let error = RunError::new(
+                ErrorCode::NodeFailed,
+                format!("Error in node '{node}': {}", failure.message),
+            );
             super::finish::failed(working, error).await
         }
     }
@@ -131,14 +155,33 @@ async fn answer_tool(
     arguments: Value,
     verdict: Verdict,
 ) -> Result<Flow, StepError> {
-    let is_tool_node = working.graph.nodes.get(node).is_some_and(|declared| declared.kind == NodeKind::Tool);
-    let model_name = working.artifact().tools.get(tool).map(|declared| declared.name.clone()).unwrap_or_default();
-    let call = QueuedCall { id: call_id.to_owned(), name: model_name, arguments: super::glue::canonical_text(&arguments) };
+    let is_tool_node = working
+        .graph
+        .nodes
+        .get(node)
+        .is_some_and(|declared| declared.kind == NodeKind::Tool);
+    let model_name = working
+        .artifact()
+        .tools
+        .get(tool)
+        .map(|declared| declared.name.clone())
+        .unwrap_or_default();
+    let call = QueuedCall {
+        id: call_id.to_owned(),
+        name: model_name,
+        arguments: super::glue::canonical_text(&arguments),
+    };
     let arguments = match verdict {
         Verdict::Approve => arguments,
         Verdict::Edit(edited) => edited,
         Verdict::Reject | Verdict::Cancel => {
-            let on_reject = working.artifact().tools.get(tool).and_then(|declared| declared.approval.as_ref()).map(|approval| approval.on_reject.clone()).unwrap_or_default();
+            let on_reject = working
+                .artifact()
+                .tools
+                .get(tool)
+                .and_then(|declared| declared.approval.as_ref())
+                .map(|approval| approval.on_reject.clone())
+                .unwrap_or_default();
             remember_rejection(working, pending)?;
             if is_tool_node {
                 return Ok(Flow::End(on_reject));
@@ -171,7 +214,12 @@ async fn answer_interrupt(
     value: &Value,
     verdict: Verdict,
 ) -> Result<Flow, StepError> {
-    let name = working.graph.nodes.get(node).map(|declared| declared.reference.clone()).unwrap_or_default();
+    let name = working
+        .graph
+        .nodes
+        .get(node)
+        .map(|declared| declared.reference.clone())
+        .unwrap_or_default();
     let Some(interrupt) = working.artifact().interrupts.get(&name) else {
         return Err(super::NodeFailure::new(format!("interrupt `{name}` is not in the artifact")).into());
     };
@@ -180,7 +228,10 @@ async fn answer_interrupt(
     }
     match verdict {
         Verdict::Approve | Verdict::Edit(_) => {
-            if let (Some((tool_node, _)), Some(fingerprint)) = (super::interrupt::approved_tool_node(working, node, interrupt), pending.fingerprint.clone()) {
+            if let (Some((tool_node, _)), Some(fingerprint)) = (
+                super::interrupt::approved_tool_node(working, node, interrupt),
+                pending.fingerprint.clone(),
+            ) {
                 let state_version = pending.state_version;
                 working.branch_mut()?.approved = Some(ApprovedStep {
                     interrupt_node: node.to_owned(),
@@ -247,9 +298,16 @@ pub(crate) async fn refuse_if_expired(working: &mut Working<'_>) -> Result<(), R
     if working.now() < expires_at {
         return Ok(());
     }
-    let id = pending.interrupt.as_ref().map(|interrupt| interrupt.id.clone()).unwrap_or_default();
+    let id = pending
+        .interrupt
+        .as_ref()
+        .map(|interrupt| interrupt.id.clone())
+        .unwrap_or_default();
     expire(working, &pending).await?;
-    Err(RunError::new(ErrorCode::InterruptExpired, format!("interrupt '{id}' expired; a timeout is never consent")))
+    Err(RunError::new(
+        ErrorCode::InterruptExpired,
+        format!("interrupt '{id}' expired; a timeout is never consent"),
+    ))
 }
 
 /// Records that a question expired and ends the run.
@@ -257,25 +315,63 @@ pub(crate) async fn expire(working: &mut Working<'_>, pending: &Pending) -> Resu
     let interrupt_id = pending.interrupt.as_ref().map(|interrupt| interrupt.id.clone());
     working.record("approval", json!({"interrupt_id": interrupt_id, "fingerprint": pending.fingerprint, "decision": null, "outcome": "expired"}));
     let text = match &pending.kind {
-        PendingKind::ToolApproval { node, tool, call_id, arguments, .. } => {
-            let on_reject = working.artifact().tools.get(tool).and_then(|declared| declared.approval.as_ref()).map(|approval| approval.on_reject.clone()).unwrap_or_default();
-            let is_tool_node = working.graph.nodes.get(node).is_some_and(|declared| declared.kind == NodeKind::Tool);
+        PendingKind::ToolApproval {
+            node,
+            tool,
+            call_id,
+            arguments,
+            ..
+        } => {
+            let on_reject = working
+                .artifact()
+                .tools
+                .get(tool)
+                .and_then(|declared| declared.approval.as_ref())
+                .map(|approval| approval.on_reject.clone())
+                .unwrap_or_default();
+            let is_tool_node = working
+                .graph
+                .nodes
+                .get(node)
+                .is_some_and(|declared| declared.kind == NodeKind::Tool);
             if is_tool_node {
                 Some(on_reject)
             } else {
-                let model_name = working.artifact().tools.get(tool).map(|declared| declared.name.clone()).unwrap_or_default();
-                let call = QueuedCall { id: call_id.clone(), name: model_name, arguments: super::glue::canonical_text(arguments) };
+                let model_name = working
+                    .artifact()
+                    .tools
+                    .get(tool)
+                    .map(|declared| declared.name.clone())
+                    .unwrap_or_default();
+                let call = QueuedCall {
+                    id: call_id.clone(),
+                    name: model_name,
+                    arguments: super::glue::canonical_text(arguments),
+                };
                 super::calls::push_result(working, node, &call, tool, json!(on_reject), false);
                 None
             }
         }
         PendingKind::InterruptNode { node } => {
-            let name = working.graph.nodes.get(node).map(|declared| declared.reference.clone()).unwrap_or_default();
-            working.artifact().interrupts.get(&name).map(|interrupt| interrupt.on_reject.clone())
+            let name = working
+                .graph
+                .nodes
+                .get(node)
+                .map(|declared| declared.reference.clone())
+                .unwrap_or_default();
+            working
+                .artifact()
+                .interrupts
+                .get(&name)
+                .map(|interrupt| interrupt.on_reject.clone())
         }
         PendingKind::RemoteTool { .. } => None,
     };
     remember_rejection(working, pending)?;
-    working.record.execution.internal_data.insert("outcome".to_owned(), json!("expired"));
+    working
+        .record
+        .execution
+        .internal_data
+        .insert("outcome".to_owned(), json!("expired"));
     super::finish::completed(working, text).await
 }

@@ -34,9 +34,23 @@ pub(crate) async fn run_calls(
     while let Some(call) = calls.next() {
         if let Some(target) = handoff_target(working, node, agent, &call.name) {
             let target = target?;
-            push_result(working, node, &call, &call.name, json!(format!("Transferred to {target}.")), false);
+            push_result(
+                working,
+                node,
+                &call,
+                &call.name,
+                json!(format!("Transferred to {target}.")),
+                false,
+            );
             for rest in calls {
-                push_result(working, node, &rest, &rest.name, json!("Not run: the conversation was handed off."), true);
+                push_result(
+                    working,
+                    node,
+                    &rest,
+                    &rest.name,
+                    json!("Not run: the conversation was handed off."),
+                    true,
+                );
             }
             working.commit().await?;
             return Ok(CallsFlow::Handoff(target));
@@ -56,7 +70,12 @@ enum CallFlow {
 
 /// The node a declared handoff of this agent leads to, if `name` is one (D10): `None` when the
 /// name is no declared handoff (then it is an ordinary, unknown call).
-fn handoff_target(working: &Working<'_>, node: &str, agent: &Agent, name: &str) -> Option<Result<String, crate::RunError>> {
+fn handoff_target(
+    working: &Working<'_>,
+    node: &str,
+    agent: &Agent,
+    name: &str,
+) -> Option<Result<String, crate::RunError>> {
     let handoff = agent.handoffs.iter().find(|handoff| handoff.tool_name == name)?;
     let graph = working.graph;
     let target = graph
@@ -64,7 +83,12 @@ fn handoff_target(working: &Working<'_>, node: &str, agent: &Agent, name: &str) 
         .iter()
         .filter(|edge| edge.from == node && edge.kind == EdgeKind::Handoff)
         .map(|edge| edge.to.as_str())
-        .find(|to| graph.nodes.get(*to).is_some_and(|declared| declared.kind == NodeKind::Agent && declared.reference == handoff.target));
+        .find(|to| {
+            graph
+                .nodes
+                .get(*to)
+                .is_some_and(|declared| declared.kind == NodeKind::Agent && declared.reference == handoff.target)
+        });
     Some(match target {
         Some(target) => Ok(target.to_owned()),
         None => Err(super::drive::unknown_target(&working.graph_name, node, &handoff.target)),
@@ -72,27 +96,56 @@ fn handoff_target(working: &Working<'_>, node: &str, agent: &Agent, name: &str) 
 }
 
 /// Checks and runs (or pauses) one call.
-async fn one_call(working: &mut Working<'_>, node: &str, agent: &Agent, call: &QueuedCall) -> Result<CallFlow, StepError> {
+async fn one_call(
+    working: &mut Working<'_>,
+    node: &str,
+    agent: &Agent,
+    call: &QueuedCall,
+) -> Result<CallFlow, StepError> {
     let artifact = working.artifact();
     let declared = agent.allowed_tools.iter().find(|name| {
-        artifact.tools.get(*name).is_some_and(|tool| tool.name == call.name && tool.risk != Risk::Prohibited)
+        artifact
+            .tools
+            .get(*name)
+            .is_some_and(|tool| tool.name == call.name && tool.risk != Risk::Prohibited)
     });
     let (Some(declared), Some(tool)) = (declared, declared.and_then(|name| artifact.tools.get(name))) else {
-        refuse(working, node, call, &call.name, format!("Tool '{}' not found.", call.name), "not_found");
+        refuse(
+            working,
+            node,
+            call,
+            &call.name,
+            format!("Tool '{}' not found.", call.name),
+            "not_found",
+        );
         return Ok(CallFlow::Answered);
     };
     let declared = declared.clone();
     let arguments = match serde_json::from_str::<Value>(&call.arguments) {
         Ok(Value::Object(arguments)) => arguments,
         _ => {
-            refuse(working, node, call, &declared, format!("Tool '{}' failed: the arguments are not a JSON object", call.name), "invalid_arguments");
+            refuse(
+                working,
+                node,
+                call,
+                &declared,
+                format!("Tool '{}' failed: the arguments are not a JSON object", call.name),
+                "invalid_arguments",
+            );
             return Ok(CallFlow::Answered);
         }
     };
     let arguments = match prepare_arguments(working, tool, arguments, true) {
         Ok(arguments) => arguments,
         Err(reason) => {
-            refuse(working, node, call, &declared, format!("Tool '{}' failed: {reason}", call.name), "refused");
+            refuse(
+                working,
+                node,
+                call,
+                &declared,
+                format!("Tool '{}' failed: {reason}", call.name),
+                "refused",
+            );
             return Ok(CallFlow::Answered);
         }
     };
@@ -101,7 +154,14 @@ async fn one_call(working: &mut Working<'_>, node: &str, agent: &Agent, call: &Q
         Risk::Low => false,
         Risk::Medium | Risk::High => true,
         Risk::Prohibited => {
-            refuse(working, node, call, &declared, format!("Tool '{}' not found.", call.name), "not_found");
+            refuse(
+                working,
+                node,
+                call,
+                &declared,
+                format!("Tool '{}' not found.", call.name),
+                "not_found",
+            );
             return Ok(CallFlow::Answered);
         }
     };
@@ -109,10 +169,29 @@ async fn one_call(working: &mut Working<'_>, node: &str, agent: &Agent, call: &Q
         let Some(approval) = tool.approval.as_ref() else {
             // Only an interrupt node may approve this tool, and an agent cannot be one: the
             // compiler refuses such a program, so this is a tampered artifact. Fail closed.
-            refuse(working, node, call, &declared, format!("Tool '{}' failed: it needs an approval this call cannot have", call.name), "refused");
+            refuse(
+                working,
+                node,
+                call,
+                &declared,
+                format!(
+                    "Tool '{}' failed: it needs an approval this call cannot have",
+                    call.name
+                ),
+                "refused",
+            );
             return Ok(CallFlow::Answered);
         };
-        let asked = super::pause::AskTool { node, tool_name: &declared, tool, call_id: &call.id, arguments: &arguments, approval, risk, rule };
+        let asked = super::pause::AskTool {
+            node,
+            tool_name: &declared,
+            tool,
+            call_id: &call.id,
+            arguments: &arguments,
+            approval,
+            risk,
+            rule,
+        };
         return match super::pause::ask_tool(working, asked).await? {
             super::pause::Asked::Paused => Ok(CallFlow::Paused),
             super::pause::Asked::AlreadyRejected(text) => {
@@ -144,7 +223,11 @@ pub(crate) fn prepare_arguments(
     from_model: bool,
 ) -> Result<Value, String> {
     let parameters = tool.parameters.to_value();
-    let required: Vec<&str> = parameters.get("required").and_then(Value::as_array).map(|names| names.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     for (name, source) in &tool.bindings {
         if from_model && arguments.contains_key(name) {
             return Err(format!("argument {name} is set by the runtime"));
@@ -180,30 +263,60 @@ fn bound_value(working: &Working<'_>, source: &BoundSource) -> Option<Value> {
 
 /// Answers a call with an error the model sees, and records the refusal.
 fn refuse(working: &mut Working<'_>, node: &str, call: &QueuedCall, tool: &str, text: String, outcome: &str) {
-    working.record("tool_call", json!({"tool": tool, "call_id": call.id, "node": node, "outcome": outcome}));
+    working.record(
+        "tool_call",
+        json!({"tool": tool, "call_id": call.id, "node": node, "outcome": outcome}),
+    );
     let mut message = result_message(working, node, call, tool, json!(text.clone()), true);
-    message.content.insert(0, ContentBlock::Error { message: text, code: None, data: None });
+    message.content.insert(
+        0,
+        ContentBlock::Error {
+            message: text,
+            code: None,
+            data: None,
+        },
+    );
     working.push_message(message);
 }
 
 /// Appends a call's result.
-pub(crate) fn push_result(working: &mut Working<'_>, node: &str, call: &QueuedCall, tool: &str, output: Value, is_error: bool) {
+pub(crate) fn push_result(
+    working: &mut Working<'_>,
+    node: &str,
+    call: &QueuedCall,
+    tool: &str,
+    output: Value,
+    is_error: bool,
+) {
     let message = result_message(working, node, call, tool, output, is_error);
     working.push_message(message);
 }
 
 /// A `tool` message answering `call`.
-pub(crate) fn result_message(working: &Working<'_>, node: &str, call: &QueuedCall, tool: &str, output: Value, is_error: bool) -> Message {
+pub(crate) fn result_message(
+    working: &Working<'_>,
+    node: &str,
+    call: &QueuedCall,
+    tool: &str,
+    output: Value,
+    is_error: bool,
+) -> Message {
     let mut message = Message::text(working.message_id(), Role::Tool, "", working.now_seconds());
     message.content = vec![ContentBlock::ToolResult {
         call_id: call.id.clone(),
         output,
         is_error,
-        status: Some(if is_error { ToolResultStatus::Failed } else { ToolResultStatus::Completed }),
+        status: Some(if is_error {
+            ToolResultStatus::Failed
+        } else {
+            ToolResultStatus::Completed
+        }),
     }];
     message.metadata.insert("tool_call_id".to_owned(), json!(call.id));
     message.metadata.insert("function_name".to_owned(), json!(call.name));
-    message.metadata.insert("function_argument".to_owned(), json!(call.arguments));
+    message
+        .metadata
+        .insert("function_argument".to_owned(), json!(call.arguments));
     message.metadata.insert("tool".to_owned(), json!(tool));
     message.metadata.insert("node".to_owned(), json!(node));
     message

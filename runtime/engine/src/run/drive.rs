@@ -22,12 +22,18 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
         }
         working.record.execution.current_node.clone_from(&node);
         let step = working.branch()?.steps;
-        working.emit(Event::NodeStarted { node: node.clone(), step });
+        working.emit(Event::NodeStarted {
+            node: node.clone(),
+            step,
+        });
         let flow = step_node(working, &node).await;
         match flow {
             Ok(Flow::Go(target)) => {
                 let step = working.branch()?.steps;
-                working.emit(Event::NodeFinished { node: node.clone(), step });
+                working.emit(Event::NodeFinished {
+                    node: node.clone(),
+                    step,
+                });
                 if target == END {
                     working.branch_mut()?.last_node = Some(node.clone());
                 }
@@ -39,17 +45,30 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
             Ok(Flow::End(text)) => return super::finish::completed(working, Some(text)).await,
             Err(StepError::Run(error)) => return super::finish::failed(working, error).await,
             Err(StepError::Node(failure)) => {
-                let handler = working.graph.on_error.iter().find(|exit| exit.node == node).map(|exit| exit.target.clone());
+                let handler = working
+                    .graph
+                    .on_error
+                    .iter()
+                    .find(|exit| exit.node == node)
+                    .map(|exit| exit.target.clone());
                 let message = format!("Error in node '{node}': {}", failure.message);
                 let Some(handler) = handler else {
                     let error = RunError::new(ErrorCode::NodeFailed, message).with_details(json!({"node": node}));
                     return super::finish::failed(working, error).await;
                 };
-                let errors = working.record.execution.internal_data.entry("errors").or_insert_with(|| Value::Array(Vec::new()));
+                let errors = working
+                    .record
+                    .execution
+                    .internal_data
+                    .entry("errors")
+                    .or_insert_with(|| Value::Array(Vec::new()));
                 if let Value::Array(errors) = errors {
                     errors.push(json!({"code": ErrorCode::NodeFailed.as_str(), "node": node, "message": message}));
                 }
-                working.emit(Event::Error { code: ErrorCode::NodeFailed.as_str().to_owned(), message });
+                working.emit(Event::Error {
+                    code: ErrorCode::NodeFailed.as_str().to_owned(),
+                    message,
+                });
                 enter(working, handler)?;
                 working.commit().await?;
             }
@@ -60,7 +79,11 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
 /// Runs one node.
 async fn step_node(working: &mut Working<'_>, node: &str) -> Result<Flow, StepError> {
     let Some(declared) = working.graph.nodes.get(node) else {
-        return Err(StepError::Run(unknown_target(working.graph_name.as_str(), "(the checkpoint)", node)));
+        return Err(StepError::Run(unknown_target(
+            working.graph_name.as_str(),
+            "(the checkpoint)",
+            node,
+        )));
     };
     let reference = declared.reference.clone();
     match declared.kind {
@@ -92,9 +115,15 @@ pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), Run
         }
         hops = hops.saturating_add(1);
         if hops > graph.nodes.len() {
-            return Err(RunError::new(ErrorCode::UnknownTarget, format!("visit limits of graph '{}' lead in a circle", working.graph_name)));
+            return Err(RunError::new(
+                ErrorCode::UnknownTarget,
+                format!("visit limits of graph '{}' lead in a circle", working.graph_name),
+            ));
         }
-        working.emit(Event::NodeFinished { node: target.clone(), step: 0 });
+        working.emit(Event::NodeFinished {
+            node: target.clone(),
+            step: 0,
+        });
         target.clone_from(&limit.exit);
     }
     working.branch_mut()?.node.clone_from(&target);
@@ -109,8 +138,11 @@ pub(crate) fn next_after(working: &Working<'_>, node: &str) -> Result<String, Ru
     if let Some(route) = graph.routes.iter().find(|route| route.from == node) {
         return match super::glue::choose(route, working.state()) {
             Some(target) => Ok(target.to_owned()),
-            None => Err(RunError::new(ErrorCode::UnknownTarget, format!("no arm of the route out of '{node}' matched"))
-                .with_details(json!({"node": node}))),
+            None => Err(RunError::new(
+                ErrorCode::UnknownTarget,
+                format!("no arm of the route out of '{node}' matched"),
+            )
+            .with_details(json!({"node": node}))),
         };
     }
     graph
@@ -118,11 +150,17 @@ pub(crate) fn next_after(working: &Working<'_>, node: &str) -> Result<String, Ru
         .iter()
         .find(|edge| edge.from == node && edge.kind == EdgeKind::Plain)
         .map(|edge| edge.to.clone())
-        .ok_or_else(|| RunError::new(ErrorCode::UnknownTarget, format!("node '{node}' has no way out")).with_details(json!({"node": node})))
+        .ok_or_else(|| {
+            RunError::new(ErrorCode::UnknownTarget, format!("node '{node}' has no way out"))
+                .with_details(json!({"node": node}))
+        })
 }
 
 /// GRAPH_007: a way to a node the graph does not have (a tampered store or artifact).
 pub(crate) fn unknown_target(graph: &str, from: &str, target: &str) -> RunError {
-    RunError::new(ErrorCode::UnknownTarget, format!("node '{from}' of graph '{graph}' leads to '{target}', which the graph does not have"))
-        .with_details(json!({"node": from, "target": target}))
+    RunError::new(
+        ErrorCode::UnknownTarget,
+        format!("node '{from}' of graph '{graph}' leads to '{target}', which the graph does not have"),
+    )
+    .with_details(json!({"node": from, "target": target}))
 }

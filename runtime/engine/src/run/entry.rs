@@ -37,7 +37,10 @@ impl Engine {
         if let Some(record) = &stored {
             // An answer may come from an approver who does not own the thread: `answer` decides.
             if inner.options.auth && record.owner != request.identity.user_id && request.resume.is_none() {
-                return Err(RunError::new(ErrorCode::NotAuthorized, "Not authorized to invoke graph"));
+                return Err(RunError::new(
+                    ErrorCode::NotAuthorized,
+                    "Not authorized to invoke graph",
+                ));
             }
             if record.graph != graph_name {
                 return Err(RunError::new(
@@ -70,13 +73,27 @@ impl Engine {
         drop(lease);
         outcome?;
         let mut messages = Vec::new();
-        if !working.produced.first().is_some_and(|message| message.role == Role::User)
-            && let Some(last_user) = working.record.context.iter().take(before).rev().find(|message| message.role == Role::User)
+        if !working
+            .produced
+            .first()
+            .is_some_and(|message| message.role == Role::User)
+            && let Some(last_user) = working
+                .record
+                .context
+                .iter()
+                .take(before)
+                .rev()
+                .find(|message| message.role == Role::User)
         {
             messages.push(last_user.clone());
         }
         messages.extend(working.produced.iter().cloned());
-        Ok(RunOutput { thread_id, is_new_thread, messages, thread: working.record })
+        Ok(RunOutput {
+            thread_id,
+            is_new_thread,
+            messages,
+            thread: working.record,
+        })
     }
 }
 
@@ -96,7 +113,9 @@ async fn serve(working: &mut Working<'_>, request: RunRequest) -> Result<(), Run
             };
             Err(RunError::new(
                 ErrorCode::RemoteToolPending,
-                format!("remote tool call '{call}' is waiting for its result; send a tool message with a tool_result for it"),
+                format!(
+                    "remote tool call '{call}' is waiting for its result; send a tool message with a tool_result for it"
+                ),
             ))
         }
         Some(PendingKind::ToolApproval { .. } | PendingKind::InterruptNode { .. }) => {
@@ -164,5 +183,8 @@ fn new_thread(inner: &Inner, thread_id: &str, graph: &str, request: &RunRequest)
 
 /// D2: a resume on a thread that is not paused at a question.
 pub(crate) fn nothing_to_resume() -> RunError {
-    RunError::new(ErrorCode::NothingToResume, "Nothing to resume: this thread is not paused at an interrupt")
+    RunError::new(
+        ErrorCode::NothingToResume,
+        "Nothing to resume: this thread is not paused at an interrupt",
+    )
 }

@@ -21,7 +21,13 @@ pub(crate) struct Outcome {
 }
 
 /// The key a call of `tool` runs under.
-pub(crate) fn idempotency_key(working: &Working<'_>, tool: &Tool, node: &str, call_id: &str, arguments: &Value) -> String {
+pub(crate) fn idempotency_key(
+    working: &Working<'_>,
+    tool: &Tool,
+    node: &str,
+    call_id: &str,
+    arguments: &Value,
+) -> String {
     match (&tool.idempotency_key, arguments) {
         (Some(template), Value::Object(arguments)) => super::glue::render(template, arguments),
         _ => format!("{}:{node}:{call_id}", working.record.thread_id),
@@ -46,17 +52,34 @@ pub(crate) async fn run_tool(
     let runner = working.engine.ports.tools.clone();
     let fields = |outcome: &str| json!({"tool": declared, "call_id": call_id, "node": node, "idempotency_key": key, "outcome": outcome, "approved": approved});
     match store.receipt(&thread_id, &key).await.map_err(store_error)? {
-        Some(Receipt { state: ReceiptState::Done { result, is_error }, .. }) => {
+        Some(Receipt {
+            state: ReceiptState::Done { result, is_error },
+            ..
+        }) => {
             working.record("tool_call", fields("repeat"));
-            return Ok(Outcome { output: result, is_error });
+            return Ok(Outcome {
+                output: result,
+                is_error,
+            });
         }
-        Some(Receipt { state: ReceiptState::OutcomeUnknown, .. }) => {
+        Some(Receipt {
+            state: ReceiptState::OutcomeUnknown,
+            ..
+        }) => {
             working.record("tool_call", fields("outcome_unknown"));
             return Ok(unknown(tool));
         }
-        Some(Receipt { state: ReceiptState::InFlight { .. }, .. }) => {
+        Some(Receipt {
+            state: ReceiptState::InFlight { .. },
+            ..
+        }) => {
             if !runner.deduplicates(tool) {
-                let receipt = Receipt { thread_id: thread_id.clone(), key: key.clone(), tool: declared.to_owned(), state: ReceiptState::OutcomeUnknown };
+                let receipt = Receipt {
+                    thread_id: thread_id.clone(),
+                    key: key.clone(),
+                    tool: declared.to_owned(),
+                    state: ReceiptState::OutcomeUnknown,
+                };
                 working.receipts.push(receipt);
                 working.record("tool_call", fields("outcome_unknown"));
                 return Ok(unknown(tool));
@@ -64,28 +87,75 @@ pub(crate) async fn run_tool(
             // The key reaches the service: send the same call again; it deduplicates.
         }
         None => {
-            let marker = Receipt { thread_id: thread_id.clone(), key: key.clone(), tool: declared.to_owned(), state: ReceiptState::InFlight { started_at: working.now() } };
+            let marker = Receipt {
+                thread_id: thread_id.clone(),
+                key: key.clone(),
+                tool: declared.to_owned(),
+                state: ReceiptState::InFlight {
+                    started_at: working.now(),
+                },
+            };
             working.commit_receipt(marker).await?;
         }
     }
-    working.emit(Event::ToolCall { node: node.to_owned(), tool: declared.to_owned(), call_id: call_id.to_owned(), args: arguments.clone() });
+    working.emit(Event::ToolCall {
+        node: node.to_owned(),
+        tool: declared.to_owned(),
+        call_id: call_id.to_owned(),
+        args: arguments.clone(),
+    });
     let started_by = working.progress()?.started_by.clone();
-    let invocation = ToolInvocation { tool_name: declared, tool, arguments, idempotency_key: &key, identity: &started_by, thread_id: &thread_id, call_id };
+    let invocation = ToolInvocation {
+        tool_name: declared,
+        tool,
+        arguments,
+        idempotency_key: &key,
+        identity: &started_by,
+        thread_id: &thread_id,
+        call_id,
+    };
     let outcome = match runner.call(invocation, &working.cancel).await {
-        Ok(result) => match tool.result.as_ref().map(|schema| super::glue::check_schema(schema, &result)) {
-            Some(Err(error)) => Outcome { output: json!(format!("Tool '{}' failed: its result does not match its declared type: {error}", tool.name)), is_error: true },
-            _ => Outcome { output: result, is_error: false },
+        Ok(result) => match tool
+            .result
+            .as_ref()
+            .map(|schema| super::glue::check_schema(schema, &result))
+        {
+            Some(Err(error)) => Outcome {
+                output: json!(format!(
+                    "Tool '{}' failed: its result does not match its declared type: {error}",
+                    tool.name
+                )),
+                is_error: true,
+            },
+            _ => Outcome {
+                output: result,
+                is_error: false,
+            },
         },
-        Err(error) => Outcome { output: json!(format!("Tool '{}' failed: {}", tool.name, error.message)), is_error: true },
+        Err(error) => Outcome {
+            output: json!(format!("Tool '{}' failed: {}", tool.name, error.message)),
+            is_error: true,
+        },
     };
     working.receipts.push(Receipt {
         thread_id,
         key: key.clone(),
         tool: declared.to_owned(),
-        state: ReceiptState::Done { result: outcome.output.clone(), is_error: outcome.is_error },
+        state: ReceiptState::Done {
+            result: outcome.output.clone(),
+            is_error: outcome.is_error,
+        },
     });
-    working.record("tool_call", fields(if outcome.is_error { "failed" } else { "completed" }));
-    working.emit(Event::ToolResult { node: node.to_owned(), tool: declared.to_owned(), call_id: call_id.to_owned(), is_error: outcome.is_error });
+    working.record(
+        "tool_call",
+        fields(if outcome.is_error { "failed" } else { "completed" }),
+    );
+    working.emit(Event::ToolResult {
+        node: node.to_owned(),
+        tool: declared.to_owned(),
+        call_id: call_id.to_owned(),
+        is_error: outcome.is_error,
+    });
     Ok(outcome)
 }
 
@@ -103,8 +173,17 @@ fn unknown(tool: &Tool) -> Outcome {
 /// Writes a successful result into state where the graph's `writes` say: a tool node's result
 /// (`node`), or a tool an agent node called (`tool`). A result that does not fit the state
 /// fails the step; the state is never left half-written.
-pub(crate) fn write_tool_result(working: &mut Working<'_>, node: &str, tool: &str, output: &Value) -> Result<(), NodeFailure> {
-    let is_tool_node = working.graph.nodes.get(node).is_some_and(|declared| declared.kind == NodeKind::Tool);
+pub(crate) fn write_tool_result(
+    working: &mut Working<'_>,
+    node: &str,
+    tool: &str,
+    output: &Value,
+) -> Result<(), NodeFailure> {
+    let is_tool_node = working
+        .graph
+        .nodes
+        .get(node)
+        .is_some_and(|declared| declared.kind == NodeKind::Tool);
     let mut state = working.record.state.clone();
     let mut wrote = false;
     for write in &working.graph.writes {
@@ -121,8 +200,11 @@ pub(crate) fn write_tool_result(working: &mut Working<'_>, node: &str, tool: &st
     if !wrote {
         return Ok(());
     }
-    super::glue::check_schema(&working.graph.state_schema, &Value::Object(state.clone()))
-        .map_err(|error| NodeFailure::new(format!("the result of `{tool}` does not fit the graph's state: {error}")))?;
+    super::glue::check_schema(&working.graph.state_schema, &Value::Object(state.clone())).map_err(|error| {
+        NodeFailure::new(format!(
+            "the result of `{tool}` does not fit the graph's state: {error}"
+        ))
+    })?;
     working.record.state = state;
     Ok(())
 }

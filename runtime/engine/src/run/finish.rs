@@ -4,9 +4,9 @@
 use serde_json::json;
 use tenx_artifact::{NodeKind, Resume};
 
+use crate::RunError;
 use crate::ports::Event;
 use crate::wire::{ExecutionStatus, Message, Role, StopState};
-use crate::RunError;
 
 use super::Working;
 
@@ -14,14 +14,20 @@ use super::Working;
 pub(crate) async fn completed(working: &mut Working<'_>, final_text: Option<String>) -> Result<(), RunError> {
     if let Some(text) = final_text {
         let mut message = Message::text(working.message_id(), Role::Assistant, text, working.now_seconds());
-        message.metadata.insert("node".to_owned(), json!(working.branch()?.node));
+        message
+            .metadata
+            .insert("node".to_owned(), json!(working.branch()?.node));
         working.push_message(message);
         working.record.resume_at = None;
     } else {
         let last = working.branch()?.last_node.clone();
         let resumable = working.graph.resume == Resume::LastAgent
             && last.as_deref().is_some_and(|node| {
-                working.graph.nodes.get(node).is_some_and(|declared| declared.kind == NodeKind::Agent)
+                working
+                    .graph
+                    .nodes
+                    .get(node)
+                    .is_some_and(|declared| declared.kind == NodeKind::Agent)
                     && working.graph.resume_nodes().contains(&node)
             });
         working.record.resume_at = if resumable { last } else { None };
@@ -45,14 +51,24 @@ pub(crate) async fn failed(working: &mut Working<'_>, error: RunError) -> Result
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Error;
     execution.internal_data.insert("error".to_owned(), json!(error.message));
-    execution.internal_data.insert("error_code".to_owned(), json!(error.code.as_str()));
+    execution
+        .internal_data
+        .insert("error_code".to_owned(), json!(error.code.as_str()));
     working.record.pending = None;
     working.record.run = None;
     working.record.resume_at = None;
-    working.emit(Event::Error { code: error.code.as_str().to_owned(), message: error.message.clone() });
+    working.emit(Event::Error {
+        code: error.code.as_str().to_owned(),
+        message: error.message.clone(),
+    });
     // A store failure cannot be recorded in the store; return it as it is.
     if let Err(store_error) = working.commit().await {
-        if error.code.status() < 500 || matches!(error.code, crate::ErrorCode::Storage | crate::ErrorCode::StorageTransient) {
+        if error.code.status() < 500
+            || matches!(
+                error.code,
+                crate::ErrorCode::Storage | crate::ErrorCode::StorageTransient
+            )
+        {
             return Err(error);
         }
         return Err(store_error);

@@ -55,7 +55,8 @@ pub(crate) fn call_risk(tool: &Tool, arguments: &Value) -> (Risk, Option<usize>)
 
 /// Writes a value at a state path.
 pub(crate) fn write_path(state: &mut Map<String, Value>, path: &[String], value: Value) -> Result<(), NodeFailure> {
-    crate::expr::write_path(state, path, value).map_err(|error| NodeFailure::new(format!("cannot write state path `{}`: {error}", path.join("."))))
+    crate::expr::write_path(state, path, value)
+        .map_err(|error| NodeFailure::new(format!("cannot write state path `{}`: {error}", path.join("."))))
 }
 
 /// A validator's refusal.
@@ -63,6 +64,8 @@ pub(crate) struct Refusal {
     pub(crate) validator: String,
     pub(crate) violation_type: String,
     pub(crate) message: String,
+    pub(crate) rule: String,
+    pub(crate) message_index: Option<usize>,
 }
 
 /// A non-strict validator's finding (logged, not refused).
@@ -78,8 +81,16 @@ pub(crate) fn check_input(
     messages: &[Message],
 ) -> Result<Vec<Finding>, Refusal> {
     crate::validate::check_input(uses, validators, messages)
-        .map(|logged| logged.into_iter().map(|entry| Finding { violation_type: entry.violation_type, message: entry.message }).collect())
-        .map_err(|violation| Refusal { validator: violation.validator, violation_type: violation.violation_type, message: violation.message })
+        .map(|logged| {
+            logged
+                .into_iter()
+                .map(|entry| Finding {
+                    violation_type: entry.0.violation_type.as_str().to_owned(),
+                    message: entry.0.message,
+                })
+                .collect()
+        })
+        .map_err(refusal)
 }
 
 /// An agent's output guards over one answer's text.
@@ -90,7 +101,17 @@ pub(crate) fn check_output(
 ) -> Result<(), Refusal> {
     crate::validate::check_output(uses, validators, text)
         .map(|_| ())
-        .map_err(|violation| Refusal { validator: violation.validator, violation_type: violation.violation_type, message: violation.message })
+        .map_err(refusal)
+}
+
+fn refusal(violation: crate::validate::Violation) -> Refusal {
+    Refusal {
+        validator: violation.validator,
+        violation_type: violation.violation_type.as_str().to_owned(),
+        message: violation.message,
+        rule: violation.rule,
+        message_index: violation.message_index,
+    }
 }
 
 /// The parameters a handoff tool is offered with.
@@ -117,8 +138,16 @@ fn package_of(request: &ApprovalRequest) -> Result<Package, NodeFailure> {
 }
 
 /// The package of a tool call its own approval gates.
-pub(crate) fn tool_package(working: &Working<'_>, ask: &super::pause::AskTool<'_>, expires_at: Option<u64>) -> Result<Package, NodeFailure> {
-    let requested_by = working.record.run.as_ref().and_then(|run| run.started_by.user_id.clone());
+pub(crate) fn tool_package(
+    working: &Working<'_>,
+    ask: &super::pause::AskTool<'_>,
+    expires_at: Option<u64>,
+) -> Result<Package, NodeFailure> {
+    let requested_by = working
+        .record
+        .run
+        .as_ref()
+        .and_then(|run| run.started_by.user_id.clone());
     let context = ActionContext {
         artifact_id: &working.engine.artifact_id,
         graph: &working.graph_name,
@@ -137,7 +166,10 @@ pub(crate) fn tool_package(working: &Working<'_>, ask: &super::pause::AskTool<'_
         ask.approval,
         ask.arguments.clone(),
         target,
-        CallRisk { risk: ask.risk, rule: ask.rule },
+        CallRisk {
+            risk: ask.risk,
+            rule: ask.rule,
+        },
     );
     request.expires_at = expires_at;
     package_of(&request)
@@ -157,7 +189,11 @@ pub(crate) fn interrupt_package(
     state_version: u64,
     expires_at: Option<u64>,
 ) -> Result<Package, NodeFailure> {
-    let requested_by = working.record.run.as_ref().and_then(|run| run.started_by.user_id.clone());
+    let requested_by = working
+        .record
+        .run
+        .as_ref()
+        .and_then(|run| run.started_by.user_id.clone());
     let context = ActionContext {
         artifact_id: &working.engine.artifact_id,
         graph: &working.graph_name,
@@ -167,11 +203,24 @@ pub(crate) fn interrupt_package(
         requested_by: requested_by.as_deref(),
         asked_at: working.now(),
     };
-    let target = interrupt.target.as_deref().map(|template| render(template, working.state()));
+    let target = interrupt
+        .target
+        .as_deref()
+        .map(|template| render(template, working.state()));
     let (risk, rule) = call_risk(tool, arguments);
-    let mut request = ApprovalRequest::for_interrupt(&context, interrupt, tool_name, tool, arguments.clone(), target, CallRisk { risk, rule });
+    let mut request = ApprovalRequest::for_interrupt(
+        &context,
+        interrupt,
+        tool_name,
+        tool,
+        arguments.clone(),
+        target,
+        CallRisk { risk, rule },
+    );
     request.expires_at = expires_at;
-    request.form = PackageForm::InterruptNode { details: details.unwrap_or(Value::Null) };
+    request.form = PackageForm::InterruptNode {
+        details: details.unwrap_or(Value::Null),
+    };
     package_of(&request)
 }
 
@@ -183,14 +232,23 @@ pub(crate) fn who_may_answer(working: &Working<'_>, pending: &Pending) -> (Optio
             .tools
             .get(tool)
             .and_then(|declared| declared.approval.as_ref())
-            .map_or((None, true), |approval| (approval.approvers.clone(), approval.separate_duties)),
+            .map_or((None, true), |approval| {
+                (approval.approvers.clone(), approval.separate_duties)
+            }),
         PendingKind::InterruptNode { node } => {
-            let name = working.graph.nodes.get(node).map(|declared| declared.reference.clone()).unwrap_or_default();
+            let name = working
+                .graph
+                .nodes
+                .get(node)
+                .map(|declared| declared.reference.clone())
+                .unwrap_or_default();
             working
                 .artifact()
                 .interrupts
                 .get(&name)
-                .map_or((None, true), |interrupt| (interrupt.approvers.clone(), interrupt.separate_duties))
+                .map_or((None, true), |interrupt| {
+                    (interrupt.approvers.clone(), interrupt.separate_duties)
+                })
         }
         PendingKind::RemoteTool { .. } => (None, false),
     }
@@ -204,7 +262,13 @@ pub(crate) fn may_answer(
     requested_by: Option<&str>,
     identity: &Identity,
 ) -> Result<(), RunError> {
-    crate::approval::may_answer(approvers, separate_duties, requested_by, identity, working.engine.options.auth)
+    crate::approval::may_answer(
+        approvers,
+        separate_duties,
+        requested_by,
+        identity,
+        working.engine.options.auth,
+    )
 }
 
 /// What a valid answer decides; an edit's arguments are checked (422 `EDIT_REFUSED`) first.
@@ -229,15 +293,22 @@ pub(crate) fn read_answer(working: &Working<'_>, pending: &Pending, value: &Valu
             }
         }
         PendingKind::InterruptNode { node } => {
-            let name = working.graph.nodes.get(node).map(|declared| declared.reference.clone()).unwrap_or_default();
+            let name = working
+                .graph
+                .nodes
+                .get(node)
+                .map(|declared| declared.reference.clone())
+                .unwrap_or_default();
             Ok(working
                 .artifact()
                 .interrupts
                 .get(&name)
-                .map_or(Verdict::Reject, |interrupt| match crate::approval::read_answer(&interrupt.decision, value) {
-                    // An interrupt has no arguments to edit (the compiler refuses `edit` there).
-                    Verdict::Edit(_) => Verdict::Reject,
-                    other => other,
+                .map_or(Verdict::Reject, |interrupt| {
+                    match crate::approval::read_answer(&interrupt.decision, value) {
+                        // An interrupt has no arguments to edit (the compiler refuses `edit` there).
+                        Verdict::Edit(_) => Verdict::Reject,
+                        other => other,
+                    }
                 }))
         }
         PendingKind::RemoteTool { .. } => Ok(Verdict::Reject),

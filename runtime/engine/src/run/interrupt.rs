@@ -18,11 +18,22 @@ pub(crate) async fn interrupt_node(working: &mut Working<'_>, node: &str, name: 
     };
     let asked_at = working.now();
     let expires_at = interrupt.expires_ms.map(|ms| asked_at.saturating_add(ms));
-    let details = interrupt.value.as_ref().map(|value| super::glue::render_deep(value, working.state()));
+    let details = interrupt
+        .value
+        .as_ref()
+        .map(|value| super::glue::render_deep(value, working.state()));
     let state_version = working.stored_version.unwrap_or(0);
     let (value, fingerprint, rejection_key) = match approved_tool_node(working, node, interrupt) {
         Some((tool_node, tool_name)) => {
-            let package = node_package(working, interrupt, &tool_node, &tool_name, details.clone(), state_version, expires_at)?;
+            let package = node_package(
+                working,
+                interrupt,
+                &tool_node,
+                &tool_name,
+                details.clone(),
+                state_version,
+                expires_at,
+            )?;
             (package.value, Some(package.fingerprint), Some(package.rejection_key))
         }
         None => (details.unwrap_or(Value::Null), None, None),
@@ -53,8 +64,16 @@ pub(crate) async fn interrupt_node(working: &mut Working<'_>, node: &str, name: 
 /// The tool node this interrupt approves that a way out of `node` leads to, with its tool.
 pub(crate) fn approved_tool_node(working: &Working<'_>, node: &str, interrupt: &Interrupt) -> Option<(String, String)> {
     let graph = working.graph;
-    let edges = graph.edges.iter().filter(|edge| edge.from == node && edge.kind == EdgeKind::Plain).map(|edge| edge.to.as_str());
-    let arms = graph.routes.iter().filter(|route| route.from == node).flat_map(|route| route.arms.iter().map(tenx_artifact::Arm::target));
+    let edges = graph
+        .edges
+        .iter()
+        .filter(|edge| edge.from == node && edge.kind == EdgeKind::Plain)
+        .map(|edge| edge.to.as_str());
+    let arms = graph
+        .routes
+        .iter()
+        .filter(|route| route.from == node)
+        .flat_map(|route| route.arms.iter().map(tenx_artifact::Arm::target));
     edges.chain(arms).find_map(|target| {
         let declared = graph.nodes.get(target)?;
         (declared.kind == NodeKind::Tool && interrupt.approves.contains(&declared.reference))
@@ -94,5 +113,15 @@ pub(crate) fn node_package(
     let Some(tool) = working.artifact().tools.get(tool_name) else {
         return Err(NodeFailure::new(format!("tool `{tool_name}` is not in the artifact")));
     };
-    super::glue::interrupt_package(working, interrupt, tool_node, tool_name, tool, &arguments, details, state_version, expires_at)
+    super::glue::interrupt_package(
+        working,
+        interrupt,
+        tool_node,
+        tool_name,
+        tool,
+        &arguments,
+        details,
+        state_version,
+        expires_at,
+    )
 }

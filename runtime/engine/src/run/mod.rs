@@ -87,7 +87,9 @@ pub(crate) struct NodeFailure {
 
 impl NodeFailure {
     pub(crate) fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self {
+            message: message.into(),
+        }
     }
 }
 

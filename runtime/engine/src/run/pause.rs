@@ -113,7 +113,12 @@ pub(crate) async fn remote_call(
     working.produced.push(placeholder.clone());
     working.emit(Event::Message { message: placeholder });
     let pending = Pending {
-        kind: PendingKind::RemoteTool { node: node.to_owned(), tool: declared.to_owned(), call_id: call_id.to_owned(), queued: Vec::new() },
+        kind: PendingKind::RemoteTool {
+            node: node.to_owned(),
+            tool: declared.to_owned(),
+            call_id: call_id.to_owned(),
+            queued: Vec::new(),
+        },
         interrupt: None,
         expires_at: None,
         fingerprint: None,
@@ -128,7 +133,10 @@ pub(crate) async fn remote_call(
     execution.interrupt_reason = Some("remote_tool_call".to_owned());
     execution.interrupt_data = None;
     working.record.pending = Some(pending);
-    working.record("tool_call", json!({"tool": declared, "call_id": call_id, "node": node, "outcome": "sent_to_client"}));
+    working.record(
+        "tool_call",
+        json!({"tool": declared, "call_id": call_id, "node": node, "outcome": "sent_to_client"}),
+    );
     working.commit().await?;
     Ok(())
 }

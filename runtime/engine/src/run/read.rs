@@ -16,12 +16,19 @@ impl Engine {
     pub async fn thread(&self, thread_id: &str, identity: &Identity) -> Result<ThreadRecord, RunError> {
         let inner = &*self.inner;
         let record = inner.ports.store.load(thread_id).await.map_err(store_error)?;
-        let record = record.filter(|record| !inner.options.auth || record.owner == identity.user_id).ok_or_else(not_found)?;
-        let expired = record.pending.as_ref().and_then(|pending| pending.expires_at).is_some_and(|at| inner.ports.clock.now() >= at);
+        let record = record
+            .filter(|record| !inner.options.auth || record.owner == identity.user_id)
+            .ok_or_else(not_found)?;
+        let expired = record
+            .pending
+            .as_ref()
+            .and_then(|pending| pending.expires_at)
+            .is_some_and(|at| inner.ports.clock.now() >= at);
         if !expired {
             return Ok(record);
         }
-        let Ok(Ok(lease)) = tokio::time::timeout(inner.options.busy_wait, inner.ports.store.lock(thread_id)).await else {
+        let Ok(Ok(lease)) = tokio::time::timeout(inner.options.busy_wait, inner.ports.store.lock(thread_id)).await
+        else {
             return Ok(record);
         };
         let Some(record) = inner.ports.store.load(thread_id).await.map_err(store_error)? else {

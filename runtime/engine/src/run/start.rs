@@ -22,22 +22,33 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     let logged = super::glue::check_input(&graph.input_validators, validators, &request.messages).map_err(|violation| {
         working.emit(Event::Rejected { violation_type: violation.violation_type.clone(), message: violation.message.clone() });
         RunError::new(ErrorCode::ValidationRefused, violation.message.clone())
-            .with_details(json!({"violation_type": violation.violation_type, "validator": violation.validator}))
+            .with_details(json!({"violation_type": violation.violation_type, "validator": violation.validator, "rule": violation.rule, "message_index": violation.message_index}))
     })?;
     for entry in logged {
-        working.emit(Event::Rejected { violation_type: format!("logged:{}", entry.violation_type), message: entry.message });
+        working.emit(Event::Rejected {
+            violation_type: format!("logged:{}", entry.violation_type),
+            message: entry.message,
+        });
     }
     let start = start_node(working, request.start_node.as_deref())?;
     let state = initial_state(working, request.initial_state)?;
     let graph_limit = graph.recursion_limit.min(working.engine.options.max_recursion_limit);
-    let limit = request.recursion_limit.map_or(graph_limit, |asked| asked.min(graph_limit));
+    let limit = request
+        .recursion_limit
+        .map_or(graph_limit, |asked| asked.min(graph_limit));
     if limit == 0 {
-        return Err(RunError::new(ErrorCode::InvalidRequest, "recursion_limit must be at least 1"));
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            "recursion_limit must be at least 1",
+        ));
     }
     // Everything is accepted: from here on the run changes the thread.
     working.record.state = state;
     working.record.artifact_id.clone_from(&working.engine.artifact_id);
-    working.record.substitutions.clone_from(&working.engine.options.substitutions);
+    working
+        .record
+        .substitutions
+        .clone_from(&working.engine.options.substitutions);
     let now = working.now_seconds();
     let mut input_text = String::new();
     for mut message in request.messages {
@@ -53,7 +64,13 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     }
     let run_id = working.engine.ports.ids.run_id();
     let mut branches = BTreeMap::new();
-    branches.insert(ROOT_BRANCH.to_owned(), Branch { node: String::new(), ..Branch::default() });
+    branches.insert(
+        ROOT_BRANCH.to_owned(),
+        Branch {
+            node: String::new(),
+            ..Branch::default()
+        },
+    );
     working.record.run = Some(RunProgress {
         run_id: run_id.clone(),
         started_by: request.identity,
@@ -70,7 +87,11 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     execution.interrupt_data = None;
     execution.internal_data = Map::new();
     execution.stop_current_execution = crate::wire::StopState::None;
-    working.emit(Event::RunStarted { thread_id: working.record.thread_id.clone(), run_id, node: start.clone() });
+    working.emit(Event::RunStarted {
+        thread_id: working.record.thread_id.clone(),
+        run_id,
+        node: start.clone(),
+    });
     super::drive::enter(working, start)?;
     super::drive::drive(working).await
 }
@@ -84,7 +105,10 @@ fn start_node(working: &Working<'_>, asked: Option<&str>) -> Result<String, RunE
         }
         return Err(RunError::new(
             ErrorCode::StartNodeRefused,
-            format!("a run of graph '{}' cannot start at '{asked}': it starts at its entry or a declared extra entry", working.graph_name),
+            format!(
+                "a run of graph '{}' cannot start at '{asked}': it starts at its entry or a declared extra entry",
+                working.graph_name
+            ),
         ));
     }
     if graph.resume == Resume::LastAgent
@@ -109,30 +133,55 @@ fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map
         .unwrap_or_default();
     let unknown: Vec<&String> = given.keys().filter(|key| !declared.contains(key)).collect();
     if !unknown.is_empty() {
-        let names = unknown.iter().map(|name| format!("'{name}'")).collect::<Vec<_>>().join(", ");
+        let names = unknown
+            .iter()
+            .map(|name| format!("'{name}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
         return Err(RunError::new(
             ErrorCode::InvalidRequest,
-            format!("initial_state sets fields graph '{}' does not declare: {names}", working.graph_name),
+            format!(
+                "initial_state sets fields graph '{}' does not declare: {names}",
+                working.graph_name
+            ),
         ));
     }
     let mut state = working.record.state.clone();
     state.extend(given);
     let state = super::glue::with_defaults(schema, Value::Object(state));
     let Value::Object(state) = state else {
-        return Err(RunError::new(ErrorCode::InvalidRequest, "initial_state must be an object"));
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            "initial_state must be an object",
+        ));
     };
     let missing: Vec<String> = schema_value
         .get("required")
         .and_then(Value::as_array)
-        .map(|required| required.iter().filter_map(Value::as_str).filter(|name| !state.contains_key(*name)).map(|name| format!("'{name}'")).collect())
+        .map(|required| {
+            required
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|name| !state.contains_key(*name))
+                .map(|name| format!("'{name}'"))
+                .collect()
+        })
         .unwrap_or_default();
     if !missing.is_empty() {
         return Err(RunError::new(
             ErrorCode::InvalidRequest,
-            format!("initial_state is missing required fields of graph '{}': {}", working.graph_name, missing.join(", ")),
+            format!(
+                "initial_state is missing required fields of graph '{}': {}",
+                working.graph_name,
+                missing.join(", ")
+            ),
         ));
     }
-    super::glue::check_schema(schema, &Value::Object(state.clone()))
-        .map_err(|error| RunError::new(ErrorCode::InvalidRequest, format!("initial_state does not match the state schema: {error}")))?;
+    super::glue::check_schema(schema, &Value::Object(state.clone())).map_err(|error| {
+        RunError::new(
+            ErrorCode::InvalidRequest,
+            format!("initial_state does not match the state schema: {error}"),
+        )
+    })?;
     Ok(state)
 }

@@ -116,20 +116,33 @@ impl<'e> Working<'e> {
 
     /// Writes receipts alone (an in-flight marker before a call is sent), leaving the thread.
     pub(crate) async fn commit_receipt(&mut self, receipt: Receipt) -> Result<(), RunError> {
-        let commit = Commit { thread: None, expected_version: self.stored_version, receipts: vec![receipt], records: Vec::new() };
+        let commit = Commit {
+            thread: None,
+            expected_version: self.stored_version,
+            receipts: vec![receipt],
+            records: Vec::new(),
+        };
         self.engine.ports.store.commit(commit).await.map_err(store_error)
     }
 
     /// Appends a record to write with the next commit.
     pub(crate) fn record(&mut self, kind: &str, fields: Value) {
-        let record = Record { thread_id: self.record.thread_id.clone(), at: self.now(), kind: kind.to_owned(), fields };
+        let record = Record {
+            thread_id: self.record.thread_id.clone(),
+            at: self.now(),
+            kind: kind.to_owned(),
+            fields,
+        };
         self.records.push(record);
     }
 }
 
 /// A checkpoint that lacks what a run in progress must have.
 pub(crate) fn damaged() -> RunError {
-    RunError::new(ErrorCode::Storage, "the thread's checkpoint is damaged: a run in progress has no progress record")
+    RunError::new(
+        ErrorCode::Storage,
+        "the thread's checkpoint is damaged: a run in progress has no progress record",
+    )
 }
 
 /// A store failure as a run error (never with more detail than the store gave).

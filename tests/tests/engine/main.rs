@@ -14,4 +14,5 @@ mod harness;
 
 mod approvals;
 mod bypass;
+mod concurrency;
 mod flow;

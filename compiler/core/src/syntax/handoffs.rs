@@ -8,6 +8,7 @@
 use super::Lower;
 use super::blocks::{Field, FieldBody, Fields, ident_list, value_of};
 use crate::ast::{Expr, ExprKind, HandoffPayload, Ident};
+use tenx_diagnostics::Code;
 use tenx_grammar::Rule;
 use tenx_grammar::pest::iterators::Pair;
 
@@ -72,6 +73,22 @@ impl Fields {
         let Some(value) = value_of(lower, "handoffs", field) else {
             return (Vec::new(), Vec::new());
         };
+        // `handoffs = escalation(reason: string)`: a payload outside the brackets, which only
+        // the bracketed list can hold (or a payload that does not read as parameters).
+        if let ExprKind::Call { callee, .. } = &value.kind
+            && let [target] = callee.as_slice()
+        {
+            let d = lower
+                .diag(Code::TENX0108, "`handoffs` must be a list of names", value.span)
+                .label("found a call")
+                .help(format!(
+                    "write a handoff with a payload inside the list, its parameters like a tool's: `handoffs = [{}(reason: string \"Why\")]`",
+                    target.name
+                ));
+            lower.report(d);
+            // The target is still a handoff, so its edge is not reported as well.
+            return (vec![target.clone()], Vec::new());
+        }
         (ident_list(lower, "handoffs", &value), payloads)
     }
 }

@@ -77,7 +77,10 @@ fn handoffs_with_payloads() {
         Rule::handoffs_entry,
         "handoffs = [billing, escalation(reason: string(max_length: 200) \"Why\", priority?: enum(\"low\", \"high\") = \"low\")]",
     );
-    parses(Rule::handoffs_entry, "handoffs = [\n  billing\n  escalation(\n    reason: string,\n  ),\n]");
+    parses(
+        Rule::handoffs_entry,
+        "handoffs = [\n  billing\n  escalation(\n    reason: string,\n  ),\n]",
+    );
     parses(Rule::block, "{\n  handoffs = [a(x: int)]\n  model = m\n}");
     // Other forms are ordinary entries, read (and reported) by the agent.
     rejects(Rule::handoffs_entry, "handoffs = billing");

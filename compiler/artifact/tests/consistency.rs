@@ -14,8 +14,7 @@ mod common;
 use common::{Break, edge, node, sample, seal_refused};
 use serde_json::json;
 use tenx_artifact::{
-    Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, Schema, SealError, Write, WriteSource,
-    seal,
+    Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, Schema, SealError, Write, WriteSource, seal,
 };
 
 fn graph(artifact: &mut Artifact) -> &mut tenx_artifact::Graph {

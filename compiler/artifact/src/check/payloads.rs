@@ -26,6 +26,5 @@ pub(crate) fn is_object_schema(schema: &Schema) -> bool {
         return false;
     }
     let value = schema.to_value();
-    value.get("type").and_then(Value::as_str) == Some("object")
-        && value.get("properties").is_none_or(Value::is_object)
+    value.get("type").and_then(Value::as_str) == Some("object") && value.get("properties").is_none_or(Value::is_object)
 }

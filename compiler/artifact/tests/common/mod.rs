@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tenx_artifact::{
     Agent, Approval, Approvers, Arm, Artifact, ArtifactId, CompareOp, Condition, Decision, Edge, EdgeKind, Evidence,
-    Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema, Script, SourceLocation,
-    Tool, Turn, Validator, ValidatorUse,
+    Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema, Script,
+    SourceLocation, Tool, Turn, Validator, ValidatorUse,
 };
 
 pub fn node(kind: NodeKind, reference: &str) -> Node {

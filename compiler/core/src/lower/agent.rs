@@ -31,10 +31,9 @@ impl Lowerer<'_, '_> {
                 .map(|target| Handoff {
                     tool_name: format!("{HANDOFF_PREFIX}{}", target.name),
                     target: target.name.clone(),
-                    payload: Schema::from(self.params_schema(
-                        located.file,
-                        decl.payload(&target.name).unwrap_or_default(),
-                    )),
+                    payload: Schema::from(
+                        self.params_schema(located.file, decl.payload(&target.name).unwrap_or_default()),
+                    ),
                 })
                 .collect();
             let agent = Agent {

@@ -351,18 +351,18 @@ pub(crate) fn ident_list(lower: &mut Lower<'_>, name: &str, v: &Expr) -> Vec<Ide
 /// The value of a field taken for `name`; a block is reported (`TENX0108`).
 pub(super) fn value_of(lower: &mut Lower<'_>, name: &str, field: Field) -> Option<Expr> {
     match field.body {
-            FieldBody::Value(v) | FieldBody::Handoffs(v, _) => Some(v),
-            FieldBody::Block(_) => {
-                let d = lower
-                    .diag(
-                        Code::TENX0108,
-                        format!("`{name}` must be a value, not a block"),
-                        field.key.span,
-                    )
-                    .label("written as a block")
-                    .help(format!("write `{name} = …`"));
-                lower.report(d);
-                None
-            }
+        FieldBody::Value(v) | FieldBody::Handoffs(v, _) => Some(v),
+        FieldBody::Block(_) => {
+            let d = lower
+                .diag(
+                    Code::TENX0108,
+                    format!("`{name}` must be a value, not a block"),
+                    field.key.span,
+                )
+                .label("written as a block")
+                .help(format!("write `{name} = …`"));
+            lower.report(d);
+            None
         }
+    }
 }

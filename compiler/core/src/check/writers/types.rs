@@ -1,9 +1,10 @@
 //! Writers against the fields they write, by type: the final answer of an agent node whose
-//! `output` declares a property of a state field's name must fit that field: the same kind of
-//! value (a string, a number, a boolean, a list, an object), and for an enum field only labels it
-//! holds (`TENX0341`). And a route's label arm must be a label something can write: when every
-//! writer of the `by` field is an agent's `output` or an interrupt answer with fixed labels, a
-//! label none of them gives is never taken (`TENX0342`).
+//! `output` declares a property of a state field's name, and the payload of a handoff an agent
+//! node takes that declares a parameter of its name, must fit that field: the same kind of value
+//! (a string, a number, a boolean, a list, an object), and for an enum field only labels it holds
+//! (`TENX0341`). And a route's label arm must be a label something can write: when every writer
+//! of the `by` field is an agent's `output` or a handoff payload with fixed labels, a label none
+//! of them gives is never taken (`TENX0342`).
 
 use super::super::Facts;
 use super::Writer;
@@ -32,10 +33,18 @@ fn labels(schema: &Value) -> Option<&Vec<Value>> {
     schema.get("enum").and_then(Value::as_array)
 }
 
-/// The output property schemas of each agent node of `graph`, by property name.
-fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Vec<(String, Value)>> {
+/// What one agent node gives a state field: a property of its `output`, or a parameter of the
+/// payload of its handoff to `handoff` (`Some(target)`).
+struct Given {
+    node: String,
+    handoff: Option<String>,
+    schema: Value,
+}
+
+/// The output property and payload parameter schemas of each agent node of `graph`, by name.
+fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Vec<Given>> {
     let program = facts.program;
-    let mut out: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
+    let mut out: BTreeMap<String, Vec<Given>> = BTreeMap::new();
     for node in &graph.decl.nodes {
         let Some(agent) = program
             .lookup(&node.name)
@@ -44,6 +53,17 @@ fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Ve
         else {
             continue;
         };
+        for payload in &agent.decl.payloads {
+            let lowered = crate::schema::lower_params(program, agent.file, &payload.params, &mut Vec::new());
+            let properties = lowered.value.get("properties").and_then(Value::as_object);
+            for (name, schema) in properties.into_iter().flatten() {
+                out.entry(name.clone()).or_default().push(Given {
+                    node: node.name.clone(),
+                    handoff: Some(payload.target.name.clone()),
+                    schema: schema.clone(),
+                });
+            }
+        }
         let Some(output) = &agent.decl.output else { continue };
         let Some(lowered) = crate::schema::lower_schema_ref(program, agent.file, output, &mut Vec::new()) else {
             continue;
@@ -52,9 +72,11 @@ fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Ve
             continue;
         };
         for (name, schema) in properties {
-            out.entry(name.clone())
-                .or_default()
-                .push((node.name.clone(), schema.clone()));
+            out.entry(name.clone()).or_default().push(Given {
+                node: node.name.clone(),
+                handoff: None,
+                schema: schema.clone(),
+            });
         }
     }
     out
@@ -76,7 +98,8 @@ pub(super) fn check(
         fields.insert(field.name.name.as_str(), (field, lowered.value));
     }
     for (name, (field, schema)) in &fields {
-        for (agent, property) in outputs.get(*name).into_iter().flatten() {
+        for given in outputs.get(*name).into_iter().flatten() {
+            let property = &given.schema;
             let problem = match (kind(property), kind(schema)) {
                 (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
                 _ => match (labels(property), labels(schema)) {
@@ -88,8 +111,9 @@ pub(super) fn check(
                 },
             };
             let Some(problem) = problem else { continue };
-            diagnostics.push(
-                Diagnostic::new(
+            let agent = &given.node;
+            let d = match &given.handoff {
+                None => Diagnostic::new(
                     Code::TENX0341,
                     format!("the `output` of agent node `{agent}` writes `{name}`, and {problem}, which the state field `{name}` of graph `{graph_name}` cannot hold"),
                     graph.file,
@@ -98,7 +122,17 @@ pub(super) fn check(
                 .label("the answer does not always fit this field")
                 .help(format!("give `{name}` the type of the agent's `{name}` property, with every label it can give, or rename one of them"))
                 .note("each property of an agent's answer is written into the state field of its name"),
-            );
+                Some(target) => Diagnostic::new(
+                    Code::TENX0341,
+                    format!("the payload of the handoff from agent node `{agent}` to `{target}` writes `{name}`, and {problem}, which the state field `{name}` of graph `{graph_name}` cannot hold"),
+                    graph.file,
+                    field.ty.span(),
+                )
+                .label("the payload does not always fit this field")
+                .help(format!("give `{name}` the type of the payload parameter `{name}`, with every label it can give, or rename one of them"))
+                .note("each parameter of a handoff's payload is written into the state field of its name when the handoff is taken"),
+            };
+            diagnostics.push(d);
         }
     }
     for route in &graph.decl.routes {
@@ -107,16 +141,29 @@ pub(super) fn check(
         let mut producible: BTreeSet<String> = BTreeSet::new();
         let mut open = false;
         for writer in writers {
-            let schema = match writer {
-                Writer::AgentOutput(agent) => outputs
-                    .get(&by.name)
-                    .and_then(|o| o.iter().find(|(a, _)| a == agent))
-                    .map(|(_, s)| s.clone()),
-                Writer::Input | Writer::ToolResult(_) | Writer::Answer(_) => None,
+            // The schemas this writer gives the field: one output property, or the payload
+            // parameter of each handoff of the node that declares it.
+            let schemas: Vec<&Value> = match writer {
+                Writer::AgentOutput(agent) | Writer::Payload(agent) => {
+                    let payload = matches!(writer, Writer::Payload(_));
+                    outputs
+                        .get(&by.name)
+                        .into_iter()
+                        .flatten()
+                        .filter(|g| &g.node == agent && g.handoff.is_some() == payload)
+                        .map(|g| &g.schema)
+                        .collect()
+                }
+                Writer::Input | Writer::ToolResult(_) | Writer::Answer(_) => Vec::new(),
             };
-            match schema.as_ref().and_then(labels) {
-                Some(values) => producible.extend(values.iter().filter_map(Value::as_str).map(str::to_owned)),
-                None => open = true,
+            if schemas.is_empty() {
+                open = true;
+            }
+            for schema in schemas {
+                match labels(schema) {
+                    Some(values) => producible.extend(values.iter().filter_map(Value::as_str).map(str::to_owned)),
+                    None => open = true,
+                }
             }
         }
         if open {
@@ -157,9 +204,9 @@ fn unproduced(
     )
     .label("never produced")
     .help(format!(
-        "the agents that write `{field}` give {list}: add \"{label}\" to their `output`, or remove the arm"
+        "the agents that write `{field}` give {list}: add \"{label}\" to their `output` or handoff payload, or remove the arm"
     ))
     .note(format!(
-        "`{field}` is written only by agents' answers, whose schemas fix the labels they can give"
+        "`{field}` is written only by agents' answers and handoff payloads, whose schemas fix the labels they can give"
     ))
 }

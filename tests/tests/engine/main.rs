@@ -16,3 +16,4 @@ mod approvals;
 mod bypass;
 mod concurrency;
 mod flow;
+mod handoffs;

@@ -18,6 +18,7 @@ mod keywords;
 mod lower;
 mod meta;
 mod pointer;
+mod refs;
 mod rules;
 mod types;
 
@@ -30,7 +31,7 @@ pub use lower::{Lowerer, MAX_SCHEMA_DEPTH, nesting_depth};
 pub use pointer::{escape_token, fragment};
 pub use rules::{SchemaSite, check_lowered, check_response_object};
 
-use crate::ast::{Param, SchemaRef, ToolDecl, TypeExpr};
+use crate::ast::{Expr, Param, SchemaRef, ToolDecl, TypeExpr};
 use crate::resolve::{Located, Program};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -206,4 +207,18 @@ pub fn lower_tool_parameters(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Lowered {
     Lowerer::new(program).lower_tool_parameters(tool, diagnostics)
+}
+
+/// The JSON Schema that an inline schema (or one schema position inside one: a property's
+/// value) stands for, exactly as the artifact will hold it: the schema names and types written
+/// in its schema positions filled in. `None` when it holds text that is not JSON data (already
+/// reported by the schema check). Checks that read inline schemas from the source use this, so
+/// they see through the names as if each schema had been written inline.
+pub fn inline_json(program: &Program, expr: &Expr) -> Option<Value> {
+    if let Some(plain) = expr.to_json() {
+        return Some(plain);
+    }
+    let mut out = Lowered::new(FileId(0), expr.span);
+    out.value = Lowerer::new(program).inline_schema(expr, FileId(0), "", None, &mut out, &mut Vec::new());
+    out.invalid.is_empty().then_some(out.value)
 }

@@ -23,6 +23,8 @@ mod rules;
 mod types;
 
 #[cfg(test)]
+mod refs_tests;
+#[cfg(test)]
 mod tests;
 
 pub use cycles::check_cycles;

@@ -6,7 +6,9 @@
 //! is lowered once; the free functions ([`lower_type`], [`lower_params`], …) are one-shot
 //! shortcuts. A named schema is inlined where it is used: the pointers inside it keep the spans
 //! of its declaration (in the declaring file) and are marked with its name, so the checks report
-//! a problem inside a named schema once, at its declaration, never again at each use.
+//! a problem inside a named schema once, at its declaration, never again at each use. Inside an
+//! inline map, a schema name or a typed field in a schema position is inlined the same way
+//! (`refs`: `TENX0420`, `TENX0421`).
 //!
 //! [`check_lowered`] reports what is wrong with one lowered schema; [`check_response_object`]
 //! adds the rule for approval and interrupt responses; [`check_cycles`] finds named schemas that

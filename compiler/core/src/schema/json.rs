@@ -158,7 +158,10 @@ fn not_data(expr: &Expr, file: FileId, context: Context<'_>, diagnostics: &mut V
 
 /// The schema a name or call written where an inline schema holds JSON data names, when it
 /// names one (`TENX0421`).
-fn schema_as_data<'p>(expr: &Expr, context: Context<'p>) -> Option<&'p crate::resolve::Located<crate::ast::SchemaDecl>> {
+fn schema_as_data<'p>(
+    expr: &Expr,
+    context: Context<'p>,
+) -> Option<&'p crate::resolve::Located<crate::ast::SchemaDecl>> {
     let Context::Schema(Some(program)) = context else {
         return None;
     };

@@ -143,7 +143,13 @@ impl Lowerer<'_> {
             let value = match (position_of(&entry.key), &entry.value.kind) {
                 (Some(Position::Schema), _) => self.inline_schema(&entry.value, file, &here, key, out, diagnostics),
                 (Some(Position::SchemaMap), ExprKind::Map(inner)) => {
-                    out.set(here.clone(), super::Origin { key, ..origin(file, entry.value.span) });
+                    out.set(
+                        here.clone(),
+                        super::Origin {
+                            key,
+                            ..origin(file, entry.value.span)
+                        },
+                    );
                     let mut schemas = Map::new();
                     let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
                     for sub in inner {
@@ -159,11 +165,19 @@ impl Lowerer<'_> {
                     Value::Object(schemas)
                 }
                 (Some(Position::SchemaList), ExprKind::List(items)) => {
-                    out.set(here.clone(), super::Origin { key, ..origin(file, entry.value.span) });
+                    out.set(
+                        here.clone(),
+                        super::Origin {
+                            key,
+                            ..origin(file, entry.value.span)
+                        },
+                    );
                     let items = items
                         .iter()
                         .enumerate()
-                        .map(|(i, item)| self.inline_schema(item, file, &pointer::index(&here, i), None, out, diagnostics))
+                        .map(|(i, item)| {
+                            self.inline_schema(item, file, &pointer::index(&here, i), None, out, diagnostics)
+                        })
                         .collect();
                     Value::Array(items)
                 }
@@ -201,7 +215,13 @@ impl Lowerer<'_> {
             None
         };
         let Some(value) = lowered else {
-            out.set(at.to_string(), super::Origin { key, ..origin(file, expr.span) });
+            out.set(
+                at.to_string(),
+                super::Origin {
+                    key,
+                    ..origin(file, expr.span)
+                },
+            );
             out.invalid.insert(at.to_string());
             return Value::Object(Map::new());
         };
@@ -232,10 +252,7 @@ fn unknown(program: &Program, name: &Ident, file: FileId) -> Diagnostic {
         )
         .label("no schema or type has this name"),
     };
-    let candidates = BUILTIN_TYPES
-        .iter()
-        .copied()
-        .chain(program.names_of(DeclKind::Schema));
+    let candidates = BUILTIN_TYPES.iter().copied().chain(program.names_of(DeclKind::Schema));
     let help = crate::resolve::unknown_name_help(text, &[DeclKind::Schema], candidates).unwrap_or_else(|| {
         "name a `schema` or a type (`string`, `int(min: 1)`, …) here, or write the JSON Schema itself".to_string()
     });

@@ -160,7 +160,9 @@ fn a_schema_name_where_data_belongs_is_refused() {
 #[test]
 fn an_unknown_name_in_a_schema_position_is_refused_with_a_suggestion() {
     let (lowered, diagnostics, source) = probe(r#"{ "properties": { "home": adr } }"#);
-    let [d] = diagnostics.as_slice() else { panic!("{diagnostics:?}") };
+    let [d] = diagnostics.as_slice() else {
+        panic!("{diagnostics:?}")
+    };
     assert_eq!(d.code, Code::TENX0420);
     assert_eq!(source.get(d.primary.span.range()), Some("adr"));
     assert_eq!(d.help.as_deref(), Some("did you mean `addr`?"));

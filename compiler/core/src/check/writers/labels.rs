@@ -100,9 +100,11 @@ fn gives(
                 let Some(property) = &write.property else {
                     continue; // the whole answer is an object: no label
                 };
-                let response = interrupt.decl.response.as_ref().and_then(|r| {
-                    crate::schema::lower_schema_ref(program, interrupt.file, r, &mut Vec::new())
-                });
+                let response = interrupt
+                    .decl
+                    .response
+                    .as_ref()
+                    .and_then(|r| crate::schema::lower_schema_ref(program, interrupt.file, r, &mut Vec::new()));
                 let schema = response
                     .as_ref()
                     .and_then(|r| r.value.get("properties"))

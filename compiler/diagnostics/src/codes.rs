@@ -173,6 +173,8 @@ code_table! {
     TENX0412 "decision-field-not-required"     Error   "a `decision` field is not a required property of the response";
     TENX0413 "unreadable-decision-field"       Error   "a `decision` field is not a boolean or a fixed set of strings";
     TENX0414 "impossible-decision-value"       Error   "a `decision` value is one its field can never hold";
+    TENX0420 "unknown-schema-reference"        Error   "a name in a schema position of an inline JSON Schema names no schema or type";
+    TENX0421 "schema-name-as-data"             Error   "a schema name is written where an inline JSON Schema holds JSON data";
     TENX0501 "unknown-placeholder"             Error   "a template placeholder names no parameter or state field";
     TENX0502 "malformed-placeholder"           Error   "a template has an unclosed or empty `{}` placeholder";
     TENX0601 "high-risk-without-approval"      Error   "a `high` risk tool has no approval";

@@ -1,5 +1,6 @@
 //! Who writes each state field of a graph, collected in one place, and the rules built on it
-//! (types of writers against fields, `TENX0341`, `TENX0342`, in `writers/types.rs`): a
+//! (types of writers against fields, `TENX0341`, in `writers/types.rs`; route labels no writer
+//! gives, `TENX0342`, in `writers/labels.rs`): a
 //! field that something reads must be something a run can have set (`TENX0340`). A field is
 //! written by the run's input when it is required at the start or has a default, by the final
 //! answer of an agent node whose `output` declares a property of its name, by the payload of a
@@ -18,6 +19,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
+mod labels;
 mod types;
 
 /// One place that writes a state field.

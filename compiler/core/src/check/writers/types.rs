@@ -2,17 +2,16 @@
 //! `output` declares a property of a state field's name, and the payload of a handoff an agent
 //! node takes that declares a parameter of its name, must fit that field: the same kind of value
 //! (a string, a number, a boolean, a list, an object), and for an enum field only labels it holds
-//! (`TENX0341`). And a route's label arm must be a label something can write: when every writer
-//! of the `by` field is an agent's `output` or a handoff payload with fixed labels, a label none
-//! of them gives is never taken (`TENX0342`).
+//! (`TENX0341`). The route label arms against every writer of the `by` field (`TENX0342`) are in
+//! `labels.rs`.
 
 use super::super::Facts;
 use super::Writer;
-use crate::ast::{ArmKind, GraphDecl, Param};
+use crate::ast::{GraphDecl, Param};
 use crate::resolve::Located;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use tenx_diagnostics::{Code, Diagnostic, Span};
+use tenx_diagnostics::{Code, Diagnostic};
 
 /// The kind of a JSON Schema's values, when it says one: an enum of strings is a string.
 fn kind(schema: &Value) -> Option<&'static str> {
@@ -29,16 +28,17 @@ fn kind(schema: &Value) -> Option<&'static str> {
     }
 }
 
-fn labels(schema: &Value) -> Option<&Vec<Value>> {
+/// The labels a schema fixes: its `enum`.
+pub(super) fn labels(schema: &Value) -> Option<&Vec<Value>> {
     schema.get("enum").and_then(Value::as_array)
 }
 
 /// What one agent node gives a state field: a property of its `output`, or a parameter of the
 /// payload of its handoff to `handoff` (`Some(target)`).
-struct Given {
-    node: String,
-    handoff: Option<String>,
-    schema: Value,
+pub(super) struct Given {
+    pub(super) node: String,
+    pub(super) handoff: Option<String>,
+    pub(super) schema: Value,
 }
 
 /// The output property and payload parameter schemas of each agent node of `graph`, by name.
@@ -135,78 +135,5 @@ pub(super) fn check(
             diagnostics.push(d);
         }
     }
-    for route in &graph.decl.routes {
-        let Some(by) = &route.by else { continue };
-        let Some(writers) = written.get(&by.name) else { continue };
-        let mut producible: BTreeSet<String> = BTreeSet::new();
-        let mut open = false;
-        for writer in writers {
-            // The schemas this writer gives the field: one output property, or the payload
-            // parameter of each handoff of the node that declares it.
-            let schemas: Vec<&Value> = match writer {
-                Writer::AgentOutput(agent) | Writer::Payload(agent) => {
-                    let payload = matches!(writer, Writer::Payload(_));
-                    outputs
-                        .get(&by.name)
-                        .into_iter()
-                        .flatten()
-                        .filter(|g| &g.node == agent && g.handoff.is_some() == payload)
-                        .map(|g| &g.schema)
-                        .collect()
-                }
-                Writer::Input | Writer::ToolResult(_) | Writer::Answer(_) => Vec::new(),
-            };
-            if schemas.is_empty() {
-                open = true;
-            }
-            for schema in schemas {
-                match labels(schema) {
-                    Some(values) => producible.extend(values.iter().filter_map(Value::as_str).map(str::to_owned)),
-                    None => open = true,
-                }
-            }
-        }
-        if open {
-            continue;
-        }
-        for arm in &route.arms {
-            let ArmKind::Label(label, span) = &arm.kind else {
-                continue;
-            };
-            // A label the field itself cannot hold is `TENX0308`'s.
-            let held = fields.get(by.name.as_str()).and_then(|(_, s)| labels(s));
-            if producible.contains(label) || !held.is_some_and(|h| h.iter().any(|v| v.as_str() == Some(label.as_str())))
-            {
-                continue;
-            }
-            diagnostics.push(unproduced(graph, &by.name, label, *span, &producible));
-        }
-    }
-}
-
-fn unproduced(
-    graph: &Located<GraphDecl>,
-    field: &str,
-    label: &str,
-    span: Span,
-    producible: &BTreeSet<String>,
-) -> Diagnostic {
-    let list = producible
-        .iter()
-        .map(|l| format!("\"{l}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Diagnostic::new(
-        Code::TENX0342,
-        format!("no writer of `{field}` ever gives \"{label}\", so this arm is never taken"),
-        graph.file,
-        span,
-    )
-    .label("never produced")
-    .help(format!(
-        "the agents that write `{field}` give {list}: add \"{label}\" to their `output` or handoff payload, or remove the arm"
-    ))
-    .note(format!(
-        "`{field}` is written only by agents' answers and handoff payloads, whose schemas fix the labels they can give"
-    ))
+    super::labels::check(facts, graph, written, &outputs, &fields, diagnostics);
 }

@@ -119,7 +119,7 @@ impl AnswerTest {
 
 /// The schema of the top-level property `name` of the object schema `root`, local `$ref`s
 /// followed.
-pub(crate) fn property<'v>(root: &'v Value, name: &str) -> Option<&'v Value> {
+pub fn property<'v>(root: &'v Value, name: &str) -> Option<&'v Value> {
     let mut at = root.get("properties")?.get(name)?;
     for _ in 0..MAX_REFS {
         let Some(reference) = at.get("$ref").and_then(Value::as_str) else {

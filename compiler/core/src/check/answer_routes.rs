@@ -197,7 +197,9 @@ fn ignored_answer(file: FileId, decl: &GraphDecl, route: &Route, diagnostics: &m
         return;
     }
     let help = match written.first() {
-        Some(field) => format!("route on what the answer writes, such as `route {node} by {field} {{ … }}`"),
+        Some(field) => format!(
+            "read what the answer writes: `{field}`, as the route's `by` field or in a `when` arm"
+        ),
         None => format!(
             "write the answer into state with the graph's `answers = {{ {node}: {{ PROPERTY: FIELD }} }}` and route on that field"
         ),

@@ -1,0 +1,113 @@
+//! Run events: what a run did, in order, for the server to stream.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::wire::{InterruptObject, Message};
+
+/// One thing that happened in a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The run started at `node`.
+    RunStarted {
+        /// The thread.
+        thread_id: String,
+        /// The run.
+        run_id: String,
+        /// The first node.
+        node: String,
+    },
+    /// A node started.
+    NodeStarted {
+        /// The node.
+        node: String,
+        /// The step counter.
+        step: u64,
+    },
+    /// A node finished.
+    NodeFinished {
+        /// The node.
+        node: String,
+        /// The step counter.
+        step: u64,
+    },
+    /// A message was added to the conversation (a user, assistant or tool message).
+    Message {
+        /// The message.
+        message: Message,
+    },
+    /// A piece of streamed model text.
+    Delta {
+        /// The node.
+        node: String,
+        /// The text.
+        text: String,
+    },
+    /// A tool call is about to run.
+    ToolCall {
+        /// The node.
+        node: String,
+        /// The declared tool.
+        tool: String,
+        /// The call id.
+        call_id: String,
+        /// The normalised arguments.
+        args: Value,
+    },
+    /// A tool call returned (or was refused).
+    ToolResult {
+        /// The node.
+        node: String,
+        /// The declared tool.
+        tool: String,
+        /// The call id.
+        call_id: String,
+        /// Whether it failed.
+        is_error: bool,
+    },
+    /// The run paused at a question.
+    Interrupted {
+        /// The question.
+        interrupt: InterruptObject,
+    },
+    /// A validator refused input (nothing was recorded).
+    Rejected {
+        /// The validator's violation type.
+        violation_type: String,
+        /// Its message.
+        message: String,
+    },
+    /// The run failed.
+    Error {
+        /// The error code.
+        code: String,
+        /// The message.
+        message: String,
+    },
+    /// The run finished at `END`.
+    RunFinished {
+        /// The thread.
+        thread_id: String,
+    },
+}
+
+/// Receives a run's events.
+pub trait EventSink: Send {
+    /// One event, in order.
+    fn emit(&mut self, event: Event);
+}
+
+/// Drops every event.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NullEvents;
+
+impl EventSink for NullEvents {
+    fn emit(&mut self, _event: Event) {}
+}
+
+impl EventSink for Vec<Event> {
+    fn emit(&mut self, event: Event) {
+        self.push(event);
+    }
+}

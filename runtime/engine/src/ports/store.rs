@@ -1,0 +1,138 @@
+//! The store port: threads (their checkpoint), tool receipts, the append-only record, and the
+//! per-thread lock. Honest about transactions: one [`Commit`] is applied whole or not at all,
+//! and only if the thread's version is the one the engine read (optimistic concurrency), so a
+//! crash never leaves a half-written step and two writers never both win.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Timestamp;
+use crate::thread::ThreadRecord;
+
+/// One atomic change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commit {
+    /// The thread's new checkpoint, or `None` to leave it as it is (an in-flight marker alone).
+    pub thread: Option<ThreadRecord>,
+    /// The version the stored thread must have for the commit to apply: `None` when the thread
+    /// must not exist yet (a new thread). Ignored when `thread` is `None`.
+    pub expected_version: Option<u64>,
+    /// Receipts to insert or replace, keyed by `(thread_id, key)`.
+    pub receipts: Vec<Receipt>,
+    /// Records to append.
+    pub records: Vec<Record>,
+}
+
+/// What the store knows about one tool execution, keyed by thread and idempotency key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// The thread.
+    pub thread_id: String,
+    /// The idempotency key.
+    pub key: String,
+    /// The declared tool.
+    pub tool: String,
+    /// Where the execution is.
+    pub state: ReceiptState,
+}
+
+/// The state of a [`Receipt`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ReceiptState {
+    /// The call was (about to be) sent and no result is stored: after a crash, recovery sends
+    /// it again with the same key, or marks it `outcome_unknown` when the key cannot reach the
+    /// service.
+    InFlight {
+        /// When the marker was stored.
+        started_at: Timestamp,
+    },
+    /// The call returned: a repeat gets this result without running the tool.
+    Done {
+        /// The result (or the error text).
+        result: Value,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+    /// A crash interrupted a call that cannot be deduplicated: surfaced, never re-run.
+    OutcomeUnknown,
+}
+
+/// An entry of the append-only record of decisions and tool calls. Never secrets, never message
+/// bodies beyond normalised arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The thread.
+    pub thread_id: String,
+    /// When it happened.
+    pub at: Timestamp,
+    /// `approval` or `tool_call`.
+    pub kind: String,
+    /// The record's fields (see `docs/runtime.md`, "Records").
+    pub fields: Value,
+}
+
+/// A thread in a listing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadSummary {
+    /// The thread.
+    pub thread_id: String,
+    /// Its owner.
+    pub owner: Option<String>,
+    /// When it was created and last changed.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The thread's version was not the expected one (or it exists when it should not):
+    /// somebody else wrote first. Nothing was applied.
+    #[error("the thread changed while this request ran")]
+    Conflict,
+    /// The store is briefly unavailable; the operation may be retried.
+    #[error("the store is unavailable: {0}")]
+    Transient(String),
+    /// Anything else (corruption, a failed migration): the message names it, without secrets.
+    #[error("the store failed: {0}")]
+    Failed(String),
+}
+
+/// A held per-thread lock: one run per thread. Dropping it releases the lock.
+pub trait ThreadLease: Send + Sync {
+    /// The locked thread.
+    fn thread_id(&self) -> &str;
+}
+
+/// Durable (or in-memory) storage of threads.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// The thread's checkpoint, or `None`.
+    async fn load(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError>;
+
+    /// Applies a commit atomically (see [`Commit`]).
+    async fn commit(&self, commit: Commit) -> Result<(), StoreError>;
+
+    /// The receipt of `(thread_id, key)`, if any.
+    async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError>;
+
+    /// Every receipt of a thread still in flight (recovery reads these).
+    async fn in_flight(&self, thread_id: &str) -> Result<Vec<Receipt>, StoreError>;
+
+    /// The thread's records, oldest first.
+    async fn records(&self, thread_id: &str) -> Result<Vec<Record>, StoreError>;
+
+    /// Threads, newest first, optionally only one owner's.
+    async fn list_threads(&self, owner: Option<&str>, offset: usize, limit: usize) -> Result<Vec<ThreadSummary>, StoreError>;
+
+    /// Deletes a thread with its receipts (records are kept). Whether it existed.
+    async fn delete_thread(&self, thread_id: &str) -> Result<bool, StoreError>;
+
+    /// Takes the thread's lock, waiting for as long as another holder keeps it (the engine
+    /// bounds the wait). The lock is released when the lease is dropped, and by the store when
+    /// its holder dies.
+    async fn lock(&self, thread_id: &str) -> Result<Box<dyn ThreadLease>, StoreError>;
+}

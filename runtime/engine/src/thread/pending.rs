@@ -1,0 +1,68 @@
+//! What a paused run waits for.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ports::Timestamp;
+use crate::wire::InterruptObject;
+
+/// A paused run's open question or awaited result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    /// What is awaited.
+    pub kind: PendingKind,
+    /// The question shown (`None` for a remote tool call).
+    pub interrupt: Option<InterruptObject>,
+    /// When the question lapses.
+    pub expires_at: Option<Timestamp>,
+    /// The package's fingerprint, `sha256:<64 hex>`.
+    pub fingerprint: Option<String>,
+    /// When the run paused.
+    pub asked_at: Timestamp,
+}
+
+/// The kinds of pause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PendingKind {
+    /// A tool call of an agent node waits for its approval.
+    ToolApproval {
+        /// The agent node.
+        node: String,
+        /// The declared tool.
+        tool: String,
+        /// The call id.
+        call_id: String,
+        /// The validated, normalised arguments the approval is for.
+        arguments: Value,
+        /// The calls of the same model turn after this one, still to run in order.
+        queued: Vec<QueuedCall>,
+    },
+    /// An interrupt node waits for its answer.
+    InterruptNode {
+        /// The interrupt node.
+        node: String,
+    },
+    /// A remote tool call waits for the client's result.
+    RemoteTool {
+        /// The node that called it.
+        node: String,
+        /// The declared tool.
+        tool: String,
+        /// The call id the result must name.
+        call_id: String,
+        /// The calls of the same model turn after this one.
+        queued: Vec<QueuedCall>,
+    },
+}
+
+/// A tool call of a model turn that has not run yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuedCall {
+    /// The call id.
+    pub id: String,
+    /// The model-facing name called.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: String,
+}

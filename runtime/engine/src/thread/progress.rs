@@ -1,0 +1,40 @@
+//! The progress of a run, kept per branch so that parallel branches (a later format) fit
+//! without a new checkpoint shape: today every run has the one root branch.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::Identity;
+
+/// The path of the root branch.
+pub const ROOT_BRANCH: &str = "";
+
+/// A run in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunProgress {
+    /// The run's id.
+    pub run_id: String,
+    /// Who started it (bound arguments read it; `separate_duties` refuses it as approver).
+    pub started_by: Identity,
+    /// The most steps any branch may take.
+    pub recursion_limit: u64,
+    /// The text of the user message that started the run (scripted rules match it).
+    pub input_text: String,
+    /// Branches by path (`""` is the root).
+    pub branches: BTreeMap<String, Branch>,
+}
+
+/// Where one branch of a run is.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Branch {
+    /// The node the branch is at.
+    pub node: String,
+    /// Steps taken (each model call and each tool round is one).
+    pub steps: u64,
+    /// How many times each node with a visit limit was entered.
+    pub visits: BTreeMap<String, u64>,
+    /// The approval fingerprint inputs (hashed) that were rejected, cancelled or expired in
+    /// this run: the same action asked again gets `on_reject` without a new question.
+    pub rejected: BTreeSet<String>,
+}

@@ -19,7 +19,11 @@ pub struct RunError {
 impl RunError {
     /// An error with a code and a message and no details.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), details: Value::Null }
+        Self {
+            code,
+            message: message.into(),
+            details: Value::Null,
+        }
     }
 
     /// The same error with details.

@@ -25,7 +25,10 @@ impl Identity {
 
     /// A user with an id and nothing else.
     pub fn user(user_id: impl Into<String>) -> Self {
-        Self { user_id: Some(user_id.into()), ..Self::default() }
+        Self {
+            user_id: Some(user_id.into()),
+            ..Self::default()
+        }
     }
 
     /// Whether the caller is identified (auth is on).

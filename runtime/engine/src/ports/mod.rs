@@ -14,7 +14,9 @@ use std::sync::Arc;
 pub use clock::{Clock, Timestamp};
 pub use events::{Event, EventSink, NullEvents};
 pub use ids::Ids;
-pub use model::{DeltaSink, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelToolCall, ToolSpec};
+pub use model::{
+    DeltaSink, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelToolCall, ToolSpec,
+};
 pub use store::{Commit, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary};
 pub use tool::{ToolError, ToolErrorKind, ToolInvocation, ToolRunner};
 

@@ -126,7 +126,12 @@ pub trait Store: Send + Sync {
     async fn records(&self, thread_id: &str) -> Result<Vec<Record>, StoreError>;
 
     /// Threads, newest first, optionally only one owner's.
-    async fn list_threads(&self, owner: Option<&str>, offset: usize, limit: usize) -> Result<Vec<ThreadSummary>, StoreError>;
+    async fn list_threads(
+        &self,
+        owner: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<ThreadSummary>, StoreError>;
 
     /// Deletes a thread with its receipts (records are kept). Whether it existed.
     async fn delete_thread(&self, thread_id: &str) -> Result<bool, StoreError>;

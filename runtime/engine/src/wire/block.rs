@@ -146,7 +146,10 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// A text block without annotations.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text { text: text.into(), annotations: Vec::new() }
+        Self::Text {
+            text: text.into(),
+            annotations: Vec::new(),
+        }
     }
 
     /// Whether the block carries a tool call (which only the model may make).

@@ -164,7 +164,10 @@ fn a_built_route_edited_so_that_a_rejecting_answer_runs_the_tool_is_refused() {
     let envelope = built(path);
     let route = &envelope["artifact"]["graphs"]["blog"]["routes"][0];
     assert_eq!(route["from"], "review");
-    assert_eq!(route["arms"][0], json!({"kind": "label", "label": "publish", "target": "publish_post"}));
+    assert_eq!(
+        route["arms"][0],
+        json!({"kind": "label", "label": "publish", "target": "publish_post"})
+    );
     assert_eq!(route["arms"][3], json!({"kind": "else", "target": "END"}));
     let review = &envelope["artifact"]["interrupts"]["review"];
     assert_eq!(review["feedback"], "note");

@@ -94,7 +94,10 @@ impl AnswerTest {
             Arm::Label { label, .. } => {
                 let Some(by) = by else { return false };
                 self.approve.as_str() == Some(label.as_str())
-                    && self.paths.iter().any(|path| path.len() == 1 && path.first().map(String::as_str) == Some(by))
+                    && self
+                        .paths
+                        .iter()
+                        .any(|path| path.len() == 1 && path.first().map(String::as_str) == Some(by))
             }
             Arm::When { condition, .. } => self.condition_approves(condition),
             Arm::Else { .. } => false,
@@ -182,7 +185,12 @@ mod tests {
     #[test]
     fn only_the_approve_label_of_the_written_decision_approves() {
         let (decision, schema) = verdict();
-        let test = AnswerTest::new(&graph(vec![write(Some("verdict"), &["choice"])]), "review", &decision, &schema);
+        let test = AnswerTest::new(
+            &graph(vec![write(Some("verdict"), &["choice"])]),
+            "review",
+            &decision,
+            &schema,
+        );
         assert!(test.approves(Some("choice"), &label("publish")));
         assert!(!test.approves(Some("choice"), &label("revise")));
         assert!(!test.approves(Some("other"), &label("publish")));
@@ -208,10 +216,20 @@ mod tests {
     fn nothing_approves_when_the_decision_is_not_required_or_not_written() {
         let (decision, _) = verdict();
         let optional = Schema::from(json!({"type": "object", "properties": {"verdict": {"enum": ["publish"]}}}));
-        let test = AnswerTest::new(&graph(vec![write(Some("verdict"), &["choice"])]), "review", &decision, &optional);
+        let test = AnswerTest::new(
+            &graph(vec![write(Some("verdict"), &["choice"])]),
+            "review",
+            &decision,
+            &optional,
+        );
         assert!(!test.approves(Some("choice"), &label("publish")));
         let (decision, schema) = verdict();
-        let other = AnswerTest::new(&graph(vec![write(Some("note"), &["choice"])]), "review", &decision, &schema);
+        let other = AnswerTest::new(
+            &graph(vec![write(Some("note"), &["choice"])]),
+            "review",
+            &decision,
+            &schema,
+        );
         assert!(!other.approves(Some("choice"), &label("publish")));
     }
 

@@ -306,7 +306,10 @@ fn a_way_a_rejecting_answer_takes_into_the_tool_is_refused() {
         "graph `support_desk`: a rejecting answer to interrupt node `review` can lead to tool \
          `close_account` (risk high), which it approves: entry `triage` → `review` → `close`",
     );
-    let error = refused(&forged_unsigned(else_arm_to_the_tool), &TrustPolicy::signature_optional());
+    let error = refused(
+        &forged_unsigned(else_arm_to_the_tool),
+        &TrustPolicy::signature_optional(),
+    );
     assert_eq!(
         error,
         LoadError::PolicyViolation {

@@ -109,9 +109,9 @@ impl<'e> Written<'e> {
         };
         let respond = match self.respond {
             None => None,
-            Some(respond) => Some(
-                answer_value(respond).filter(|respond| *respond != approve && edit.as_ref() != Some(respond))?,
-            ),
+            Some(respond) => {
+                Some(answer_value(respond).filter(|respond| *respond != approve && edit.as_ref() != Some(respond))?)
+            }
         };
         Some(tenx_artifact::Decision {
             field,
@@ -126,7 +126,11 @@ impl<'e> Written<'e> {
 /// and `std.approval.yes_no` read `{"approved": true}` as approve;
 /// `std.approval.approve_edit_reject` reads `"approve"` and `"edit"` from `decision`; a custom
 /// response is read by its own `decision` rule (checked by `check/decisions.rs`).
-pub fn decision_of(program: &Program, response: Option<&SchemaRef>, decision: Option<&Expr>) -> tenx_artifact::Decision {
+pub fn decision_of(
+    program: &Program,
+    response: Option<&SchemaRef>,
+    decision: Option<&Expr>,
+) -> tenx_artifact::Decision {
     match Response::of(program, response) {
         Response::Standard("approve_edit_reject") => tenx_artifact::Decision::approve_edit_reject(),
         Response::Custom => decision

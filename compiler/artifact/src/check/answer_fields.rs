@@ -19,7 +19,12 @@ pub(super) fn check(artifact: &Artifact, problems: &mut Problems) {
     }
     for (name, interrupt) in &artifact.interrupts {
         let what = format!("interrupt `{name}`");
-        check_feedback(interrupt.feedback.as_deref(), &interrupt.response_schema, &what, problems);
+        check_feedback(
+            interrupt.feedback.as_deref(),
+            &interrupt.response_schema,
+            &what,
+            problems,
+        );
         if interrupt.decision.respond.is_some() {
             problems.push(format!(
                 "{what}: `decision.respond` must be null: an interrupt has no call to answer"

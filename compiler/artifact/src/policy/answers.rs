@@ -28,14 +28,23 @@ pub(super) fn rejecting_ways<'g>(
     let mut ways: BTreeMap<&str, Vec<(&str, bool)>> = BTreeMap::new();
     for edge in &graph.edges {
         if interrupt_of(&edge.from).is_some() {
-            ways.entry(edge.from.as_str()).or_default().push((edge.to.as_str(), false));
+            ways.entry(edge.from.as_str())
+                .or_default()
+                .push((edge.to.as_str(), false));
         }
     }
     for route in &graph.routes {
-        let Some(interrupt) = interrupt_of(&route.from) else { continue };
+        let Some(interrupt) = interrupt_of(&route.from) else {
+            continue;
+        };
         let node = route.from.as_str();
         let own = writes.get(node).map(Vec::as_slice).unwrap_or_default();
-        let test = AnswerTest::with_writes(own.iter().copied(), node, &interrupt.decision, &interrupt.response_schema);
+        let test = AnswerTest::with_writes(
+            own.iter().copied(),
+            node,
+            &interrupt.decision,
+            &interrupt.response_schema,
+        );
         let list = ways.entry(node).or_default();
         for arm in &route.arms {
             list.push((arm.target(), !test.approves(route.by.as_deref(), arm)));
@@ -43,7 +52,9 @@ pub(super) fn rejecting_ways<'g>(
     }
     for exit in &graph.on_error {
         if interrupt_of(&exit.node).is_some() {
-            ways.entry(exit.node.as_str()).or_default().push((exit.target.as_str(), true));
+            ways.entry(exit.node.as_str())
+                .or_default()
+                .push((exit.target.as_str(), true));
         }
     }
     // A way into a node whose visits are used up leads to the limit's exit (and on through the

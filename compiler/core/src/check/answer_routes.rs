@@ -103,7 +103,10 @@ fn rejecting_ways(
                 let Some(arm) = route.and_then(|r| r.arms.iter().find(|a| a.span == *span)) else {
                     continue;
                 };
-                if test.approves(route.and_then(|r| r.by.as_ref()).map(|b| b.name.as_str()), &lower_arm(arm)) {
+                if test.approves(
+                    route.and_then(|r| r.by.as_ref()).map(|b| b.name.as_str()),
+                    &lower_arm(arm),
+                ) {
                     continue;
                 }
                 (
@@ -113,7 +116,10 @@ fn rejecting_ways(
             }
             Via::OnError(_) => (
                 "the run comes here when the step fails, with no approving answer",
-                format!("send the failure of `{}` elsewhere, such as `END`", topology.nodes.get(from).map_or("", |n| n.name.as_str())),
+                format!(
+                    "send the failure of `{}` elsewhere, such as `END`",
+                    topology.nodes.get(from).map_or("", |n| n.name.as_str())
+                ),
             ),
             Via::VisitExit(_) => (
                 "the run comes here when the visits are used up, whatever the answer said",
@@ -197,9 +203,7 @@ fn ignored_answer(file: FileId, decl: &GraphDecl, route: &Route, diagnostics: &m
         return;
     }
     let help = match written.first() {
-        Some(field) => format!(
-            "read what the answer writes: `{field}`, as the route's `by` field or in a `when` arm"
-        ),
+        Some(field) => format!("read what the answer writes: `{field}`, as the route's `by` field or in a `when` arm"),
         None => format!(
             "write the answer into state with the graph's `answers = {{ {node}: {{ PROPERTY: FIELD }} }}` and route on that field"
         ),

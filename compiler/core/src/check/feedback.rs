@@ -37,7 +37,9 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         });
     }
     for interrupt in &program.interrupts {
-        let Some(feedback) = &interrupt.decl.feedback else { continue };
+        let Some(feedback) = &interrupt.decl.feedback else {
+            continue;
+        };
         sites.push(Site {
             file: interrupt.file,
             what: format!("interrupt `{}`", interrupt.decl.name.name),
@@ -95,7 +97,10 @@ fn check_site(lowerer: &mut Lowerer<'_>, site: &Site<'_>, diagnostics: &mut Vec<
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0415,
-                format!("`feedback` names `{name}`, which the response of {} does not define", site.what),
+                format!(
+                    "`feedback` names `{name}`, which the response of {} does not define",
+                    site.what
+                ),
                 site.file,
                 site.feedback.span,
             )
@@ -109,7 +114,10 @@ fn check_site(lowerer: &mut Lowerer<'_>, site: &Site<'_>, diagnostics: &mut Vec<
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0416,
-                format!("`feedback` names `{name}`, which is not a string in the response of {}", site.what),
+                format!(
+                    "`feedback` names `{name}`, which is not a string in the response of {}",
+                    site.what
+                ),
                 site.file,
                 site.feedback.span,
             )
@@ -124,6 +132,8 @@ fn check_site(lowerer: &mut Lowerer<'_>, site: &Site<'_>, diagnostics: &mut Vec<
 
 /// Whether the property `name` of `root` is a string.
 fn is_string(root: &Value, name: &str) -> bool {
-    tenx_artifact::answer_ways::property(root, name).and_then(|p| p.get("type")).and_then(Value::as_str)
+    tenx_artifact::answer_ways::property(root, name)
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str)
         == Some("string")
 }

@@ -180,7 +180,10 @@ fn respond_and_feedback_are_lowered_as_written() {
         }
     );
     assert_eq!(approval.feedback.as_deref(), Some("note"));
-    assert_eq!(artifact.interrupts["confirm_close"].feedback.as_deref(), Some("comment"));
+    assert_eq!(
+        artifact.interrupts["confirm_close"].feedback.as_deref(),
+        Some("comment")
+    );
     assert_eq!(artifact.interrupts["confirm_close"].decision.respond, None);
     // Without `feedback`, none is written.
     let draft = artifact.tools.get("close_ticket").and_then(|t| t.approval.clone());

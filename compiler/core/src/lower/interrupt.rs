@@ -45,7 +45,7 @@ impl Lowerer<'_, '_> {
                     .collect(),
                 approvers: crate::check::approvers::lower_approvers(decl.approvers.as_ref()),
                 separate_duties: crate::check::approvers::interrupt_separate_duties(self.program, decl),
-                    decision: self.decision(decl.response.as_ref(), decl.decision.as_ref()),
+                decision: self.decision(decl.response.as_ref(), decl.decision.as_ref()),
                 feedback: decl.feedback.as_ref().and_then(super::text),
             };
             let name = &decl.name.name;

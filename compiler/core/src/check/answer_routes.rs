@@ -127,6 +127,12 @@ fn rejecting_ways(
             ),
         };
         let node_name = topology.nodes.get(from).map_or("", |n| n.name.as_str());
+        let note = match via {
+            Via::Route(_) => {
+                "every answer is written into state before the route decides, so the route must test that the answer approved"
+            }
+            _ => "only a way an approving answer takes may lead from the interrupt into the tool it approves",
+        };
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0627,
@@ -138,9 +144,13 @@ fn rejecting_ways(
                 via.span(),
             )
             .label(label)
-            .secondary(interrupt.file, approves.span, format!("`{interrupt_name}` approves `{}` here", tool_node.name))
+            .secondary(
+                interrupt.file,
+                approves.span,
+                format!("`{interrupt_name}` approves `{}` here", tool_node.name),
+            )
             .help(help)
-            .note("every answer is written into state before the route decides, so the route must test that the answer approved"),
+            .note(note),
         );
     }
 }

@@ -45,6 +45,10 @@ pub struct ModelRequest<'a> {
     /// The model's position in this thread, as it returned it last time (`None` at first). A
     /// scripted model keeps its turn index here, so the position is part of the checkpoint.
     pub cursor: Option<Value>,
+    /// The id of the run this call belongs to ([`crate::thread::RunProgress::run_id`]): a
+    /// scripted model with rules picks a rule when it first sees a run, and plays that rule's
+    /// turns for as long as the run id stays the same (also across a pause and a resume).
+    pub run_id: &'a str,
 }
 
 /// A tool call the model asked for.

@@ -6,6 +6,7 @@
 //! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
+mod answer_fields;
 pub(crate) mod approvals;
 mod bindings;
 mod bound;
@@ -18,6 +19,7 @@ use std::fmt;
 mod entries;
 mod loops;
 mod output_guards;
+mod payloads;
 mod retries;
 mod writes;
 
@@ -37,6 +39,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     check_interrupts(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
     approvals::check(artifact, &mut problems);
+    answer_fields::check(artifact, &mut problems);
     check_validators(artifact, &mut problems);
     for (name, agent) in &artifact.agents {
         check_agent(artifact, name, agent, &mut problems);
@@ -168,6 +171,7 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
     output_guards::check(artifact, name, agent, problems);
+    payloads::check(name, agent, problems);
     check_schema(
         agent.output_schema.as_ref(),
         || format!("agent `{name}`: `output_schema`"),

@@ -22,6 +22,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod answer_ways;
 mod canonical;
 mod check;
 mod decision_check;
@@ -43,10 +44,11 @@ pub use model::binding;
 pub use model::bound;
 pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
-    CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, END, Edge, EdgeKind, ErrorExit, Evidence,
-    FORMAT, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
+    CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, EMPTY_PAYLOAD, END, Edge, EdgeKind, ErrorExit,
+    Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
     OUTPUT_GUARD_BUILTINS, Provider, Resume, Risk, RiskRule, RiskRules, Route, Rule, Run, Schema, Script,
-    SourceLocation, Tool, Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource,
+    SourceLocation, TOOL_RESULT_PROPERTY, Tool, Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource,
+    rejection_text,
 };
 pub use model::{
     DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_MAX_BACKOFF_MS, MAX_ATTEMPTS, MIN_ATTEMPTS, NodeRetry, RetryOn,

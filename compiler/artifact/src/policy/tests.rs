@@ -56,6 +56,7 @@ fn interrupt(approves: &[&str]) -> Interrupt {
         approvers: None,
         separate_duties: false,
         decision: crate::Decision::yes_no(),
+        feedback: None,
     }
 }
 
@@ -107,6 +108,7 @@ fn approval(message: &str, separate_duties: bool) -> Approval {
         approvers: None,
         separate_duties,
         decision: crate::Decision::yes_no(),
+        feedback: None,
     }
 }
 

@@ -192,8 +192,11 @@ pub struct Approval {
     /// `separate_duties = true|false`, when written.
     pub separate_duties: Option<(bool, Span)>,
     /// `decision = { field: "verdict", approve: "ship", edit: "amend" }`: how a custom
-    /// `response` reads as approve, edit or reject.
+    /// `response` reads as approve, edit, respond or reject.
     pub decision: Option<Expr>,
+    /// `feedback = "note"`: the string property of the answer returned to the model with
+    /// `on_reject` on a rejection.
+    pub feedback: Option<Expr>,
 }
 
 /// How a tool runs.
@@ -366,6 +369,28 @@ pub struct AgentDecl {
     /// `retries = N`: how many times the model is asked again after an answer fails its guard or
     /// its `output` schema.
     pub retries: Option<(u64, Span)>,
+    /// The typed payloads of `handoffs`: one per item written with a parameter list,
+    /// `escalation(reason: string "Why")`, in the order written.
+    pub payloads: Vec<HandoffPayload>,
+}
+
+/// The payload of one handoff: the parameters the model passes when it hands off.
+#[derive(Debug, Clone)]
+pub struct HandoffPayload {
+    /// The handoff target, as written in `handoffs`.
+    pub target: Ident,
+    /// The parameters, written like a tool's.
+    pub params: Vec<Param>,
+}
+
+impl AgentDecl {
+    /// The payload parameters of the (first) handoff to `target`, when it declares any.
+    pub fn payload(&self, target: &str) -> Option<&[Param]> {
+        self.payloads
+            .iter()
+            .find(|p| p.target.name == target)
+            .map(|p| p.params.as_slice())
+    }
 }
 
 /// `validator NAME(PARAMS) { ... }`.
@@ -421,6 +446,9 @@ pub struct InterruptDecl {
     /// `decision = { field: "verdict", approve: "ship" }`: how a custom `response` reads as
     /// approve or reject.
     pub decision: Option<Expr>,
+    /// `feedback = "note"`: the string property of the answer added to the run's final message
+    /// when a rejection ends it.
+    pub feedback: Option<Expr>,
 }
 
 /// `test "name" { ... }`: parsed, not run yet.

@@ -32,7 +32,10 @@
 //!   schema name or a map, `TENX0108`, and a map is a valid schema, `TENX0401`); results,
 //!   responses, outputs and state are schemas (lowered from types or valid maps, `TENX0401`;
 //!   a missing response is the default one); none nests deeper than a sealed schema can
-//!   (`TENX0407`).
+//!   (`TENX0407`). A handoff's `payload` is an object schema by construction (a parameter list,
+//!   or none, lowers to one; its defaults fit, `TENX0403`, and it nests within the limit,
+//!   `TENX0407`); a handoff is listed once per target (`TENX0203`), so no two payloads compete
+//!   for one `tool_name`.
 //! - *Sorted lists without repeats* (`tags`, `allowed_tools`, `handoffs`, `approves`,
 //!   `approved_by`, `edges`, routes by node): `Artifact::normalize` sorts and dedups them; two
 //!   routes from one node are `TENX0312`.
@@ -85,7 +88,13 @@
 //!   or run (`TENX0602`), and no path from any entry (`entry`, an extra entry, or with `resume =
 //!   last_agent` a reachable agent node with a way to `END`) reaches an interrupt-approved tool
 //!   around its approval (`TENX0604`), proved on the same ways (plain edges, handoff edges,
-//!   route arms, `on_error` handlers, visit-limit exits) from the same starts. A `medium`
+//!   route arms, `on_error` handlers, visit-limit exits) from the same starts; out of an
+//!   approving interrupt node, only an approving way leads into a tool it approves
+//!   (`TENX0627`): route arms are classified by the artifact's own rule
+//!   (`tenx_artifact::answer_ways::AnswerTest`) on the lowered arm, the answer writes lowered
+//!   as `lower/writes.rs` does and the decision from the shared `crate::decision::decision_of`,
+//!   so check and the loader agree arm by arm (a decision property the response does not
+//!   require is `TENX0412`). A `medium`
 //!   tool has an approval or an approving interrupt by construction: one with neither gets the
 //!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
 //! - *Decisions*: no response and the standard library's schemas get their fixed rule (a
@@ -94,7 +103,14 @@
 //!   or booleans that differ (`TENX0411`), fitting the schema (`TENX0412`–`TENX0414`,
 //!   `TENX0616`); `edit` appears only on the approval of a tool with parameters (`TENX0614`),
 //!   never on an interrupt (`TENX0615`), judged by the same lowered parameters the artifact
-//!   holds (`crate::decision::has_parameters`).
+//!   holds (`crate::decision::has_parameters`). `respond` is a string or boolean that differs
+//!   from `approve` and `edit` (`TENX0411`; `Written::decision` drops it otherwise, by
+//!   construction), only on a tool's approval (`TENX0628`), whose response defines
+//!   `tool_result` (`TENX0417`).
+//! - *Feedback*: an approval's or interrupt's `feedback` names a property of its response
+//!   schema (`TENX0415`) whose schema, local `$ref`s followed, is `"type": "string"`
+//!   (`TENX0416`), judged on the same lowered schema with the artifact's own
+//!   `answer_ways::property`.
 //! - *Approvals* (`check/approvals` in the artifact): a `param` evidence item is a parameter of
 //!   the tool and an interrupt has none, and no item is empty (`check/evidence` lowers a name to
 //!   `param` only when it is one, so by construction; a name is an identifier, never empty); a
@@ -159,7 +175,7 @@ use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
 pub use confirmation::CONFIRMATION_REASON;
-pub use graph::DEFAULT_RECURSION_LIMIT;
+pub use graph::{DEFAULT_RECURSION_LIMIT, lower_condition};
 pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;
 use source_map::SourceMapper;

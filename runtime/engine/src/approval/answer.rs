@@ -140,6 +140,7 @@ mod tests {
             field: "verdict".into(),
             approve: json!("ship"),
             edit: Some(json!("amend")),
+            respond: None,
         };
         assert_eq!(
             read_answer(&verdict, &json!({"verdict": "ship", "note": "ok"})),
@@ -157,6 +158,7 @@ mod tests {
             field: "ok".into(),
             approve: json!(true),
             edit: None,
+            respond: None,
         };
         assert_eq!(read_answer(&boolean, &json!({"ok": true})), Verdict::Approve);
         assert_eq!(read_answer(&boolean, &json!({"ok": 1})), Verdict::Reject);
@@ -164,6 +166,7 @@ mod tests {
             field: "deny".into(),
             approve: json!(false),
             edit: None,
+            respond: None,
         };
         assert_eq!(read_answer(&negative, &json!({"deny": false})), Verdict::Approve);
         assert_eq!(read_answer(&negative, &json!({})), Verdict::Reject);

@@ -201,9 +201,15 @@ mod tests {
         let mut artifact = Artifact::new("tenxc test");
         artifact.tools.insert(
             "pay".into(),
-            http_tool("${PAY_URL}/pay?v=\\${NOT_A_VAR}", &[("Authorization", "Bearer ${PAY_TOKEN}")]),
+            http_tool(
+                "${PAY_URL}/pay?v=\\${NOT_A_VAR}",
+                &[("Authorization", "Bearer ${PAY_TOKEN}")],
+            ),
         );
-        artifact.tools.insert("docs".into(), http_tool("${DOCS_URL}/search", &[("X-Key", "${PAY_TOKEN}")]));
+        artifact.tools.insert(
+            "docs".into(),
+            http_tool("${DOCS_URL}/search", &[("X-Key", "${PAY_TOKEN}")]),
+        );
         artifact.tools.insert(
             "now".into(),
             Tool {
@@ -213,14 +219,23 @@ mod tests {
                 ..http_tool("", &[])
             },
         );
-        artifact.models.insert("claude".into(), model(Provider::Anthropic, Some("ANTHROPIC_API_KEY")));
+        artifact
+            .models
+            .insert("claude".into(), model(Provider::Anthropic, Some("ANTHROPIC_API_KEY")));
         artifact.models.insert("local".into(), model(Provider::Openai, None));
-        artifact.models.insert("demo".into(), model(Provider::Scripted, Some("IGNORED_FOR_SCRIPTED")));
+        artifact
+            .models
+            .insert("demo".into(), model(Provider::Scripted, Some("IGNORED_FOR_SCRIPTED")));
         artifact
     }
 
     fn lookup(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string())
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        }
     }
 
     #[test]
@@ -255,7 +270,11 @@ mod tests {
 
     #[test]
     fn every_missing_name_is_reported_together_and_sorted() {
-        let error = resolve(&artifact(), lookup(&[("PAY_URL", "https://pay.test"), ("DOCS_URL", "")])).unwrap_err();
+        let error = resolve(
+            &artifact(),
+            lookup(&[("PAY_URL", "https://pay.test"), ("DOCS_URL", "")]),
+        )
+        .unwrap_err();
         assert_eq!(error.names(), vec!["ANTHROPIC_API_KEY", "DOCS_URL", "PAY_TOKEN"]);
         assert!(error.malformed.is_empty());
         assert_eq!(
@@ -264,13 +283,18 @@ mod tests {
              PAY_TOKEN (tool `docs` header `X-Key`, tool `pay` header `Authorization`)"
         );
         let error = resolve(&artifact(), |_| None).unwrap_err();
-        assert_eq!(error.names(), vec!["ANTHROPIC_API_KEY", "DOCS_URL", "PAY_TOKEN", "PAY_URL"]);
+        assert_eq!(
+            error.names(),
+            vec!["ANTHROPIC_API_KEY", "DOCS_URL", "PAY_TOKEN", "PAY_URL"]
+        );
     }
 
     #[test]
     fn a_malformed_reference_fails_closed() {
         let mut artifact = Artifact::new("tenxc test");
-        artifact.tools.insert("bad".into(), http_tool("https://x.test/${", &[("A", "${B C}")]));
+        artifact
+            .tools
+            .insert("bad".into(), http_tool("https://x.test/${", &[("A", "${B C}")]));
         let error = resolve(&artifact, |_| Some("v".into())).unwrap_err();
         assert!(error.missing.is_empty());
         assert_eq!(error.malformed, vec!["tool `bad` URL", "tool `bad` header `A`"]);

@@ -1,6 +1,12 @@
 //! The load path a host follows: resolve the environment, then build the tool runner from it;
 //! the runner sends what the environment resolved.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "test helpers may panic: a panic is a failed test"
+)]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -71,7 +77,10 @@ async fn the_runner_sends_what_the_environment_resolved() {
         )
         .await
         .unwrap();
-    assert_eq!(result, json!({"method": "GET", "path": "/search", "query": "q=refunds", "body": null}));
+    assert_eq!(
+        result,
+        json!({"method": "GET", "path": "/search", "query": "q=refunds", "body": null})
+    );
     assert_eq!(service.requests()[0].header("authorization"), Some("Bearer t0ken"));
 }
 

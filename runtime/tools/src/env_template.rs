@@ -64,9 +64,7 @@ enum Piece<'t> {
 /// Whether `name` is a variable name: `[A-Za-z_][A-Za-z0-9_]*`.
 pub fn is_variable_name(name: &str) -> bool {
     let mut bytes = name.bytes();
-    bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
@@ -119,9 +117,11 @@ pub fn fill(text: &str, variables: &dyn Variables) -> Result<String, TemplateErr
     for piece in pieces(text)? {
         match piece {
             Piece::Text(c) => filled.push(c),
-            Piece::Variable(name) => filled.push_str(variables.variable(name).ok_or_else(|| TemplateError::Missing {
-                name: name.to_string(),
-            })?),
+            Piece::Variable(name) => filled.push_str(
+                variables
+                    .variable(name)
+                    .ok_or_else(|| TemplateError::Missing { name: name.to_string() })?,
+            ),
         }
     }
     Ok(filled)
@@ -149,21 +149,21 @@ mod tests {
 
     #[test]
     fn names_are_listed_in_order() {
-        assert_eq!(
-            variable_names("${A}/${_b1}/${A}\\${C}").unwrap(),
-            vec!["A", "_b1", "A"]
-        );
+        assert_eq!(variable_names("${A}/${_b1}/${A}\\${C}").unwrap(), vec!["A", "_b1", "A"]);
         assert!(variable_names("plain").unwrap().is_empty());
     }
 
     #[test]
     fn malformed_references_fail_closed() {
-        for (text, offset) in [("x${", 1), ("${}", 0), ("${1A}", 0), ("a ${B C}", 2), ("${A-B}", 0), ("${A", 0)] {
-            assert_eq!(
-                variable_names(text),
-                Err(TemplateError::Malformed { offset }),
-                "{text}"
-            );
+        for (text, offset) in [
+            ("x${", 1),
+            ("${}", 0),
+            ("${1A}", 0),
+            ("a ${B C}", 2),
+            ("${A-B}", 0),
+            ("${A", 0),
+        ] {
+            assert_eq!(variable_names(text), Err(TemplateError::Malformed { offset }), "{text}");
         }
     }
 

@@ -151,6 +151,9 @@ mod tests {
         }
         assert!(handlers.get("nope").is_none());
         assert!(!handlers.get("audit").unwrap().deduplicates());
-        assert_eq!(format!("{handlers:?}"), r#"NativeHandlers { names: ["audit", "crm.lookup"] }"#);
+        assert_eq!(
+            format!("{handlers:?}"),
+            r#"NativeHandlers { names: ["audit", "crm.lookup"] }"#
+        );
     }
 }

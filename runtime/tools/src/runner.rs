@@ -20,7 +20,7 @@ use crate::native::{NativeCall, NativeHandler, NativeHandlers};
 
 /// How one declared tool runs, prepared at load.
 enum Prepared {
-    Http(HttpTool),
+    Http(Box<HttpTool>),
     Builtin(Builtin),
     Native(Arc<dyn NativeHandler>),
     Remote,
@@ -96,7 +96,9 @@ impl ToolsBuilder {
         let mut tools = BTreeMap::new();
         for (name, tool) in &artifact.tools {
             let prepared = match &tool.run {
-                Run::Http { .. } => HttpTool::prepare(name, tool, variables, &mut problems).map(Prepared::Http),
+                Run::Http { .. } => {
+                    HttpTool::prepare(name, tool, variables, &mut problems).map(|tool| Prepared::Http(Box::new(tool)))
+                }
                 Run::Builtin { name: builtin } => {
                     let known = Builtin::named(builtin).map(Prepared::Builtin);
                     if known.is_none() {
@@ -178,9 +180,7 @@ impl Tools {
                     })
                     .await
             }
-            Prepared::Remote => Err(failed(
-                "a remote tool is run by the API client, never by the runtime",
-            )),
+            Prepared::Remote => Err(failed("a remote tool is run by the API client, never by the runtime")),
         }
     }
 }

@@ -256,7 +256,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         headers: parts
             .headers
             .iter()
-            .map(|(name, value)| (name.as_str().to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_string(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
             .collect(),
         body: body.to_vec(),
     };

@@ -2,6 +2,12 @@
 //! identity, declared headers), how every answer class maps to a result or a tool error, and the
 //! count-per-key service the exactly-once tests use.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "test helpers may panic: a panic is a failed test"
+)]
+
 mod common;
 
 use std::time::{Duration, Instant};
@@ -46,16 +52,27 @@ async fn post_sends_a_json_body_the_key_the_identity_and_declared_headers() {
     let variables = vars(&[("PAY_URL", &service.url()), ("PAY_TOKEN", TOKEN)]);
     let tools = load(&artifact, &variables, NativeHandlers::new()).unwrap();
     let arguments = json!({"order_id": "A-1042", "amount_cents": 5950, "items": [1, 2], "note": null});
-    let result = call(&tools, &artifact, "refund", arguments.clone(), "refund-A-1042-5950", &user())
-        .await
-        .unwrap();
+    let result = call(
+        &tools,
+        &artifact,
+        "refund",
+        arguments.clone(),
+        "refund-A-1042-5950",
+        &user(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         result,
         json!({"method": "POST", "path": "/refunds", "query": "v=$1", "body": arguments})
     );
     let requests = service.requests();
     assert_eq!(requests.len(), 1);
-    assert!(requests[0].header("user-agent").is_some_and(|agent| agent.starts_with("tenx/")));
+    assert!(
+        requests[0]
+            .header("user-agent")
+            .is_some_and(|agent| agent.starts_with("tenx/"))
+    );
     insta::assert_debug_snapshot!("post_request_headers", stable_headers(&requests[0]));
 }
 
@@ -65,22 +82,36 @@ async fn put_and_patch_send_bodies_get_and_delete_send_query_strings() {
     let url = format!("{}/orders", service.url());
     let artifact = artifact(vec![
         tool("get", http(HttpMethod::Get, &url, 5_000, &[]), None),
-        tool("delete", http(HttpMethod::Delete, &format!("{url}?force=1"), 5_000, &[]), None),
+        tool(
+            "delete",
+            http(HttpMethod::Delete, &format!("{url}?force=1"), 5_000, &[]),
+            None,
+        ),
         tool("put", http(HttpMethod::Put, &url, 5_000, &[]), None),
         tool("patch", http(HttpMethod::Patch, &url, 5_000, &[]), None),
     ]);
     let tools = load(&artifact, &vars(&[]), NativeHandlers::new()).unwrap();
-    let arguments = json!({"id": "A 1&2", "n": 3, "ok": false, "skip": null, "tags": ["x", "y"], "f": {"b": 1, "a": 2}});
+    let arguments =
+        json!({"id": "A 1&2", "n": 3, "ok": false, "skip": null, "tags": ["x", "y"], "f": {"b": 1, "a": 2}});
     let query = "f=%7B%22a%22%3A2%2C%22b%22%3A1%7D&id=A+1%262&n=3&ok=false&tags=%5B%22x%22%2C%22y%22%5D";
-    let got = call(&tools, &artifact, "get", arguments.clone(), "k1", &user()).await.unwrap();
-    assert_eq!(got, json!({"method": "GET", "path": "/orders", "query": query, "body": null}));
-    let got = call(&tools, &artifact, "delete", arguments.clone(), "k2", &user()).await.unwrap();
+    let got = call(&tools, &artifact, "get", arguments.clone(), "k1", &user())
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        json!({"method": "GET", "path": "/orders", "query": query, "body": null})
+    );
+    let got = call(&tools, &artifact, "delete", arguments.clone(), "k2", &user())
+        .await
+        .unwrap();
     assert_eq!(
         got,
         json!({"method": "DELETE", "path": "/orders", "query": format!("force=1&{query}"), "body": null})
     );
     for method in ["put", "patch"] {
-        let got = call(&tools, &artifact, method, arguments.clone(), "k3", &user()).await.unwrap();
+        let got = call(&tools, &artifact, method, arguments.clone(), "k3", &user())
+            .await
+            .unwrap();
         assert_eq!(
             got,
             json!({"method": method.to_uppercase(), "path": "/orders", "query": null, "body": arguments})
@@ -95,7 +126,11 @@ async fn put_and_patch_send_bodies_get_and_delete_send_query_strings() {
 #[tokio::test]
 async fn the_key_and_identity_are_encoded_and_no_bearer_token_is_forwarded() {
     let service = FakeService::echo().await.unwrap();
-    let artifact = artifact(vec![tool("t", http(HttpMethod::Post, &service.url(), 5_000, &[]), None)]);
+    let artifact = artifact(vec![tool(
+        "t",
+        http(HttpMethod::Post, &service.url(), 5_000, &[]),
+        None,
+    )]);
     let tools = load(&artifact, &vars(&[]), NativeHandlers::new()).unwrap();
     let identity = Identity {
         user_id: Some("ana maría".into()),
@@ -106,7 +141,9 @@ async fn the_key_and_identity_are_encoded_and_no_bearer_token_is_forwarded() {
     call(&tools, &artifact, "t", json!({}), "key with\nnewline 100%", &identity)
         .await
         .unwrap();
-    call(&tools, &artifact, "t", json!({}), "k", &Identity::anonymous()).await.unwrap();
+    call(&tools, &artifact, "t", json!({}), "k", &Identity::anonymous())
+        .await
+        .unwrap();
     let requests = service.requests();
     assert_eq!(requests[0].idempotency_key(), Some("key%20with%0Anewline%20100%25"));
     assert_eq!(requests[0].header("x-tenx-user-id"), Some("ana%20mar%C3%ADa"));
@@ -124,10 +161,20 @@ async fn answered(answer: FakeResponse, result: Option<Value>) -> Result<Value, 
     let service = FakeService::start(move |_| answer.clone()).await.unwrap();
     let artifact = artifact(vec![tool(
         "t",
-        http(HttpMethod::Post, &format!("${{URL}}/x?token=${{TOKEN}}"), 5_000, &[("Authorization", "${TOKEN}")]),
+        http(
+            HttpMethod::Post,
+            "${URL}/x?token=${TOKEN}",
+            5_000,
+            &[("Authorization", "${TOKEN}")],
+        ),
         result,
     )]);
-    let tools = load(&artifact, &vars(&[("URL", &service.url()), ("TOKEN", TOKEN)]), NativeHandlers::new()).unwrap();
+    let tools = load(
+        &artifact,
+        &vars(&[("URL", &service.url()), ("TOKEN", TOKEN)]),
+        NativeHandlers::new(),
+    )
+    .unwrap();
     let outcome = call(&tools, &artifact, "t", json!({}), "k", &user()).await;
     if let Err(error) = &outcome {
         assert!(!error.message.contains(TOKEN), "{error:?}");
@@ -143,9 +190,17 @@ async fn every_status_class_becomes_the_right_tool_error() {
         (401, ToolErrorKind::Client, "the service answered 401 Unauthorized"),
         (404, ToolErrorKind::Client, "the service answered 404 Not Found"),
         (409, ToolErrorKind::Client, "the service answered 409 Conflict"),
-        (500, ToolErrorKind::Server, "the service answered 500 Internal Server Error"),
+        (
+            500,
+            ToolErrorKind::Server,
+            "the service answered 500 Internal Server Error",
+        ),
         (502, ToolErrorKind::Server, "the service answered 502 Bad Gateway"),
-        (503, ToolErrorKind::Server, "the service answered 503 Service Unavailable"),
+        (
+            503,
+            ToolErrorKind::Server,
+            "the service answered 503 Service Unavailable",
+        ),
     ];
     for (status, kind, message) in cases {
         let body = json!({"error": format!("details that mention {TOKEN}")});
@@ -161,7 +216,10 @@ async fn every_status_class_becomes_the_right_tool_error() {
             retry_after_ms: Some(3_000)
         }
     );
-    assert_eq!(error.message, "the service answered 429 Too Many Requests (retry after 3000 ms)");
+    assert_eq!(
+        error.message,
+        "the service answered 429 Too Many Requests (retry after 3000 ms)"
+    );
     let error = answered(FakeResponse::empty(429), None).await.unwrap_err();
     assert_eq!(error.kind, ToolErrorKind::RateLimited { retry_after_ms: None });
 }
@@ -174,11 +232,17 @@ async fn redirects_are_not_followed() {
         .await
         .unwrap_err();
     assert_eq!(error.kind, ToolErrorKind::Client);
-    assert_eq!(error.message, "the service answered 302 Found; redirects are not followed");
+    assert_eq!(
+        error.message,
+        "the service answered 302 Found; redirects are not followed"
+    );
     let error = answered(FakeResponse::empty(307).with_header("location", &location), None)
         .await
         .unwrap_err();
-    assert_eq!(error.message, "the service answered 307 Temporary Redirect; redirects are not followed");
+    assert_eq!(
+        error.message,
+        "the service answered 307 Temporary Redirect; redirects are not followed"
+    );
     assert!(target.requests().is_empty(), "the redirect target was called");
 }
 
@@ -199,21 +263,31 @@ async fn two_hundreds_decode_by_content_and_result_type() {
         .unwrap_err();
     assert_eq!(
         (error.kind, error.message.as_str()),
-        (ToolErrorKind::Client, "the service answered 200 OK with a body that is not JSON")
+        (
+            ToolErrorKind::Client,
+            "the service answered 200 OK with a body that is not JSON"
+        )
     );
     let error = answered(FakeResponse::text(200, "application/json", "not json"), string.clone())
         .await
         .unwrap_err();
     assert_eq!(error.kind, ToolErrorKind::Client);
     assert_eq!(
-        answered(FakeResponse::text(200, "text/plain; charset=utf-8", "#ff8800"), string.clone()).await,
+        answered(
+            FakeResponse::text(200, "text/plain; charset=utf-8", "#ff8800"),
+            string.clone()
+        )
+        .await,
         Ok(json!("#ff8800"))
     );
     assert_eq!(
         answered(FakeResponse::json(200, &json!("quoted")), string.clone()).await,
         Ok(json!("quoted"))
     );
-    assert_eq!(answered(FakeResponse::empty(204), object.clone()).await, Ok(Value::Null));
+    assert_eq!(
+        answered(FakeResponse::empty(204), object.clone()).await,
+        Ok(Value::Null)
+    );
     assert_eq!(answered(FakeResponse::empty(204), string).await, Ok(json!("")));
 }
 
@@ -261,7 +335,11 @@ async fn a_cancelled_call_stops_waiting() {
     let service = FakeService::start(|_| FakeResponse::json(200, &json!(1)).after(Duration::from_secs(5)))
         .await
         .unwrap();
-    let artifact = artifact(vec![tool("t", http(HttpMethod::Post, &service.url(), 30_000, &[]), None)]);
+    let artifact = artifact(vec![tool(
+        "t",
+        http(HttpMethod::Post, &service.url(), 30_000, &[]),
+        None,
+    )]);
     let tools = load(&artifact, &vars(&[]), NativeHandlers::new()).unwrap();
     let cancel = CancellationToken::new();
     let canceller = cancel.clone();
@@ -288,7 +366,10 @@ async fn a_cancelled_call_stops_waiting() {
         .await
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(3));
-    assert_eq!((error.kind, error.message.as_str()), (ToolErrorKind::Failed, "the call was cancelled"));
+    assert_eq!(
+        (error.kind, error.message.as_str()),
+        (ToolErrorKind::Failed, "the call was cancelled")
+    );
     let error = tools
         .call(
             ToolInvocation {
@@ -311,16 +392,47 @@ async fn a_cancelled_call_stops_waiting() {
 #[tokio::test]
 async fn the_idempotent_service_counts_requests_and_effects_per_key() {
     let service = FakeService::idempotent(|request| {
-        FakeResponse::json(200, &json!({"refund": request.json()["order_id"], "nonce": request.path}))
+        FakeResponse::json(
+            200,
+            &json!({"refund": request.json()["order_id"], "nonce": request.path}),
+        )
     })
     .await
     .unwrap();
-    let artifact = artifact(vec![tool("refund", http(HttpMethod::Post, &service.url(), 5_000, &[]), None)]);
+    let artifact = artifact(vec![tool(
+        "refund",
+        http(HttpMethod::Post, &service.url(), 5_000, &[]),
+        None,
+    )]);
     let tools = load(&artifact, &vars(&[]), NativeHandlers::new()).unwrap();
-    let first = call(&tools, &artifact, "refund", json!({"order_id": "A"}), "refund-A", &user()).await;
+    let first = call(
+        &tools,
+        &artifact,
+        "refund",
+        json!({"order_id": "A"}),
+        "refund-A",
+        &user(),
+    )
+    .await;
     // A repeat after a crash re-sends the same key: the service answers from its store.
-    let repeat = call(&tools, &artifact, "refund", json!({"order_id": "A"}), "refund-A", &user()).await;
-    let other = call(&tools, &artifact, "refund", json!({"order_id": "B"}), "refund-B", &user()).await;
+    let repeat = call(
+        &tools,
+        &artifact,
+        "refund",
+        json!({"order_id": "A"}),
+        "refund-A",
+        &user(),
+    )
+    .await;
+    let other = call(
+        &tools,
+        &artifact,
+        "refund",
+        json!({"order_id": "B"}),
+        "refund-B",
+        &user(),
+    )
+    .await;
     assert_eq!(first, repeat);
     assert_eq!(other, Ok(json!({"refund": "B", "nonce": "/"})));
     assert_eq!(service.requests_for_key("refund-A"), 2);
@@ -330,7 +442,9 @@ async fn the_idempotent_service_counts_requests_and_effects_per_key() {
     assert!(service.duplicated_effects().is_empty());
 
     // A service that does not deduplicate shows the duplicate.
-    let naive = FakeService::start(|_| FakeResponse::json(200, &json!(true))).await.unwrap();
+    let naive = FakeService::start(|_| FakeResponse::json(200, &json!(true)))
+        .await
+        .unwrap();
     let artifact = artifact_for(&naive);
     let tools = load(&artifact, &vars(&[]), NativeHandlers::new()).unwrap();
     for _ in 0..2 {
@@ -341,7 +455,11 @@ async fn the_idempotent_service_counts_requests_and_effects_per_key() {
 }
 
 fn artifact_for(service: &FakeService) -> tenx_artifact::Artifact {
-    artifact(vec![tool("t", http(HttpMethod::Post, &service.url(), 5_000, &[]), None)])
+    artifact(vec![tool(
+        "t",
+        http(HttpMethod::Post, &service.url(), 5_000, &[]),
+        None,
+    )])
 }
 
 #[tokio::test]

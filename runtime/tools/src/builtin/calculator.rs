@@ -95,10 +95,7 @@ impl Parser {
     }
 
     fn unexpected(&self, c: char) -> CalculatorError {
-        CalculatorError(format!(
-            "unexpected `{c}` at character {}",
-            self.at.saturating_add(1)
-        ))
+        CalculatorError(format!("unexpected `{c}` at character {}", self.at.saturating_add(1)))
     }
 
     fn end(&self) -> CalculatorError {
@@ -106,7 +103,10 @@ impl Parser {
     }
 
     /// Runs `parse` one level deeper, refusing past [`MAX_DEPTH`].
-    fn nested(&mut self, parse: impl FnOnce(&mut Self) -> Result<f64, CalculatorError>) -> Result<f64, CalculatorError> {
+    fn nested(
+        &mut self,
+        parse: impl FnOnce(&mut Self) -> Result<f64, CalculatorError>,
+    ) -> Result<f64, CalculatorError> {
         if self.depth >= MAX_DEPTH {
             return Err(CalculatorError(format!(
                 "the expression nests deeper than {MAX_DEPTH} levels"
@@ -290,10 +290,22 @@ mod tests {
     fn refusals_name_the_problem() {
         assert_eq!(err("1 / 0"), "division by zero");
         assert_eq!(err("1 % (2 - 2)"), "division by zero");
-        assert_eq!(err("1e308 * 10"), "the result is too large or undefined (not a finite number)");
-        assert_eq!(err("0 ^ -1"), "the result is too large or undefined (not a finite number)");
-        assert_eq!(err("(-8) ^ 0.5"), "the result is too large or undefined (not a finite number)");
-        assert_eq!(err("1e999"), "the result is too large or undefined (not a finite number)");
+        assert_eq!(
+            err("1e308 * 10"),
+            "the result is too large or undefined (not a finite number)"
+        );
+        assert_eq!(
+            err("0 ^ -1"),
+            "the result is too large or undefined (not a finite number)"
+        );
+        assert_eq!(
+            err("(-8) ^ 0.5"),
+            "the result is too large or undefined (not a finite number)"
+        );
+        assert_eq!(
+            err("1e999"),
+            "the result is too large or undefined (not a finite number)"
+        );
         assert_eq!(err("2 +"), "the expression ends where a number or `(` was expected");
         assert_eq!(err(""), "the expression ends where a number or `(` was expected");
         assert_eq!(err("(1 + 2"), "a `(` is never closed");
@@ -311,11 +323,23 @@ mod tests {
     #[test]
     fn deep_nesting_and_long_input_are_refused_without_overflow() {
         let deep = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
-        assert_eq!(err(&deep), format!("the expression is longer than {MAX_LENGTH} characters"));
+        assert_eq!(
+            err(&deep),
+            format!("the expression is longer than {MAX_LENGTH} characters")
+        );
         let deep = format!("{}1{}", "(".repeat(400), ")".repeat(400));
-        assert_eq!(err(&deep), format!("the expression nests deeper than {MAX_DEPTH} levels"));
-        assert_eq!(err(&"-".repeat(900)), format!("the expression nests deeper than {MAX_DEPTH} levels"));
-        assert_eq!(err(&"2^".repeat(300)), format!("the expression nests deeper than {MAX_DEPTH} levels"));
+        assert_eq!(
+            err(&deep),
+            format!("the expression nests deeper than {MAX_DEPTH} levels")
+        );
+        assert_eq!(
+            err(&"-".repeat(900)),
+            format!("the expression nests deeper than {MAX_DEPTH} levels")
+        );
+        assert_eq!(
+            err(&"2^".repeat(300)),
+            format!("the expression nests deeper than {MAX_DEPTH} levels")
+        );
         let nested = format!("{}1{}", "(".repeat(60), ")".repeat(60));
         assert_eq!(ok(&nested), json!(1));
         let many = vec!["1"; 400].join("+");
@@ -325,7 +349,10 @@ mod tests {
     #[test]
     fn huge_literals_do_not_panic() {
         let digits = "9".repeat(400);
-        assert_eq!(err(&digits), "the result is too large or undefined (not a finite number)");
+        assert_eq!(
+            err(&digits),
+            "the result is too large or undefined (not a finite number)"
+        );
         assert_eq!(ok(&format!("0.{}", "0".repeat(500))), json!(0));
     }
 }

@@ -32,7 +32,10 @@ pub fn current_time(now_ms: u64, zone: Option<&str>) -> Result<String, TimeError
             ))
         })?,
     };
-    Ok(now.to_zoned_datetime(time_zone).strftime("%Y-%m-%dT%H:%M:%S%:z").to_string())
+    Ok(now
+        .to_zoned_datetime(time_zone)
+        .strftime("%Y-%m-%dT%H:%M:%S%:z")
+        .to_string())
 }
 
 #[cfg(test)]
@@ -45,7 +48,10 @@ mod tests {
     #[test]
     fn utc_by_default_and_zones_by_name() {
         assert_eq!(current_time(AFTER_DST, None).unwrap(), "2026-03-29T01:30:00+00:00");
-        assert_eq!(current_time(AFTER_DST, Some("UTC")).unwrap(), "2026-03-29T01:30:00+00:00");
+        assert_eq!(
+            current_time(AFTER_DST, Some("UTC")).unwrap(),
+            "2026-03-29T01:30:00+00:00"
+        );
         assert_eq!(
             current_time(AFTER_DST, Some("Europe/Berlin")).unwrap(),
             "2026-03-29T03:30:00+02:00"

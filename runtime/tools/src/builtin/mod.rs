@@ -114,7 +114,10 @@ mod tests {
             Builtin::CurrentTime.call(&json!({"timezone": null}), &clock),
             Ok(json!("2026-03-29T01:30:00+00:00"))
         );
-        assert_eq!(Builtin::Calculator.call(&json!({"expression": "6*7"}), &clock), Ok(json!(42)));
+        assert_eq!(
+            Builtin::Calculator.call(&json!({"expression": "6*7"}), &clock),
+            Ok(json!(42))
+        );
         let id = Builtin::RandomId.call(&json!({}), &clock).unwrap();
         assert_eq!(id.as_str().map(str::len), Some(36));
     }
@@ -135,7 +138,13 @@ mod tests {
             refusal(json!([1]), Builtin::CurrentTime),
             failed("the arguments are not an object".into())
         );
-        assert_eq!(refusal(json!({"expression": "1/0"}), Builtin::Calculator).message, "division by zero");
-        assert_eq!(refusal(json!({"timezone": "Nowhere"}), Builtin::CurrentTime).kind, ToolErrorKind::Failed);
+        assert_eq!(
+            refusal(json!({"expression": "1/0"}), Builtin::Calculator).message,
+            "division by zero"
+        );
+        assert_eq!(
+            refusal(json!({"timezone": "Nowhere"}), Builtin::CurrentTime).kind,
+            ToolErrorKind::Failed
+        );
     }
 }

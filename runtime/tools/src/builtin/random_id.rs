@@ -55,7 +55,10 @@ mod tests {
             assert_eq!(groups.iter().map(|g| g.len()).collect::<Vec<_>>(), vec![8, 4, 4, 4, 12]);
             assert!(groups[2].starts_with('4'), "{id}");
             assert!(matches!(groups[3].chars().next(), Some('8' | '9' | 'a' | 'b')), "{id}");
-            assert!(id.chars().all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+            assert!(
+                id.chars()
+                    .all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+            );
         }
     }
 }

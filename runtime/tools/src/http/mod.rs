@@ -125,7 +125,12 @@ impl HttpTool {
     }
 
     /// Sends one call and reads its answer.
-    pub async fn call(&self, client: &Client, invocation: &ToolInvocation<'_>, now: Timestamp) -> Result<Value, ToolError> {
+    pub async fn call(
+        &self,
+        client: &Client,
+        invocation: &ToolInvocation<'_>,
+        now: Timestamp,
+    ) -> Result<Value, ToolError> {
         let sends_body = matches!(self.method, Method::POST | Method::PUT | Method::PATCH);
         let url = if sends_body {
             self.url.clone()

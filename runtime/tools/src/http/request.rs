@@ -133,7 +133,10 @@ mod tests {
         assert_eq!(header_text("50%"), "50%25");
         assert_eq!(header_text("ü"), "%C3%BC");
         assert_ne!(header_text("a\n"), header_text("a%0A"));
-        assert_eq!(header_list(&["admin".into(), "a,b".into(), "x y".into()]), "admin,a%2Cb,x%20y");
+        assert_eq!(
+            header_list(&["admin".into(), "a,b".into(), "x y".into()]),
+            "admin,a%2Cb,x%20y"
+        );
         assert_eq!(header_list(&[]), "");
     }
 

@@ -60,11 +60,13 @@ pub fn status_error(status: StatusCode, headers: &HeaderMap, now: Timestamp) -> 
 pub fn retry_after_ms(value: &str, now: Timestamp) -> Option<u64> {
     let value = value.trim();
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(value.parse::<u64>().map_or(u64::MAX, |seconds| seconds.saturating_mul(1000)));
+        return Some(
+            value
+                .parse::<u64>()
+                .map_or(u64::MAX, |seconds| seconds.saturating_mul(1000)),
+        );
     }
-    let at = jiff::fmt::rfc2822::DateTimeParser::new()
-        .parse_timestamp(value)
-        .ok()?;
+    let at = jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(value).ok()?;
     let at = u64::try_from(at.as_millisecond()).unwrap_or(0);
     Some(at.saturating_sub(now))
 }
@@ -89,7 +91,10 @@ pub fn decode(status: StatusCode, body: &[u8], json_type: bool, string_result: b
         return String::from_utf8(body.to_vec()).map(Value::String).map_err(|_| {
             error(
                 ToolErrorKind::Client,
-                format!("the service answered {} with a body that is not UTF-8 text", status_text(status)),
+                format!(
+                    "the service answered {} with a body that is not UTF-8 text",
+                    status_text(status)
+                ),
             )
         });
     }
@@ -99,7 +104,10 @@ pub fn decode(status: StatusCode, body: &[u8], json_type: bool, string_result: b
     serde_json::from_slice(body).map_err(|_| {
         error(
             ToolErrorKind::Client,
-            format!("the service answered {} with a body that is not JSON", status_text(status)),
+            format!(
+                "the service answered {} with a body that is not JSON",
+                status_text(status)
+            ),
         )
     })
 }
@@ -137,14 +145,23 @@ mod tests {
     fn statuses_map_to_kinds() {
         let none = HeaderMap::new();
         let case = |code: u16| status_error(StatusCode::from_u16(code).unwrap(), &none, 0);
-        assert_eq!(case(404), error(ToolErrorKind::Client, "the service answered 404 Not Found"));
+        assert_eq!(
+            case(404),
+            error(ToolErrorKind::Client, "the service answered 404 Not Found")
+        );
         assert_eq!(case(400).kind, ToolErrorKind::Client);
-        assert_eq!(case(500), error(ToolErrorKind::Server, "the service answered 500 Internal Server Error"));
+        assert_eq!(
+            case(500),
+            error(ToolErrorKind::Server, "the service answered 500 Internal Server Error")
+        );
         assert_eq!(case(503).kind, ToolErrorKind::Server);
         assert_eq!(case(599), error(ToolErrorKind::Server, "the service answered 599"));
         assert_eq!(
             case(302),
-            error(ToolErrorKind::Client, "the service answered 302 Found; redirects are not followed")
+            error(
+                ToolErrorKind::Client,
+                "the service answered 302 Found; redirects are not followed"
+            )
         );
         assert_eq!(
             case(429),
@@ -192,11 +209,17 @@ mod tests {
         assert_eq!(decode(ok, br#""quoted""#, true, true), Ok(json!("quoted")));
         assert_eq!(
             decode(ok, b"plain words", false, false),
-            Err(error(ToolErrorKind::Client, "the service answered 200 OK with a body that is not JSON"))
+            Err(error(
+                ToolErrorKind::Client,
+                "the service answered 200 OK with a body that is not JSON"
+            ))
         );
         assert_eq!(
             decode(ok, b"plain", true, true),
-            Err(error(ToolErrorKind::Client, "the service answered 200 OK with a body that is not JSON"))
+            Err(error(
+                ToolErrorKind::Client,
+                "the service answered 200 OK with a body that is not JSON"
+            ))
         );
         assert_eq!(
             decode(StatusCode::CREATED, &[0xff, 0xfe], false, true),

@@ -1,6 +1,10 @@
 //! Helpers shared by the integration tests: tool declarations, artifacts and invocations.
 
-#![allow(dead_code, reason = "each test file uses a different part of the helpers")]
+#![allow(
+    dead_code,
+    clippy::indexing_slicing,
+    reason = "each test file uses a different part of the helpers; a panic is a failed test"
+)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -64,13 +68,24 @@ pub fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 pub const NOW: u64 = 1_774_747_800_000;
 
 /// Tools for `artifact` with `variables`, natives and the fixed clock.
-pub fn load(artifact: &Artifact, variables: &BTreeMap<String, String>, natives: NativeHandlers) -> Result<Tools, LoadError> {
+pub fn load(
+    artifact: &Artifact,
+    variables: &BTreeMap<String, String>,
+    natives: NativeHandlers,
+) -> Result<Tools, LoadError> {
     let clock: Arc<dyn Clock> = Arc::new(ManualClock::new(NOW));
     Tools::builder(clock).natives(natives).build(artifact, variables)
 }
 
 /// Calls `name` with `arguments`, key `key` and `identity`.
-pub async fn call(tools: &Tools, artifact: &Artifact, name: &str, arguments: Value, key: &str, identity: &Identity) -> Result<Value, ToolError> {
+pub async fn call(
+    tools: &Tools,
+    artifact: &Artifact,
+    name: &str,
+    arguments: Value,
+    key: &str,
+    identity: &Identity,
+) -> Result<Value, ToolError> {
     let tool = &artifact.tools[name];
     tools
         .call(

@@ -14,4 +14,6 @@ mod harness;
 
 mod approvals;
 mod bypass;
+mod concurrency;
 mod flow;
+mod handoffs;

@@ -34,6 +34,10 @@ pub(crate) async fn run_calls(
     while let Some(call) = calls.next() {
         if let Some(target) = handoff_target(working, node, agent, &call.name) {
             let target = target?;
+            if let Err(reason) = take_payload(working, agent, &call) {
+                refuse(working, node, &call, &call.name, format!("Tool '{}' failed: {reason}", call.name), "invalid_arguments");
+                continue;
+            }
             push_result(
                 working,
                 node,
@@ -66,6 +70,36 @@ pub(crate) async fn run_calls(
 enum CallFlow {
     Answered,
     Paused,
+}
+
+/// A handoff's payload: validated against the handoff's `payload` schema (defaults filled in),
+/// then each property named like a state field is written, checked against the state schema,
+/// in one step. An invalid payload is a tool error the model sees; the handoff is not taken.
+fn take_payload(working: &mut Working<'_>, agent: &Agent, call: &QueuedCall) -> Result<(), String> {
+    let Some(handoff) = agent.handoffs.iter().find(|handoff| handoff.tool_name == call.name) else {
+        return Ok(());
+    };
+    let text = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+    let arguments = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(arguments)) => arguments,
+        _ => return Err("the arguments are not a JSON object".to_owned()),
+    };
+    let payload = super::glue::with_defaults(&handoff.payload, Value::Object(arguments));
+    super::glue::check_schema(&handoff.payload, &payload).map_err(|error| format!("invalid arguments: {error}"))?;
+    let declared = working.graph.state_schema.to_value();
+    let fields = declared.get("properties").and_then(Value::as_object);
+    let mut state = working.record.state.clone();
+    if let (Value::Object(payload), Some(fields)) = (payload, fields) {
+        for (name, value) in payload {
+            if fields.contains_key(&name) {
+                state.insert(name, value);
+            }
+        }
+    }
+    super::glue::check_schema(&working.graph.state_schema, &Value::Object(state.clone()))
+        .map_err(|error| format!("the payload does not fit the graph's state: {error}"))?;
+    working.record.state = state;
+    Ok(())
 }
 
 /// The node a declared handoff of this agent leads to, if `name` is one (D10): `None` when the

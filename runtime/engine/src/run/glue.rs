@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tenx_artifact::{Approvers, Handoff, Interrupt, Risk, Route, Schema, Tool, ValidatorUse};
 
 use crate::approval::{ActionContext, ApprovalRequest, CallRisk, PackageForm};
@@ -115,8 +115,8 @@ fn refusal(violation: crate::validate::Violation) -> Refusal {
 }
 
 /// The parameters a handoff tool is offered with.
-pub(crate) fn handoff_parameters(_handoff: &Handoff) -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
+pub(crate) fn handoff_parameters(handoff: &Handoff) -> Value {
+    handoff.payload.to_value()
 }
 
 /// A package and what the run keeps of it.

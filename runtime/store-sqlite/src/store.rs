@@ -135,3 +135,31 @@ impl Store for SqliteStore {
         Ok(Box::new(lease))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn released_and_abandoned_locks_are_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("t.db")).await.unwrap();
+        let lease = store.lock("t").await.unwrap();
+        assert_eq!(store.locks().len(), 1);
+        // A wait that is given up leaves the entry to the holder alone.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(30), store.lock("t"))
+                .await
+                .is_err()
+        );
+        assert_eq!(store.locks().len(), 1);
+        drop(lease);
+        assert_eq!(store.locks().len(), 0);
+        let leases = [store.lock("a").await.unwrap(), store.lock("b").await.unwrap()];
+        assert_eq!(store.locks().len(), 2);
+        drop(leases);
+        assert_eq!(store.locks().len(), 0);
+    }
+}

@@ -40,6 +40,9 @@ mod tests {
         assert!(matches!(sql("x", &locked), StoreError::Transient(_)));
         let corrupt = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT), None);
         assert!(matches!(sql("reading", &corrupt), StoreError::Failed(_)));
-        assert!(matches!(sql("reading", &rusqlite::Error::QueryReturnedNoRows), StoreError::Failed(_)));
+        assert!(matches!(
+            sql("reading", &rusqlite::Error::QueryReturnedNoRows),
+            StoreError::Failed(_)
+        ));
     }
 }

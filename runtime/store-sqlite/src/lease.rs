@@ -84,7 +84,10 @@ pub(crate) async fn acquire(
     let ttl = millis(settings.ttl).max(1);
     loop {
         let (thread, holder) = (lease.thread_id.clone(), lease.holder.clone());
-        if writer.run(move |connection| take(connection, &thread, &holder, ttl)).await? {
+        if writer
+            .run(move |connection| take(connection, &thread, &holder, ttl))
+            .await?
+        {
             break;
         }
         tokio::time::sleep(settings.poll).await;
@@ -138,7 +141,10 @@ fn start_renewer(writer: &Arc<Worker>, thread_id: &str, holder: &str, ttl: Durat
         loop {
             tokio::time::sleep(every).await;
             let (thread, holder) = (thread.clone(), holder.clone());
-            match writer.run(move |connection| renew(connection, &thread, &holder, ttl)).await {
+            match writer
+                .run(move |connection| renew(connection, &thread, &holder, ttl))
+                .await
+            {
                 // Renewed, or the file was busy for a moment: try again at the next tick.
                 Ok(true) | Err(StoreError::Transient(_)) => {}
                 // Taken over after a stall, or the store is gone: nothing left to renew.

@@ -30,7 +30,10 @@ pub(crate) fn load(connection: &mut Connection, thread_id: &str) -> Result<Optio
     let what = format!("the stored thread '{thread_id}'");
     let thread: ThreadRecord = serde_json::from_str(&text).map_err(|error| damaged(&what, error))?;
     if thread.thread_id != thread_id {
-        return Err(damaged(&what, format!("its checkpoint names thread '{}'", thread.thread_id)));
+        return Err(damaged(
+            &what,
+            format!("its checkpoint names thread '{}'", thread.thread_id),
+        ));
     }
     if thread.version != version {
         return Err(damaged(
@@ -123,7 +126,12 @@ pub(crate) fn in_flight(connection: &mut Connection, thread_id: &str) -> Result<
                 .query_map([thread_id], |row| Ok((row.get(0)?, row.get(1)?)))?
                 .collect()
         })
-        .map_err(|error| sql(&format!("reading the receipts in flight of thread '{thread_id}'"), &error))?;
+        .map_err(|error| {
+            sql(
+                &format!("reading the receipts in flight of thread '{thread_id}'"),
+                &error,
+            )
+        })?;
     let mut receipts = Vec::with_capacity(rows.len());
     for (key, text) in rows {
         let receipt = parse_receipt(&text, thread_id, &key)?;
@@ -154,7 +162,9 @@ pub(crate) fn records(connection: &mut Connection, thread_id: &str) -> Result<Ve
         .prepare_cached("SELECT seq, at, kind, fields FROM records WHERE thread_id = ?1 ORDER BY seq")
         .and_then(|mut statement| {
             statement
-                .query_map([thread_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+                .query_map([thread_id], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                })?
                 .collect()
         })
         .map_err(|error| sql(&format!("reading the records of thread '{thread_id}'"), &error))?;

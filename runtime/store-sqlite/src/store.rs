@@ -47,7 +47,10 @@ impl SqliteStore {
         };
         let readers = {
             let (path, options) = (path.clone(), options.clone());
-            Worker::start("tenx-sqlite-reader", options.readers, move || open_reader(&path, &options)).await?
+            Worker::start("tenx-sqlite-reader", options.readers, move || {
+                open_reader(&path, &options)
+            })
+            .await?
         };
         Ok(Self {
             path,

@@ -65,9 +65,15 @@ async fn fifty_lockers_on_two_stores_never_hold_one_thread_together() {
     // Every release has reached the file once a later write has (writes run in order).
     let first = &stores[0];
     first.lock("other").await.map(drop).unwrap();
-    first.commit(common::save(common::thread("x", None, 1, 1), None)).await.unwrap();
+    first
+        .commit(common::save(common::thread("x", None, 1, 1), None))
+        .await
+        .unwrap();
     let second = &stores[1];
-    second.commit(common::save(common::thread("y", None, 1, 1), None)).await.unwrap();
+    second
+        .commit(common::save(common::thread("y", None, 1, 1), None))
+        .await
+        .unwrap();
     assert!(lease_rows(&path).is_empty(), "{:?}", lease_rows(&path));
 }
 
@@ -92,7 +98,10 @@ async fn a_lease_held_by_another_store_blocks_until_it_is_dropped() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(!waiter.is_finished(), "the lock was taken twice");
     let renewed = lease_rows(&path);
-    assert!(renewed[0].2 > rows[0].2, "the lease was not renewed: {rows:?} then {renewed:?}");
+    assert!(
+        renewed[0].2 > rows[0].2,
+        "the lease was not renewed: {rows:?} then {renewed:?}"
+    );
     drop(lease);
     let woke = tokio::time::timeout(Duration::from_secs(5), waiter)
         .await
@@ -120,7 +129,10 @@ async fn a_crashed_holders_lease_is_taken_over_once_it_expires() {
         .unwrap()
         .unwrap();
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_millis(300), "taken before expiry, after {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(300),
+        "taken before expiry, after {waited:?}"
+    );
     let rows = lease_rows(&path);
     assert_eq!(rows.len(), 1);
     assert_ne!(rows[0].1, "dead-process");

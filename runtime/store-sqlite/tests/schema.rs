@@ -17,7 +17,9 @@ use tenx_engine::ports::{Store, StoreError};
 use tenx_store_sqlite::{SqliteOptions, SqliteStore, Synchronous, schema_version};
 
 fn pragma(connection: &Connection, name: &str) -> i64 {
-    connection.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0)).unwrap()
+    connection
+        .query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
+        .unwrap()
 }
 
 fn failed(result: Result<impl std::fmt::Debug, StoreError>) -> String {
@@ -32,7 +34,9 @@ async fn a_new_file_is_wal_migrated_and_marked_as_a_tenx_store() {
     let (_dir, path) = temp_file();
     let store = SqliteStore::open(&path).await.unwrap();
     let connection = Connection::open(&path).unwrap();
-    let mode: String = connection.query_row("PRAGMA journal_mode", [], |row| row.get(0)).unwrap();
+    let mode: String = connection
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
     assert_eq!(pragma(&connection, "user_version"), schema_version());
     assert_eq!(schema_version(), 1);
@@ -86,7 +90,11 @@ async fn another_applications_file_is_refused() {
 #[tokio::test]
 async fn a_file_that_is_not_sqlite_is_refused() {
     let (_dir, path) = temp_file();
-    std::fs::write(&path, b"this is not a database, but it is long enough to have a header....").unwrap();
+    std::fs::write(
+        &path,
+        b"this is not a database, but it is long enough to have a header....",
+    )
+    .unwrap();
     let message = failed(SqliteStore::open(&path).await);
     assert!(message.contains("not a database"), "{message}");
 }
@@ -122,7 +130,10 @@ async fn damaged_rows_are_reported_not_trusted() {
     store.commit(save(thread("u", None, 1, 1), None)).await.unwrap();
     store.commit(save(thread("v", None, 1, 1), None)).await.unwrap();
     store
-        .commit(common::markers(vec![receipt("t", "k", done("ok")), receipt("t", "j", done("ok"))], vec![common::record("t", 1)]))
+        .commit(common::markers(
+            vec![receipt("t", "k", done("ok")), receipt("t", "j", done("ok"))],
+            vec![common::record("t", 1)],
+        ))
         .await
         .unwrap();
     let connection = Connection::open(&path).unwrap();
@@ -170,7 +181,9 @@ async fn records_cannot_be_changed_or_removed_in_the_file() {
         .await
         .unwrap();
     let connection = Connection::open(&path).unwrap();
-    let update = connection.execute("UPDATE records SET kind = 'forged'", []).unwrap_err();
+    let update = connection
+        .execute("UPDATE records SET kind = 'forged'", [])
+        .unwrap_err();
     assert!(update.to_string().contains("records are append-only"), "{update}");
     let delete = connection.execute("DELETE FROM records", []).unwrap_err();
     assert!(delete.to_string().contains("records are append-only"), "{delete}");

@@ -52,3 +52,37 @@ fn configure(connection: &Connection, options: &SqliteOptions) -> Result<(), Sto
         .map_err(|error| sql("enabling foreign keys", &error))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Synchronous;
+
+    fn pragma(connection: &Connection, name: &str) -> i64 {
+        connection
+            .query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn every_connection_gets_the_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        // The defaults: NORMAL (1), 5 s, foreign keys on.
+        let writer = open_writer(&path, &SqliteOptions::default()).unwrap();
+        assert_eq!(pragma(&writer, "synchronous"), 1);
+        assert_eq!(pragma(&writer, "busy_timeout"), 5000);
+        assert_eq!(pragma(&writer, "foreign_keys"), 1);
+        let full = SqliteOptions {
+            synchronous: Synchronous::Full,
+            busy_timeout: std::time::Duration::from_millis(250),
+            ..SqliteOptions::default()
+        };
+        let reader = open_reader(&path, &full).unwrap();
+        assert_eq!(pragma(&reader, "synchronous"), 2);
+        assert_eq!(pragma(&reader, "busy_timeout"), 250);
+        assert_eq!(pragma(&reader, "foreign_keys"), 1);
+        // Readers cannot write.
+        assert!(reader.execute("DELETE FROM locks", []).is_err());
+    }
+}

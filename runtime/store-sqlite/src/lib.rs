@@ -1,9 +1,9 @@
 //! The SQLite store of the tenx runtime: [`SqliteStore`] implements
 //! [`tenx_engine::ports::Store`] over one SQLite file, the embedded durable default.
 //!
-//! - **One file, WAL**, `synchronous = FULL` by default (a returned commit survives `kill -9`
-//!   and power loss; [`Synchronous::Normal`] trades the power-loss guarantee for speed),
-//!   `busy_timeout`, foreign keys on.
+//! - **One file, WAL**, `synchronous = NORMAL` by default (a returned commit survives `kill -9`;
+//!   a power loss may roll back the last commits, which [`Synchronous::Full`] prevents at the
+//!   cost of an `fsync` per commit), `busy_timeout`, foreign keys on.
 //! - **Migrations** are numbered SQL files embedded with `include_str!`, applied at open in one
 //!   transaction, counted by `PRAGMA user_version`; a newer schema is refused ([`migrate`]).
 //! - **Every commit is one transaction** with the version check ([`queries`]).

@@ -5,16 +5,16 @@ use std::time::Duration;
 /// SQLite's `synchronous` setting, i.e. when a commit reaches the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Synchronous {
-    /// `synchronous = FULL` (the default): every commit is synced to disk (`fsync` of the WAL)
-    /// before `commit` returns, so a commit that returned survives a process crash **and** a
-    /// power loss or OS crash.
+    /// `synchronous = NORMAL` (the default, SQLite's advice for WAL): the WAL is synced to disk
+    /// at checkpoints, not at every commit. A commit that returned survives a process crash
+    /// (`kill -9`: the data is in the OS's page cache); a power loss or OS crash may roll back
+    /// the last commits (never split a commit, never corrupt the file).
     #[default]
-    Full,
-    /// `synchronous = NORMAL`: the WAL is synced only at checkpoints. A commit that returned
-    /// survives a process crash (`kill -9`: the data is in the OS's page cache), but a power
-    /// loss or OS crash may roll back the last commits (never corrupt the file, never split a
-    /// commit). Faster; a host may choose it when losing the last steps on power loss is fine.
     Normal,
+    /// `synchronous = FULL`: every commit is synced to disk (`fsync` of the WAL) before
+    /// `commit` returns, so a commit that returned survives a power loss or OS crash too. Costs
+    /// one `fsync` per commit (about 1 to 3 ms here, against well under 0.1 ms).
+    Full,
 }
 
 impl Synchronous {
@@ -30,7 +30,7 @@ impl Synchronous {
 /// Options of [`crate::SqliteStore::open_with`]. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqliteOptions {
-    /// When commits reach the disk (default [`Synchronous::Full`]).
+    /// When commits reach the disk (default [`Synchronous::Normal`]).
     pub synchronous: Synchronous,
     /// How long one statement waits for another process's write lock before the operation
     /// fails with `StoreError::Transient` (default 5 s).
@@ -48,7 +48,7 @@ pub struct SqliteOptions {
 impl Default for SqliteOptions {
     fn default() -> Self {
         Self {
-            synchronous: Synchronous::Full,
+            synchronous: Synchronous::Normal,
             busy_timeout: Duration::from_secs(5),
             lease_ttl: Duration::from_secs(15),
             lease_poll: Duration::from_millis(20),

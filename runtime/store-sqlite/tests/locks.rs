@@ -94,8 +94,8 @@ async fn a_lease_held_by_another_store_blocks_until_it_is_dropped() {
         let second = Arc::clone(&second);
         tokio::spawn(async move { second.lock("t").await.map(|lease| lease.thread_id().to_string()) })
     };
-    // Held past its TTL (600 ms): renewal keeps it.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Held for 2.5 times its TTL (1 s): renewal keeps it.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     assert!(!waiter.is_finished(), "the lock was taken twice");
     let renewed = lease_rows(&path);
     assert!(

@@ -90,7 +90,7 @@ pub fn temp_file() -> (tempfile::TempDir, PathBuf) {
 pub fn fast_options() -> SqliteOptions {
     SqliteOptions {
         synchronous: Synchronous::Normal,
-        lease_ttl: std::time::Duration::from_millis(600),
+        lease_ttl: std::time::Duration::from_millis(1000),
         lease_poll: std::time::Duration::from_millis(5),
         ..SqliteOptions::default()
     }

@@ -70,6 +70,27 @@ fn graphs() {
 }
 
 #[test]
+fn handoffs_with_payloads() {
+    parses(Rule::handoffs_entry, "handoffs = [billing]");
+    parses(Rule::handoffs_entry, "handoffs = []");
+    parses(
+        Rule::handoffs_entry,
+        "handoffs = [billing, escalation(reason: string(max_length: 200) \"Why\", priority?: enum(\"low\", \"high\") = \"low\")]",
+    );
+    parses(
+        Rule::handoffs_entry,
+        "handoffs = [\n  billing\n  escalation(\n    reason: string,\n  ),\n]",
+    );
+    parses(Rule::block, "{\n  handoffs = [a(x: int)]\n  model = m\n}");
+    // Other forms are ordinary entries, read (and reported) by the agent.
+    rejects(Rule::handoffs_entry, "handoffs = billing");
+    rejects(Rule::handoffs_entry, "handoffs = [billing] + [x]");
+    rejects(Rule::handoffs_entry, "handoffs = [std.billing]");
+    rejects(Rule::handoffs_entry, "handoffs: [billing]");
+    parses(Rule::entry, "handoffs = [billing] + [x]");
+}
+
+#[test]
 fn recovery_rules() {
     parses(Rule::block, "{\n  good = 1\n  this is not an entry\n  also = 2\n}");
     parses(Rule::entry, "risk: high");

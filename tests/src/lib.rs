@@ -148,6 +148,19 @@ pub fn files_under(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The ports of public agent-framework examples: every `tests/ports/*.tenx` and
+/// `tests/ports/*/main.tenx`, sorted (see `tests/ports/README.md`).
+pub fn port_files() -> Vec<PathBuf> {
+    let dir = repo_root().join("tests/ports");
+    files_under(&dir, "tenx")
+        .into_iter()
+        .filter(|path| {
+            let depth = path.strip_prefix(&dir).map(|p| p.components().count()).unwrap_or(0);
+            depth == 1 || (depth == 2 && path.file_name().is_some_and(|n| n == "main.tenx"))
+        })
+        .collect()
+}
+
 /// The fenced blocks of a Markdown file whose info string starts with `tenx`: (info, code).
 pub fn tenx_blocks(markdown: &str) -> Vec<(String, String)> {
     let mut blocks = Vec::new();

@@ -108,6 +108,15 @@ fn every_snapshot_has_its_fixture() {
             );
             continue;
         }
+        // `port__<name>` belongs to `tests/ports/<name>.tenx` or `tests/ports/<name>/main.tenx`.
+        if let Some(port) = name.strip_prefix("port__") {
+            let ports = repo_root().join("tests/ports");
+            assert!(
+                ports.join(format!("{port}.tenx")).is_file() || ports.join(port).join("main.tenx").is_file(),
+                "snapshot {name}.snap has no port tests/ports/{port}.tenx: delete it"
+            );
+            continue;
+        }
         let fixture = repo_root()
             .join("tests/fixtures")
             .join(format!("{}.tenx", name.replace("__", "/")));

@@ -18,6 +18,7 @@ use std::fmt;
 mod entries;
 mod loops;
 mod output_guards;
+mod payloads;
 mod writes;
 
 use crate::model::{
@@ -166,6 +167,7 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
     output_guards::check(artifact, name, agent, problems);
+    payloads::check(name, agent, problems);
     check_schema(
         agent.output_schema.as_ref(),
         || format!("agent `{name}`: `output_schema`"),

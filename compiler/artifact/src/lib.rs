@@ -43,8 +43,8 @@ pub use model::binding;
 pub use model::bound;
 pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
-    CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, END, Edge, EdgeKind, ErrorExit, Evidence,
-    FORMAT, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
+    CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, EMPTY_PAYLOAD, END, Edge, EdgeKind, ErrorExit,
+    Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
     OUTPUT_GUARD_BUILTINS, Provider, Resume, Risk, RiskRule, RiskRules, Route, Rule, Run, Schema, Script,
     SourceLocation, Tool, Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource,
 };

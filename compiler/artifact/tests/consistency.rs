@@ -14,7 +14,7 @@ mod common;
 use common::{Break, edge, node, sample, seal_refused};
 use serde_json::json;
 use tenx_artifact::{
-    Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, SealError, Write, WriteSource, seal,
+    Arm, Artifact, EdgeKind, Handoff, NodeKind, PolicyViolation, Route, Schema, SealError, Write, WriteSource, seal,
 };
 
 fn graph(artifact: &mut Artifact) -> &mut tenx_artifact::Graph {
@@ -139,6 +139,7 @@ fn handoffs_match_edges_between_agent_nodes() {
                 a.agents.get_mut("billing").unwrap().handoffs = vec![Handoff {
                     tool_name: "transfer_to_ghost".into(),
                     target: "ghost".into(),
+                    payload: Schema::from(tenx_artifact::EMPTY_PAYLOAD.parse::<serde_json::Value>().unwrap()),
                 }];
             },
             "agent `billing` hands off to unknown agent `ghost`",
@@ -147,6 +148,43 @@ fn handoffs_match_edges_between_agent_nodes() {
     for (what, edit, expected) in cases {
         seal_refused(what, edit, expected);
     }
+}
+
+#[test]
+fn handoff_payloads_are_object_schemas() {
+    fn payload(a: &mut Artifact) -> &mut Schema {
+        &mut a.agents.get_mut("triage").unwrap().handoffs[0].payload
+    }
+    let cases: [(&str, Break, &str); 4] = [
+        (
+            "true",
+            |a| *payload(a) = Schema::from(json!(true)),
+            "agent `triage`: the payload of handoff `transfer_to_billing` must be an object schema",
+        ),
+        (
+            "a string schema",
+            |a| *payload(a) = Schema::from(json!({"type": "string"})),
+            "agent `triage`: the payload of handoff `transfer_to_billing` must be an object schema",
+        ),
+        (
+            "no type",
+            |a| *payload(a) = Schema::from(json!({"properties": {}})),
+            "agent `triage`: the payload of handoff `transfer_to_billing` must be an object schema",
+        ),
+        (
+            "properties as a list",
+            |a| *payload(a) = Schema::from(json!({"type": "object", "properties": ["reason"]})),
+            "agent `triage`: the payload of handoff `transfer_to_billing` must be an object schema",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        seal_refused(what, edit, expected);
+    }
+    // The sample's payload, and the empty one, are accepted.
+    seal(sample()).unwrap();
+    let mut empty = sample();
+    *payload(&mut empty) = Schema::from(tenx_artifact::EMPTY_PAYLOAD.parse::<serde_json::Value>().unwrap());
+    seal(empty).unwrap();
 }
 
 #[test]

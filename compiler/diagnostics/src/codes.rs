@@ -150,7 +150,7 @@ code_table! {
     TENX0338 "answer-type-mismatch"            Error   "`answers` writes an answer, or a label of it, that the state field cannot hold";
     TENX0339 "duplicate-answer-write"          Error   "`answers` writes the same answer or answer property twice";
     TENX0340 "unwritten-state-read"            Error   "a state field is read, but it is not an input and nothing writes it";
-    TENX0341 "output-type-mismatch"            Error   "an agent's `output` property writes a state field that cannot hold it";
+    TENX0341 "output-type-mismatch"            Error   "an agent's `output` property or handoff payload parameter writes a state field that cannot hold it";
     TENX0342 "route-label-never-written"       Error   "a route's label arm names a label no writer of its field can give";
     TENX0350 "visit-exit-into-itself"          Error   "a visit limit's exit is the node it limits";
     TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
@@ -173,6 +173,8 @@ code_table! {
     TENX0412 "decision-field-not-required"     Error   "a `decision` field is not a required property of the response";
     TENX0413 "unreadable-decision-field"       Error   "a `decision` field is not a boolean or a fixed set of strings";
     TENX0414 "impossible-decision-value"       Error   "a `decision` value is one its field can never hold";
+    TENX0420 "unknown-schema-reference"        Error   "a name in a schema position of an inline JSON Schema names no schema or type";
+    TENX0421 "schema-name-as-data"             Error   "a schema name is written where an inline JSON Schema holds JSON data";
     TENX0501 "unknown-placeholder"             Error   "a template placeholder names no parameter or state field";
     TENX0502 "malformed-placeholder"           Error   "a template has an unclosed or empty `{}` placeholder";
     TENX0601 "high-risk-without-approval"      Error   "a `high` risk tool has no approval";

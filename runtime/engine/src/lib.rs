@@ -11,21 +11,27 @@
 //! [`ports`] (the traits), [`error`] (stable error codes), [`scripted`] (the scripted model),
 //! [`memory`] (the in-memory store), [`testing`] (deterministic ports for tests), [`schema`]
 //! (JSON Schema checking and normal forms), [`approval`] (packages, fingerprints, answers,
-//! approvers, expiry, records).
+//! approvers, expiry, records), [`validate`] (input validators and output guards).
 
 pub mod approval;
+mod engine;
 pub mod error;
 pub mod expr;
 mod identity;
 pub mod memory;
 pub mod ports;
+mod request;
+mod run;
 pub mod schema;
 pub mod scripted;
 pub mod testing;
 pub mod thread;
+pub mod validate;
 pub mod wire;
 
+pub use engine::{Engine, EngineError, EngineOptions};
 pub use error::{ErrorCode, RunError};
 pub use identity::Identity;
 pub use memory::MemoryStore;
+pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest};
 pub use scripted::ScriptedModel;

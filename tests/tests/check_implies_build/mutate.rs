@@ -1,9 +1,10 @@
 //! Mutations of a program's text, line by line. Each one is a mistake (or an unusual but valid
 //! choice) an author can make: renaming a declaration to an odd name, exposing a tool under an
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
-//! route arm, changing a risk, adding or repeating handoffs, edges, nodes and tool selections,
-//! adding an extra entry, a `resume` or a tool node's result field, binding a tool another way
-//! (`native(…)`, `http` with headers), adding risk rules (`mutate_risk`), giving a field an odd value.
+//! route arm, changing a risk, adding or repeating handoffs (with or without typed payloads),
+//! edges, nodes and tool selections, adding an extra entry, a `resume` or a tool node's result
+//! field, binding a tool another way (`native(…)`, `http` with headers), adding risk rules
+//! (`mutate_risk`), giving a field an odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -377,14 +378,15 @@ fn add_handoff(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
     let range = block(lines, at)?;
     let existing =
         (range.start..range.end).find(|&i| lines.get(i).is_some_and(|l| l.trim_start().starts_with("handoffs")));
+    let payload = handoff_payload(rng, lines);
     match existing {
         Some(i) => {
             let line = lines.get_mut(i)?;
             if let Some(open) = line.find('[') {
-                line.insert_str(open + 1, &format!("{target}, "));
+                line.insert_str(open + 1, &format!("{target}{payload}, "));
             }
         }
-        None => lines.insert(at + 1, format!("  handoffs = [{target}]")),
+        None => lines.insert(at + 1, format!("  handoffs = [{target}{payload}]")),
     }
     let with_edge = rng.bool();
     if with_edge {
@@ -395,6 +397,40 @@ fn add_handoff(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
         "agent `{agent}` hands off to `{target}`{}",
         if with_edge { " along an edge" } else { "" }
     ))
+}
+
+/// A payload for an added handoff: none, empty, or parameters of several types, one often named
+/// like a state field of the program (so it writes that field, fitting it or not).
+fn handoff_payload(rng: &mut Rng, lines: &[String]) -> String {
+    let mut fields: Vec<String> = Vec::new();
+    let mut in_state = false;
+    for line in lines {
+        let l = line.trim_start();
+        if l.starts_with("state {") || l.starts_with("state{") {
+            in_state = true;
+        } else if in_state && l.starts_with('}') {
+            in_state = false;
+        } else if in_state && let Some(name) = l.split([':', '?', ' ']).next().filter(|n| !n.is_empty()) {
+            fields.push(name.to_owned());
+        }
+    }
+    let field = pick(rng, &fields).cloned().unwrap_or_else(|| "reason".to_owned());
+    let types = [
+        "string \"Why\"",
+        "enum(\"low\", \"high\") = \"low\"",
+        "enum(\"publish\", \"revise\")",
+        "int(min: 1)",
+        "bool",
+        "list<string>",
+    ];
+    let ty = pick(rng, &types).copied().unwrap_or("string");
+    match rng.u8(0..6) {
+        0 | 1 => String::new(),
+        2 => "()".to_owned(),
+        3 => format!("({field}: {ty})"),
+        4 => format!("({field}?: {ty}, note?: string)"),
+        _ => format!("(reason: {ty}, reason: string)"),
+    }
 }
 
 /// A handoff (or a tool selection) repeated in its list.

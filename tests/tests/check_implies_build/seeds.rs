@@ -1,9 +1,9 @@
-//! The programs mutations start from: every fixture, every example's root file, and every
-//! ```` ```tenx ```` block of the catalog pages and of `docs/language.md`. Each keeps the name it
-//! is checked under (its path in the repository), so that its imports resolve as they do in the
-//! other tests.
+//! The programs mutations start from: every fixture, every example's root file, every port of a
+//! public example (`tests/ports/`), and every ```` ```tenx ```` block of the catalog pages and of
+//! `docs/language.md`. Each keeps the name it is checked under (its path in the repository), so
+//! that its imports resolve as they do in the other tests.
 
-use tenx_tests::{files_under, repo_root, tenx_blocks};
+use tenx_tests::{files_under, port_files, repo_root, tenx_blocks};
 
 /// One starting program.
 pub struct Seed {
@@ -41,6 +41,13 @@ pub fn all() -> Vec<Seed> {
                 text,
             });
         }
+    }
+    for path in port_files() {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        seeds.push(Seed {
+            name: relative(&path),
+            text,
+        });
     }
     let pages = files_under(&root.join("compiler/diagnostics/codes"), "md");
     for page in pages.iter().chain(std::iter::once(&root.join("docs/language.md"))) {

@@ -54,7 +54,16 @@ pub struct Handoff {
     /// The agent (a key of `agents`) to transfer to. In each graph, a `handoff` edge leads from
     /// the node of this agent to the node of the target agent.
     pub target: String,
+    /// JSON Schema (draft 2020-12) of the payload the model passes when it hands off: an object
+    /// schema, the parameters of the `tool_name` tool the model is offered. A handoff without a
+    /// payload has `{"additionalProperties":false,"properties":{},"type":"object"}`. Each
+    /// property with the name of a state field of the graph is written into that field when the
+    /// handoff is taken, before the target node runs.
+    pub payload: Schema,
 }
+
+/// The payload schema of a handoff that declares none: an object with no properties.
+pub const EMPTY_PAYLOAD: &str = r#"{"additionalProperties":false,"properties":{},"type":"object"}"#;
 
 /// How to reach a language model. Credentials are named, never included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

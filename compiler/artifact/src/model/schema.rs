@@ -76,6 +76,25 @@ impl PartialEq for Schema {
 
 impl Eq for Schema {}
 
+/// Schemas order by their canonical text, so a list holding them sorts deterministically.
+impl PartialOrd for Schema {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Schema {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_json().cmp(other.as_json())
+    }
+}
+
+impl std::hash::Hash for Schema {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_json().hash(state);
+    }
+}
+
 impl fmt::Debug for Schema {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(self.as_json())

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tenx_artifact::{
     Agent, Approval, Approvers, Arm, Artifact, ArtifactId, CompareOp, Condition, Decision, Edge, EdgeKind, Evidence,
-    Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Script, SourceLocation,
-    Tool, Turn, Validator, ValidatorUse,
+    Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema, Script,
+    SourceLocation, Tool, Turn, Validator, ValidatorUse,
 };
 
 pub fn node(kind: NodeKind, reference: &str) -> Node {
@@ -176,6 +176,12 @@ pub fn sample() -> Artifact {
             handoffs: vec![Handoff {
                 tool_name: "transfer_to_billing".into(),
                 target: "billing".into(),
+                payload: Schema::from(json!({
+                    "type": "object",
+                    "properties": { "reason": { "type": "string", "description": "Why billing must look" } },
+                    "required": ["reason"],
+                    "additionalProperties": false
+                })),
             }],
             output_schema: None,
             output_guards: Vec::new(),

@@ -363,6 +363,28 @@ pub struct AgentDecl {
     /// `retries = N`: how many times the model is asked again after an answer fails its guard or
     /// its `output` schema.
     pub retries: Option<(u64, Span)>,
+    /// The typed payloads of `handoffs`: one per item written with a parameter list,
+    /// `escalation(reason: string "Why")`, in the order written.
+    pub payloads: Vec<HandoffPayload>,
+}
+
+/// The payload of one handoff: the parameters the model passes when it hands off.
+#[derive(Debug, Clone)]
+pub struct HandoffPayload {
+    /// The handoff target, as written in `handoffs`.
+    pub target: Ident,
+    /// The parameters, written like a tool's.
+    pub params: Vec<Param>,
+}
+
+impl AgentDecl {
+    /// The payload parameters of the (first) handoff to `target`, when it declares any.
+    pub fn payload(&self, target: &str) -> Option<&[Param]> {
+        self.payloads
+            .iter()
+            .find(|p| p.target.name == target)
+            .map(|p| p.params.as_slice())
+    }
 }
 
 /// `validator NAME(PARAMS) { ... }`.

@@ -256,7 +256,7 @@ fn parameter(program: &Program, tool: &ToolDecl, name: &str) -> Option<ParamInfo
         return None;
     };
     let prop = props.iter().find(|p| p.key == name)?;
-    let schema = prop.value.to_json();
+    let schema = crate::schema::inline_json(program, &prop.value);
     let default = match &prop.value.kind {
         ExprKind::Map(keys) => keys.iter().find(|k| k.key == "default").map(|k| k.key_span),
         _ => None,
@@ -270,7 +270,9 @@ fn parameter(program: &Program, tool: &ToolDecl, name: &str) -> Option<ParamInfo
 
 fn type_kind(program: &Program, ty: &TypeExpr, depth: usize) -> Kind {
     match ty {
-        TypeExpr::Schema(map) => map.to_json().as_ref().map_or(Kind::Any, json_kind),
+        TypeExpr::Schema(map) => crate::schema::inline_json(program, map)
+            .as_ref()
+            .map_or(Kind::Any, json_kind),
         TypeExpr::Named {
             name, generic, args, ..
         } => match name.name.as_str() {

@@ -90,7 +90,7 @@ fn type_schema(program: &Program, ty: &TypeExpr) -> Option<Value> {
     let mut ty = ty;
     for _ in 0..MAX_NAMED {
         match ty {
-            TypeExpr::Schema(map) => return map.to_json(),
+            TypeExpr::Schema(map) => return crate::schema::inline_json(program, map),
             TypeExpr::Named { name, .. } => {
                 let builtin = match name.name.as_str() {
                     "string" => "string",

@@ -42,9 +42,9 @@ fn parameter_types(program: &Program, decl: &ToolDecl) -> Option<BTreeMap<String
         );
     }
     let schema = match &decl.parameters_schema.as_ref()?.kind {
-        ExprKind::Map(_) => decl.parameters_schema.as_ref()?.to_json()?,
+        ExprKind::Map(_) => crate::schema::inline_json(program, decl.parameters_schema.as_ref()?)?,
         ExprKind::Path(path) => match &program.schema(&path.last()?.name)?.decl.ty {
-            ast::TypeExpr::Schema(map) => map.to_json()?,
+            ast::TypeExpr::Schema(map) => crate::schema::inline_json(program, map)?,
             ast::TypeExpr::Named { .. } => return None,
         },
         _ => return None,

@@ -1,5 +1,6 @@
 //! Schemas: every JSON Schema of the program (tool parameters and results, approval and
-//! interrupt responses, agent outputs, `schema` declarations, graph state, validator parameters)
+//! interrupt responses, agent outputs and handoff payloads, `schema` declarations, graph state,
+//! validator parameters)
 //! is lowered once and checked (`TENX0401`–`TENX0408`, see [`crate::schema`]). A named schema is
 //! checked at its declaration; where it is used, only what the use adds (a default, the rule
 //! that a response is an object) is checked.
@@ -54,6 +55,15 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             too_deep_here(
                 &lowered,
                 || format!("the output of agent `{}`", agent.decl.name.name),
+                diagnostics,
+            );
+        }
+        for payload in agent.decl.payloads.iter().filter(|p| !p.params.is_empty()) {
+            let lowered = lowerer.lower_params(agent.file, &payload.params, diagnostics);
+            schema::check_lowered(&lowered, SchemaSite::Parameters, diagnostics);
+            too_deep_here(
+                &lowered,
+                || format!("the payload of the handoff to `{}`", payload.target.name),
                 diagnostics,
             );
         }

@@ -1,9 +1,11 @@
 //! Who writes each state field of a graph, collected in one place, and the rules built on it
-//! (types of writers against fields, `TENX0341`, `TENX0342`, in `writers/types.rs`): a
+//! (types of writers against fields, `TENX0341`, in `writers/types.rs`; route labels no writer
+//! gives, `TENX0342`, in `writers/labels.rs`): a
 //! field that something reads must be something a run can have set (`TENX0340`). A field is
 //! written by the run's input when it is required at the start or has a default, by the final
-//! answer of an agent node whose `output` declares a property of its name, by a tool result the
-//! graph's `results` names, and by an interrupt answer its `answers` names. It is read by a route
+//! answer of an agent node whose `output` declares a property of its name, by the payload of a
+//! handoff an agent node takes when the payload declares a parameter of its name, by a tool
+//! result the graph's `results` names, and by an interrupt answer its `answers` names. It is read by a route
 //! (`by` and conditions), by the prompt of an agent node, by the message, target, value and
 //! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
@@ -17,6 +19,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
+mod labels;
 mod types;
 
 /// One place that writes a state field.
@@ -30,6 +33,8 @@ pub enum Writer {
     ToolResult(String),
     /// An interrupt node's answer named in `answers`.
     Answer(String),
+    /// The payload of a handoff this agent node takes (a payload parameter of the field's name).
+    Payload(String),
 }
 
 /// Every writer of every top-level state field of `graph`, by field name.
@@ -50,6 +55,13 @@ pub fn writers(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String
         else {
             continue;
         };
+        for payload in &agent.decl.payloads {
+            for param in &payload.params {
+                out.entry(param.name.name.clone())
+                    .or_default()
+                    .insert(Writer::Payload(node.name.clone()));
+            }
+        }
         let Some(output) = &agent.decl.output else { continue };
         let lowered = crate::schema::lower_schema_ref(program, agent.file, output, &mut Vec::new());
         let properties = lowered
@@ -107,7 +119,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             }
             d = d
                 .help(format!(
-                    "write `{name}`: give it a default, make it required at the start, or name it in `results`, `answers` or an agent's `output`"
+                    "write `{name}`: give it a default, make it required at the start, or name it in `results`, `answers`, an agent's `output` or a handoff's payload"
                 ))
                 .note("a field nothing writes is unset on every run: a route on it always takes `else`, a placeholder always renders empty");
             diagnostics.push(d);

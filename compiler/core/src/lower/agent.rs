@@ -1,5 +1,6 @@
 //! Lowering of agents: model, prompt, the exact tools the model may call (tags and names already
-//! resolved by the check stage's facts) and the handoffs with their generated tool names.
+//! resolved by the check stage's facts) and the handoffs with their generated tool names and
+//! payload schemas (an object schema, empty for a handoff without a payload).
 
 use super::Lowerer;
 use tenx_artifact::{Agent, Artifact, DEFAULT_RETRIES, Handoff, Schema};
@@ -30,6 +31,9 @@ impl Lowerer<'_, '_> {
                 .map(|target| Handoff {
                     tool_name: format!("{HANDOFF_PREFIX}{}", target.name),
                     target: target.name.clone(),
+                    payload: Schema::from(
+                        self.params_schema(located.file, decl.payload(&target.name).unwrap_or_default()),
+                    ),
                 })
                 .collect();
             let agent = Agent {

@@ -32,7 +32,10 @@
 //!   schema name or a map, `TENX0108`, and a map is a valid schema, `TENX0401`); results,
 //!   responses, outputs and state are schemas (lowered from types or valid maps, `TENX0401`;
 //!   a missing response is the default one); none nests deeper than a sealed schema can
-//!   (`TENX0407`).
+//!   (`TENX0407`). A handoff's `payload` is an object schema by construction (a parameter list,
+//!   or none, lowers to one; its defaults fit, `TENX0403`, and it nests within the limit,
+//!   `TENX0407`); a handoff is listed once per target (`TENX0203`), so no two payloads compete
+//!   for one `tool_name`.
 //! - *Sorted lists without repeats* (`tags`, `allowed_tools`, `handoffs`, `approves`,
 //!   `approved_by`, `edges`, routes by node): `Artifact::normalize` sorts and dedups them; two
 //!   routes from one node are `TENX0312`.

@@ -287,6 +287,11 @@ graph flow {
     assert_eq!(kind("front", "back"), Some(EdgeKind::Handoff));
     assert_eq!(kind("front", "approve"), Some(EdgeKind::Plain));
     assert_eq!(artifact.agents["front"].handoffs[0].tool_name, "transfer_to_back");
+    // A handoff without a payload gets the empty object schema.
+    assert_eq!(
+        artifact.agents["front"].handoffs[0].payload.as_json(),
+        tenx_artifact::EMPTY_PAYLOAD
+    );
     assert_eq!(artifact.tools["publish"].approved_by, ["approve"]);
     let interrupt = &artifact.interrupts["approve"];
     assert_eq!(interrupt.reason, super::DEFAULT_INTERRUPT_REASON);
@@ -315,6 +320,43 @@ graph flow {
         })
     );
     assert_eq!(artifact.source_map["graph.flow.edge.front.back"].line, 43);
+}
+
+#[test]
+fn a_handoff_payload_is_its_parameters_as_an_object_schema() {
+    let artifact = lower(
+        r#"
+model m {
+  provider = scripted
+}
+
+agent front {
+  model    = m
+  prompt   = "Route."
+  handoffs = [back(reason: string(max_length: 200) "Why", priority?: enum("low", "high"))]
+}
+
+agent back {
+  model  = m
+  prompt = "Answer."
+}
+
+graph flow {
+  entry = front
+  nodes = [front, back]
+
+  front -> back
+  front -> END
+  back  -> END
+}
+"#,
+    );
+    let handoff = &artifact.agents["front"].handoffs[0];
+    assert_eq!(handoff.tool_name, "transfer_to_back");
+    assert_eq!(
+        handoff.payload.as_json(),
+        r#"{"additionalProperties":false,"properties":{"priority":{"enum":["low","high"],"type":"string"},"reason":{"description":"Why","maxLength":200,"type":"string"}},"required":["reason"],"type":"object"}"#
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod references;
 mod reserved;
 
 pub use imports::{byte_size, import_file_name};
+pub(crate) use program::unknown_name_help;
 pub use program::{
     AgentId, DeclKind, DeclRef, Decls, GraphId, InterruptId, Located, ModelId, Program, SchemaId, Symbol, TagId,
     ToolId, ValidatorId,

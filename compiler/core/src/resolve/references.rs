@@ -45,6 +45,9 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
         for target in &a.handoffs {
             program.expect(target, file, &[DeclKind::Agent], diagnostics);
         }
+        for payload in &a.payloads {
+            check_params(program, file, "payload parameter", payload.params.iter(), diagnostics);
+        }
         if let Some(SchemaRef::Named(name)) = &a.output {
             program.expect(name, file, &[DeclKind::Schema], diagnostics);
         }

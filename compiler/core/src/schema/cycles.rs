@@ -1,5 +1,5 @@
-//! `TENX0408` for named schemas that contain themselves (`schema a = list<a>`, or `a` → `b` →
-//! `a`): lowering one would never end. An iterative depth-first search over the schemas; each
+//! `TENX0408` for named schemas that contain themselves (`schema a = list<a>`, a name in a schema
+//! position of its own inline map, or `a` → `b` → `a`): lowering one would never end. An iterative depth-first search over the schemas; each
 //! back edge is one cycle, reported once, at the use that closes it.
 
 use super::lower::schema_uses;

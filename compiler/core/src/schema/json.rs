@@ -4,15 +4,17 @@
 
 use super::{Lowered, Origin, pointer};
 use crate::ast::{Expr, ExprKind};
+use crate::resolve::Program;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 /// What a value is, for the wording and code of its diagnostics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Context {
-    /// An inline JSON Schema (`TENX0401`).
-    Schema,
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Context<'p> {
+    /// An inline JSON Schema (`TENX0401`), with the program whose schema names it may not use
+    /// as data (`TENX0421`).
+    Schema(Option<&'p Program>),
     /// A parameter's default (`TENX0403`).
     Default,
 }
@@ -24,7 +26,7 @@ pub(crate) fn to_json(
     file: FileId,
     at: &str,
     key: Option<Span>,
-    context: Context,
+    context: Context<'_>,
     out: &mut Lowered,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Value {
@@ -74,7 +76,10 @@ pub(crate) fn to_json(
             Value::Object(map)
         }
         ExprKind::Path(_) | ExprKind::Call { .. } | ExprKind::Join(_) => {
-            not_data(expr, file, context, diagnostics);
+            match schema_as_data(expr, context) {
+                Some(decl) => diagnostics.push(data_not_schema(expr, decl, file, at)),
+                None => not_data(expr, file, context, diagnostics),
+            }
             out.invalid.insert(at.to_string());
             match expr.as_ident() {
                 Some(name) => Value::String(name.name.clone()),
@@ -84,19 +89,19 @@ pub(crate) fn to_json(
     }
 }
 
-fn code(context: Context) -> Code {
+fn code(context: Context<'_>) -> Code {
     match context {
-        Context::Schema => Code::TENX0401,
+        Context::Schema(_) => Code::TENX0401,
         Context::Default => Code::TENX0403,
     }
 }
 
-fn duplicate_key(
+pub(super) fn duplicate_key(
     key: &str,
     file: FileId,
     span: Span,
     first: Span,
-    context: Context,
+    context: Context<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     diagnostics.push(
@@ -112,9 +117,9 @@ fn duplicate_key(
     );
 }
 
-fn not_data(expr: &Expr, file: FileId, context: Context, diagnostics: &mut Vec<Diagnostic>) {
+fn not_data(expr: &Expr, file: FileId, context: Context<'_>, diagnostics: &mut Vec<Diagnostic>) {
     let place = match context {
-        Context::Schema => "an inline JSON Schema",
+        Context::Schema(_) => "an inline JSON Schema",
         Context::Default => "a default",
     };
     let (message, label, help) = match &expr.kind {
@@ -129,7 +134,7 @@ fn not_data(expr: &Expr, file: FileId, context: Context, diagnostics: &mut Vec<D
         ExprKind::Call { callee, .. } => {
             let text = callee.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
             let help = match context {
-                Context::Schema => "write JSON Schema here (`{ \"type\": \"integer\", \"minimum\": 1 }`), or use the typed field outside a map".to_string(),
+                Context::Schema(_) => "a typed field stands for a schema only where a schema goes (a property, `items`, `anyOf`, …); here write JSON".to_string(),
                 Context::Default => "write a string, number, boolean, `null`, list or map".to_string(),
             };
             (
@@ -149,4 +154,56 @@ fn not_data(expr: &Expr, file: FileId, context: Context, diagnostics: &mut Vec<D
             .label(label)
             .help(help),
     );
+}
+
+/// The schema a name or call written where an inline schema holds JSON data names, when it
+/// names one (`TENX0421`).
+fn schema_as_data<'p>(
+    expr: &Expr,
+    context: Context<'p>,
+) -> Option<&'p crate::resolve::Located<crate::ast::SchemaDecl>> {
+    let Context::Schema(Some(program)) = context else {
+        return None;
+    };
+    let name = match &expr.kind {
+        ExprKind::Path(path) => path.as_slice(),
+        ExprKind::Call { callee, .. } => callee.as_slice(),
+        _ => return None,
+    };
+    let [name] = name else { return None };
+    program.schema(&name.name)
+}
+
+/// `TENX0421`: a schema name where an inline schema holds JSON data (at `at`).
+fn data_not_schema(
+    expr: &Expr,
+    decl: &crate::resolve::Located<crate::ast::SchemaDecl>,
+    file: FileId,
+    at: &str,
+) -> Diagnostic {
+    let name = &decl.decl.name.name;
+    // The keyword whose value holds the data: `enum` for `/enum/0`.
+    let mut here = at;
+    let keyword = loop {
+        match pointer::last(here) {
+            Some(token) if token.parse::<usize>().is_err() => break Some(token),
+            Some(_) => match pointer::parent(here) {
+                Some(up) => here = up,
+                None => break None,
+            },
+            None => break None,
+        }
+    };
+    let place = keyword.map_or_else(|| "this value".to_string(), |k| format!("`{k}`"));
+    Diagnostic::new(
+        Code::TENX0421,
+        format!("the schema `{name}` is used where the inline schema holds JSON data"),
+        file,
+        expr.span,
+    )
+    .label(format!("{place} holds JSON data, not a schema"))
+    .secondary(decl.file, decl.decl.name.span, format!("`{name}` is declared here"))
+    .help(format!(
+        "a schema name stands for a schema only where a schema goes (a property, `items`, `anyOf`, …); here write the JSON value itself, such as the string `\"{name}\"`"
+    ))
 }

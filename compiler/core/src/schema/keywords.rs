@@ -81,7 +81,7 @@ pub const KEYWORDS: &[&str] = &[
 pub const TYPE_NAMES: &[&str] = &["array", "boolean", "integer", "null", "number", "object", "string"];
 
 /// Keywords whose value is one subschema.
-const ONE_SCHEMA: &[&str] = &[
+pub(crate) const ONE_SCHEMA: &[&str] = &[
     "additionalProperties",
     "propertyNames",
     "items",
@@ -106,7 +106,7 @@ pub(crate) const SCHEMA_MAPS: &[&str] = &[
 ];
 
 /// Keywords whose value is a list of subschemas.
-const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+pub(crate) const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 
 /// Every place of `root` where keywords are expected and an object is written: the root and
 /// each subschema, with its pointer, in document order. Iterative.

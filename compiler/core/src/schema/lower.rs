@@ -145,7 +145,7 @@ impl<'p> Lowerer<'p> {
             }
             SchemaRef::Inline(expr) => {
                 let mut out = Lowered::new(file, expr.span);
-                out.value = json::to_json(expr, file, "", None, Context::Schema, &mut out, diagnostics);
+                out.value = self.inline_schema(expr, file, "", None, &mut out, diagnostics);
                 Some(out)
             }
         }
@@ -170,7 +170,10 @@ impl<'p> Lowerer<'p> {
                 return out;
             }
             let mut out = Lowered::new(file, expr.span);
-            out.value = json::to_json(expr, file, "", None, Context::Schema, &mut out, diagnostics);
+            out.value = match &expr.kind {
+                ExprKind::Map(_) => self.inline_schema(expr, file, "", None, &mut out, diagnostics),
+                _ => json::to_json(expr, file, "", None, Context::Schema(None), &mut out, diagnostics),
+            };
             return out;
         }
         let mut out = self.lower_params(file, &[], diagnostics);
@@ -245,18 +248,21 @@ impl<'p> Lowerer<'p> {
 }
 
 /// The names of a type that are not built-in types (named schemas, or unknown names), in
-/// source order.
+/// source order: those of typed fields, and those in the schema positions of inline maps.
 pub(super) fn schema_uses(ty: &TypeExpr) -> Vec<&crate::ast::Ident> {
     let mut out = Vec::new();
     let mut stack = vec![ty];
     while let Some(ty) = stack.pop() {
-        if let TypeExpr::Named { name, generic, .. } = ty {
-            if !name.name.is_empty() && !BUILTIN_TYPES.contains(&name.name.as_str()) {
-                out.push(name);
+        match ty {
+            TypeExpr::Named { name, generic, .. } => {
+                if !name.name.is_empty() && !BUILTIN_TYPES.contains(&name.name.as_str()) {
+                    out.push(name);
+                }
+                if let Some(inner) = generic {
+                    stack.push(inner);
+                }
             }
-            if let Some(inner) = generic {
-                stack.push(inner);
-            }
+            TypeExpr::Schema(map) => out.extend(super::refs::map_uses(map)),
         }
     }
     out

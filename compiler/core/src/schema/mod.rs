@@ -6,7 +6,9 @@
 //! is lowered once; the free functions ([`lower_type`], [`lower_params`], …) are one-shot
 //! shortcuts. A named schema is inlined where it is used: the pointers inside it keep the spans
 //! of its declaration (in the declaring file) and are marked with its name, so the checks report
-//! a problem inside a named schema once, at its declaration, never again at each use.
+//! a problem inside a named schema once, at its declaration, never again at each use. Inside an
+//! inline map, a schema name or a typed field in a schema position is inlined the same way
+//! (`refs`: `TENX0420`, `TENX0421`).
 //!
 //! [`check_lowered`] reports what is wrong with one lowered schema; [`check_response_object`]
 //! adds the rule for approval and interrupt responses; [`check_cycles`] finds named schemas that
@@ -18,9 +20,12 @@ mod keywords;
 mod lower;
 mod meta;
 mod pointer;
+mod refs;
 mod rules;
 mod types;
 
+#[cfg(test)]
+mod refs_tests;
 #[cfg(test)]
 mod tests;
 
@@ -30,7 +35,7 @@ pub use lower::{Lowerer, MAX_SCHEMA_DEPTH, nesting_depth};
 pub use pointer::{escape_token, fragment};
 pub use rules::{SchemaSite, check_lowered, check_response_object};
 
-use crate::ast::{Param, SchemaRef, ToolDecl, TypeExpr};
+use crate::ast::{Expr, Param, SchemaRef, ToolDecl, TypeExpr};
 use crate::resolve::{Located, Program};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -206,4 +211,18 @@ pub fn lower_tool_parameters(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Lowered {
     Lowerer::new(program).lower_tool_parameters(tool, diagnostics)
+}
+
+/// The JSON Schema that an inline schema (or one schema position inside one: a property's
+/// value) stands for, exactly as the artifact will hold it: the schema names and types written
+/// in its schema positions filled in. `None` when it holds text that is not JSON data (already
+/// reported by the schema check). Checks that read inline schemas from the source use this, so
+/// they see through the names as if each schema had been written inline.
+pub fn inline_json(program: &Program, expr: &Expr) -> Option<Value> {
+    if let Some(plain) = expr.to_json() {
+        return Some(plain);
+    }
+    let mut out = Lowered::new(FileId(0), expr.span);
+    out.value = Lowerer::new(program).inline_schema(expr, FileId(0), "", None, &mut out, &mut Vec::new());
+    out.invalid.is_empty().then_some(out.value)
 }

@@ -3,7 +3,6 @@
 //! argument (`TENX0406`: unknown, given twice, mistyped, out of range, contradictory) and leaves
 //! a bad one out of the schema, so it is reported once.
 
-use super::json::{self, Context};
 use super::lower::{Lowerer, origin};
 use super::{Lowered, Origin, pointer};
 use crate::ast::{Arg, Expr, ExprKind, Ident, TypeExpr};
@@ -87,7 +86,7 @@ impl Lowerer<'_> {
     ) -> Option<Value> {
         let (name, generic, args, span) = match ty {
             TypeExpr::Schema(expr) => {
-                return Some(json::to_json(expr, file, at, None, Context::Schema, out, diagnostics));
+                return Some(self.inline_schema(expr, file, at, None, out, diagnostics));
             }
             TypeExpr::Named {
                 name,

@@ -22,7 +22,7 @@ impl Lower<'_> {
             .value(self, "tools")
             .map(|v| self.tool_selection(&v))
             .unwrap_or_default();
-        let handoffs = fields.ident_list(self, "handoffs");
+        let (handoffs, payloads) = fields.handoffs(self);
         let output = fields
             .value(self, "output")
             .filter(|v| !self.typed_output(&name.name, v))
@@ -45,6 +45,7 @@ impl Lower<'_> {
             span,
             guard,
             retries,
+            payloads,
         }
     }
 

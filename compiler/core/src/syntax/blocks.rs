@@ -44,6 +44,9 @@ pub(crate) struct Field {
 pub(crate) enum FieldBody {
     Value(Expr),
     Block(BlockData),
+    /// `handoffs = [a, b(x: int)]`: the list of names as a value, and the payload of each item
+    /// written with a parameter list (see `syntax/handoffs.rs`).
+    Handoffs(Expr, Vec<crate::ast::HandoffPayload>),
 }
 
 impl Lower<'_> {
@@ -91,6 +94,11 @@ impl Lower<'_> {
                         body: FieldBody::Value(value),
                         span: whole,
                     });
+                }
+            }
+            Rule::handoffs_entry => {
+                if let Some(field) = self.handoffs_entry(part) {
+                    fields.push(field);
                 }
             }
             Rule::nested_block => {
@@ -186,21 +194,7 @@ impl Fields {
     /// Takes a field that must be a value.
     pub fn value(&mut self, lower: &mut Lower<'_>, name: &'static str) -> Option<Expr> {
         let field = self.take(lower, name)?;
-        match field.body {
-            FieldBody::Value(v) => Some(v),
-            FieldBody::Block(_) => {
-                let d = lower
-                    .diag(
-                        Code::TENX0108,
-                        format!("`{name}` must be a value, not a block"),
-                        field.key.span,
-                    )
-                    .label("written as a block")
-                    .help(format!("write `{name} = …`"));
-                lower.report(d);
-                None
-            }
-        }
+        value_of(lower, name, field)
     }
 
     /// Takes a field that must be a block.
@@ -208,7 +202,7 @@ impl Fields {
         let field = self.take(lower, name)?;
         match field.body {
             FieldBody::Block(b) => Some((field.key, b)),
-            FieldBody::Value(v) => {
+            FieldBody::Value(v) | FieldBody::Handoffs(v, _) => {
                 let d = lower
                     .diag(Code::TENX0108, format!("`{name}` must be a block"), v.span)
                     .label(format!("found {}", v.describe()))
@@ -352,4 +346,23 @@ pub(crate) fn ident_list(lower: &mut Lower<'_>, name: &str, v: &Expr) -> Vec<Ide
         }
     }
     out
+}
+
+/// The value of a field taken for `name`; a block is reported (`TENX0108`).
+pub(super) fn value_of(lower: &mut Lower<'_>, name: &str, field: Field) -> Option<Expr> {
+    match field.body {
+        FieldBody::Value(v) | FieldBody::Handoffs(v, _) => Some(v),
+        FieldBody::Block(_) => {
+            let d = lower
+                .diag(
+                    Code::TENX0108,
+                    format!("`{name}` must be a value, not a block"),
+                    field.key.span,
+                )
+                .label("written as a block")
+                .help(format!("write `{name} = …`"));
+            lower.report(d);
+            None
+        }
+    }
 }

@@ -16,6 +16,7 @@ mod characters;
 pub mod chunks;
 pub mod errors;
 mod graph;
+mod handoffs;
 mod interrupt;
 mod items;
 mod loops;

@@ -38,7 +38,7 @@ impl Lower<'_> {
                     continue;
                 }
             };
-            let FieldBody::Value(value) = field.body else {
+            let (FieldBody::Value(value) | FieldBody::Handoffs(value, _)) = field.body else {
                 let d = self
                     .diag(Code::TENX0622, "a risk rule's condition must be a string", field.span)
                     .label("found a block")

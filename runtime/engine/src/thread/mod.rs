@@ -6,5 +6,5 @@ mod progress;
 mod record;
 
 pub use pending::{Pending, PendingKind, QueuedCall};
-pub use progress::{Branch, ROOT_BRANCH, RunProgress};
+pub use progress::{ApprovedStep, Branch, ROOT_BRANCH, RunProgress};
 pub use record::ThreadRecord;

@@ -19,6 +19,11 @@ pub struct Pending {
     pub fingerprint: Option<String>,
     /// When the run paused.
     pub asked_at: Timestamp,
+    /// The thread's state version the package was built at (a fingerprint input).
+    pub state_version: u64,
+    /// The hash of the package's fingerprint inputs without `expires_at`: a rejection of this
+    /// action is remembered under it for the rest of the run.
+    pub rejection_key: Option<String>,
 }
 
 /// The kinds of pause.

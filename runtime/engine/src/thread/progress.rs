@@ -37,4 +37,26 @@ pub struct Branch {
     /// The approval fingerprint inputs (hashed) that were rejected, cancelled or expired in
     /// this run: the same action asked again gets `on_reject` without a new question.
     pub rejected: BTreeSet<String>,
+    /// The node whose way out led to `END` (set when the branch finishes).
+    pub last_node: Option<String>,
+    /// An interrupt node's approval of the tool node that follows it, waiting to be used there.
+    pub approved: Option<ApprovedStep>,
+}
+
+/// An approval an interrupt node gave for the tool node after it: used once, at that node, and
+/// only while the package's fingerprint computed there is the one the person approved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovedStep {
+    /// The interrupt node that asked.
+    pub interrupt_node: String,
+    /// The tool node it approved.
+    pub tool_node: String,
+    /// The approved package's fingerprint.
+    pub fingerprint: String,
+    /// The approval's interrupt id (for the record).
+    pub interrupt_id: String,
+    /// The state version the package was built at (a fingerprint input).
+    pub state_version: u64,
+    /// When the question would have lapsed (a fingerprint input).
+    pub expires_at: Option<u64>,
 }

@@ -321,7 +321,7 @@ pub(super) fn type_of(c: &GraphCheck<'_, '_>, ty: &TypeExpr, depth: usize) -> Fi
 /// The type of a declared field or parameter, looking named schemas up in `program`.
 pub(crate) fn type_in(program: &crate::resolve::Program, ty: &TypeExpr, depth: usize) -> FieldType {
     match ty {
-        TypeExpr::Schema(map) => map.to_json().map_or(FieldType::Any, |v| json_type(&v)),
+        TypeExpr::Schema(map) => crate::schema::inline_json(program, map).map_or(FieldType::Any, |v| json_type(&v)),
         TypeExpr::Named { name, args, .. } => match name.name.as_str() {
             "string" => FieldType::String,
             "int" | "number" => FieldType::Number,

@@ -5,7 +5,9 @@
 //! an integer or number parameter, `:number` a number one, a text template a string one); and
 //! the literal arguments, ignoring the templated ones, satisfy the tool's parameter schema
 //! (`TENX0813`), fixed turns included. The schema is the one the model sees: a bound argument
-//! (`bind`) is the runtime's to fill, and a turn that sets one is refused (`TENX0813`).
+//! (`bind`) is the runtime's to fill, and a turn that sets one is refused (`TENX0813`). A turn
+//! that hands off passes arguments that fit the payload of the handoff of every agent that may
+//! play it and declares it (`TENX0813`; no arguments for a handoff without a payload).
 //!
 //! The tool name is the model-facing one, as a model would call it; the runtime dispatches by it.
 
@@ -70,19 +72,27 @@ pub(super) fn check(
                 handoff: target.is_some(),
             };
             let tool = visible(facts, &call, &players, users.is_empty(), diagnostics);
-            if target.is_some() {
-                current = target.filter(|t| users.contains(t));
-                if let Some((key, expr, _)) = arguments.first() {
-                    diagnostics.push(
-                        Diagnostic::new(
-                            Code::TENX0813,
-                            format!("handoff `{name}` takes no arguments"),
-                            model.file,
-                            expr.span,
-                        )
-                        .label(format!("argument `{key}` here"))
-                        .help("write `arguments: {}`: a handoff only transfers the conversation"),
-                    );
+            if let Some(target) = target {
+                current = Some(target).filter(|t| users.contains(t));
+                let payloads = payload_schemas(facts, &players, name, &mut lowerer);
+                for schema in &payloads {
+                    let empty = schema
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .is_none_or(Map::is_empty);
+                    match arguments.first() {
+                        Some((key, expr, _)) if empty => diagnostics.push(
+                            Diagnostic::new(
+                                Code::TENX0813,
+                                format!("handoff `{name}` takes no arguments"),
+                                model.file,
+                                expr.span,
+                            )
+                            .label(format!("argument `{key}` here"))
+                            .help("write `arguments: {}`: this handoff declares no payload"),
+                        ),
+                        _ => arguments_fit(model.file, name, schema, arguments, arguments_expr, diagnostics),
+                    }
                 }
             }
             let Some(located) = tool.and_then(|t| program.tools.get(t)) else {
@@ -115,6 +125,30 @@ pub(super) fn check(
             arguments_fit(model.file, name, &schema, &unbound, arguments_expr, diagnostics);
         }
     }
+}
+
+/// The payload schemas of the handoff `name` (`transfer_to_…`) among the agents that may play
+/// the turn and declare it, each schema once: a turn that hands off passes arguments that every
+/// one of them must accept.
+fn payload_schemas(facts: &Facts<'_>, players: &[AgentId], name: &str, lowerer: &mut Lowerer<'_>) -> Vec<Value> {
+    let program = facts.program;
+    let mut out: Vec<Value> = Vec::new();
+    for agent in players.iter().filter_map(|&a| program.agents.get(a)) {
+        let Some(target) = agent
+            .decl
+            .handoffs
+            .iter()
+            .find(|h| format!("{HANDOFF_PREFIX}{}", h.name) == name)
+        else {
+            continue;
+        };
+        let params = agent.decl.payload(&target.name).unwrap_or_default();
+        let schema = lowerer.lower_params(agent.file, params, &mut Vec::new()).value;
+        if !out.contains(&schema) {
+            out.push(schema);
+        }
+    }
+    out
 }
 
 /// A tool turn, for [`visible`].

@@ -1,0 +1,377 @@
+//! Answers to an open question (D1–D5 and the contract's "Approvals"): bound to the open
+//! interrupt id, refused after expiry (which is recorded as the `expired` outcome, never as
+//! consent), refused for a user who may not answer, checked against the response schema
+//! before anything is recorded, `null` as a cancel. A refused answer records nothing. A valid
+//! answer is recorded and the run goes on: the approved call runs once; a rejection returns
+//! `on_reject` to the model (tool approval) or ends the run with it (interrupt node).
+
+use serde_json::{Value, json};
+use tenx_artifact::{NodeKind, WriteSource};
+
+use crate::request::ResumeAnswer;
+use crate::thread::{ApprovedStep, Pending, PendingKind, QueuedCall};
+use crate::wire::{ExecutionStatus, Message};
+use crate::{ErrorCode, Identity, RunError};
+
+use super::glue::Verdict;
+use super::{Flow, StepError, Working};
+
+/// Applies an answer to the thread's open question.
+pub(crate) async fn resume(
+    working: &mut Working<'_>,
+    answer: ResumeAnswer,
+    messages: Vec<Message>,
+    identity: &Identity,
+) -> Result<(), RunError> {
+    let Some(pending) = working.record.pending.clone() else {
+        return Err(super::entry::nothing_to_resume());
+    };
+    let Some(open) = pending.interrupt.clone() else {
+        return Err(super::entry::nothing_to_resume());
+    };
+    if let Some(asked) = answer.interrupt_id.as_deref()
+        && asked != open.id
+    {
+        return Err(RunError::new(
+            ErrorCode::InterruptMismatch,
+            format!("interrupt_id '{asked}' does not match the open interrupt '{}'", open.id),
+        ));
+    }
+    if working.record.artifact_id != working.engine.artifact_id {
+        return Err(RunError::new(
+            ErrorCode::GraphVersionMismatch,
+            format!(
+                "thread '{}' was made by artifact {} and this server runs {}; its pending question cannot be answered here",
+                working.record.thread_id, working.record.artifact_id, working.engine.artifact_id
+            ),
+        ));
+    }
+    refuse_if_expired(working).await?;
+    let (approvers, separate_duties) = super::glue::who_may_answer(working, &pending);
+    let requested_by = working.progress()?.started_by.user_id.clone();
+    let owner_only = approvers.is_none() && working.engine.options.auth && working.record.owner != identity.user_id;
+    if owner_only {
+        return Err(RunError::new(
+            ErrorCode::NotAuthorized,
+            "Not authorized to invoke graph",
+        ));
+    }
+    let verdict = if answer.value.is_null() {
+        if approvers.is_some() && working.record.owner != identity.user_id {
+            super::glue::may_answer(working, approvers.as_ref(), false, requested_by.as_deref(), identity)?;
+        }
+        Verdict::Cancel
+    } else {
+        super::glue::may_answer(
+            working,
+            approvers.as_ref(),
+            separate_duties,
+            requested_by.as_deref(),
+            identity,
+        )?;
+        let response_schema = tenx_artifact::Schema::from_value(&open.response_schema);
+        super::glue::check_schema(&response_schema, &answer.value).map_err(|error| {
+            RunError::new(
+                ErrorCode::InterruptAnswerInvalid,
+                format!(
+                    "Resume value does not match the response schema of interrupt '{}': {error}",
+                    open.id
+                ),
+            )
+        })?;
+        super::glue::read_answer(working, &pending, &answer.value)?
+    };
+    // Messages sent with an answer go into the conversation; they pass the validators first.
+    if !messages.is_empty() {
+        super::glue::check_input(&working.graph.input_validators, &working.artifact().validators, &messages).map_err(|violation| {
+            RunError::new(ErrorCode::ValidationRefused, violation.message.clone())
+                .with_details(json!({"violation_type": violation.violation_type, "validator": violation.validator, "rule": violation.rule, "message_index": violation.message_index}))
+        })?;
+    }
+    // Accepted: from here on the answer is recorded.
+    for message in messages {
+        working.push_message(message);
+    }
+    let decision = verdict.as_str();
+    working.record(
+        "approval",
+        json!({
+            "interrupt_id": open.id,
+            "node": open.node,
+            "fingerprint": pending.fingerprint,
+            "requested_by": requested_by,
+            "answered_by": identity.user_id,
+            "asked_at": pending.asked_at,
+            "decision": decision,
+        }),
+    );
+    working.record.pending = None;
+    let execution = &mut working.record.execution;
+    execution.status = ExecutionStatus::Running;
+    execution.interrupted_node = None;
+    execution.interrupt_reason = None;
+    execution.interrupt_data = None;
+    let flow = match pending.kind.clone() {
+        PendingKind::ToolApproval {
+            node,
+            tool,
+            call_id,
+            arguments,
+            ..
+        } => answer_tool(working, &pending, &node, &tool, &call_id, arguments, verdict).await,
+        PendingKind::InterruptNode { node } => {
+            answer_interrupt(working, &pending, &open.id, &node, &answer.value, verdict).await
+        }
+        PendingKind::RemoteTool { .. } => return Err(super::entry::nothing_to_resume()),
+    };
+    match flow {
+        Ok(Flow::Go(target)) => {
+            super::drive::enter(working, target)?;
+            working.commit().await?;
+            super::drive::drive(working).await
+        }
+        Ok(Flow::Paused) => Ok(()),
+        Ok(Flow::Stopped) => super::finish::stopped(working).await,
+        Ok(Flow::End(text)) => super::finish::completed(working, Some(text)).await,
+        Err(StepError::Run(error)) => super::finish::failed(working, error).await,
+        Err(StepError::Node(failure)) => {
+            let node = working.branch()?.node.clone();
+            let error = RunError::new(
+                ErrorCode::NodeFailed,
+                format!("Error in node '{node}': {}", failure.message),
+            );
+            super::finish::failed(working, error).await
+        }
+    }
+}
+
+/// The answer to a tool call's approval.
+async fn answer_tool(
+    working: &mut Working<'_>,
+    pending: &Pending,
+    node: &str,
+    tool: &str,
+    call_id: &str,
+    arguments: Value,
+    verdict: Verdict,
+) -> Result<Flow, StepError> {
+    let is_tool_node = working
+        .graph
+        .nodes
+        .get(node)
+        .is_some_and(|declared| declared.kind == NodeKind::Tool);
+    let model_name = working
+        .artifact()
+        .tools
+        .get(tool)
+        .map(|declared| declared.name.clone())
+        .unwrap_or_default();
+    let call = QueuedCall {
+        id: call_id.to_owned(),
+        name: model_name,
+        arguments: super::glue::canonical_text(&arguments),
+    };
+    let arguments = match verdict {
+        Verdict::Approve => arguments,
+        Verdict::Edit(edited) => edited,
+        Verdict::Reject | Verdict::Cancel => {
+            let on_reject = working
+                .artifact()
+                .tools
+                .get(tool)
+                .and_then(|declared| declared.approval.as_ref())
+                .map(|approval| approval.on_reject.clone())
+                .unwrap_or_default();
+            remember_rejection(working, pending)?;
+            if is_tool_node {
+                return Ok(Flow::End(on_reject));
+            }
+            super::calls::push_result(working, node, &call, tool, json!(on_reject), false);
+            working.commit().await?;
+            return Ok(Flow::Go(node.to_owned()));
+        }
+    };
+    if is_tool_node {
+        return super::tool_node::run_approved(working, node, tool, call_id, &arguments, true).await;
+    }
+    let outcome = super::execute::run_tool(working, node, tool, call_id, &arguments, true).await?;
+    super::calls::push_result(working, node, &call, tool, outcome.output.clone(), outcome.is_error);
+    if !outcome.is_error {
+        super::execute::write_tool_result(working, node, tool, &outcome.output)?;
+    }
+    working.commit().await?;
+    // Back into the agent node: the turn's other calls, then the model.
+    Ok(Flow::Go(node.to_owned()))
+}
+
+/// The answer at an interrupt node: written into state where `answers` say (whatever it
+/// decides), then on to the next node (approve), or the end of the run with `on_reject`.
+async fn answer_interrupt(
+    working: &mut Working<'_>,
+    pending: &Pending,
+    interrupt_id: &str,
+    node: &str,
+    value: &Value,
+    verdict: Verdict,
+) -> Result<Flow, StepError> {
+    let name = working
+        .graph
+        .nodes
+        .get(node)
+        .map(|declared| declared.reference.clone())
+        .unwrap_or_default();
+    let Some(interrupt) = working.artifact().interrupts.get(&name) else {
+        return Err(super::NodeFailure::new(format!("interrupt `{name}` is not in the artifact")).into());
+    };
+    if !matches!(verdict, Verdict::Cancel) {
+        write_answer(working, node, value)?;
+    }
+    match verdict {
+        Verdict::Approve | Verdict::Edit(_) => {
+            if let (Some((tool_node, _)), Some(fingerprint)) = (
+                super::interrupt::approved_tool_node(working, node, interrupt),
+                pending.fingerprint.clone(),
+            ) {
+                let state_version = pending.state_version;
+                working.branch_mut()?.approved = Some(ApprovedStep {
+                    interrupt_node: node.to_owned(),
+                    tool_node,
+                    fingerprint,
+                    interrupt_id: interrupt_id.to_owned(),
+                    state_version,
+                    expires_at: pending.expires_at,
+                });
+            }
+            Ok(Flow::Go(super::drive::next_after(working, node)?))
+        }
+        Verdict::Reject | Verdict::Cancel => {
+            remember_rejection(working, pending)?;
+            Ok(Flow::End(interrupt.on_reject.clone()))
+        }
+    }
+}
+
+/// Writes a valid interrupt answer where the graph's `answers` say.
+fn write_answer(working: &mut Working<'_>, node: &str, value: &Value) -> Result<(), super::NodeFailure> {
+    let mut state = working.record.state.clone();
+    let mut wrote = false;
+    for write in &working.graph.writes {
+        if let WriteSource::Interrupt { node: source, field } = &write.from
+            && source == node
+        {
+            let written = match field {
+                None => Some(value.clone()),
+                Some(field) => value.get(field).cloned(),
+            };
+            if let Some(written) = written {
+                super::glue::write_path(&mut state, &write.to, written)?;
+                wrote = true;
+            }
+        }
+    }
+    if wrote {
+        super::glue::check_schema(&working.graph.state_schema, &Value::Object(state.clone()))
+            .map_err(|error| super::NodeFailure::new(format!("the answer does not fit the graph's state: {error}")))?;
+        working.record.state = state;
+    }
+    Ok(())
+}
+
+/// Remembers that this action was refused in this run, so it is not asked again.
+fn remember_rejection(working: &mut Working<'_>, pending: &Pending) -> Result<(), RunError> {
+    if let Some(key) = pending.rejection_key.clone() {
+        working.branch_mut()?.rejected.insert(key);
+    }
+    Ok(())
+}
+
+/// When the open question has expired: records the `expired` outcome (the action does not run;
+/// the run ends, with `on_reject` as the call's result or the run's final message) and refuses
+/// with `INTERRUPT_EXPIRED`.
+pub(crate) async fn refuse_if_expired(working: &mut Working<'_>) -> Result<(), RunError> {
+    let Some(pending) = working.record.pending.clone() else {
+        return Ok(());
+    };
+    let Some(expires_at) = pending.expires_at else {
+        return Ok(());
+    };
+    if working.now() < expires_at {
+        return Ok(());
+    }
+    let id = pending
+        .interrupt
+        .as_ref()
+        .map(|interrupt| interrupt.id.clone())
+        .unwrap_or_default();
+    expire(working, &pending).await?;
+    Err(RunError::new(
+        ErrorCode::InterruptExpired,
+        format!("interrupt '{id}' expired; a timeout is never consent"),
+    ))
+}
+
+/// Records that a question expired and ends the run.
+pub(crate) async fn expire(working: &mut Working<'_>, pending: &Pending) -> Result<(), RunError> {
+    let interrupt_id = pending.interrupt.as_ref().map(|interrupt| interrupt.id.clone());
+    working.record("approval", json!({"interrupt_id": interrupt_id, "fingerprint": pending.fingerprint, "decision": null, "outcome": "expired"}));
+    let text = match &pending.kind {
+        PendingKind::ToolApproval {
+            node,
+            tool,
+            call_id,
+            arguments,
+            ..
+        } => {
+            let on_reject = working
+                .artifact()
+                .tools
+                .get(tool)
+                .and_then(|declared| declared.approval.as_ref())
+                .map(|approval| approval.on_reject.clone())
+                .unwrap_or_default();
+            let is_tool_node = working
+                .graph
+                .nodes
+                .get(node)
+                .is_some_and(|declared| declared.kind == NodeKind::Tool);
+            if is_tool_node {
+                Some(on_reject)
+            } else {
+                let model_name = working
+                    .artifact()
+                    .tools
+                    .get(tool)
+                    .map(|declared| declared.name.clone())
+                    .unwrap_or_default();
+                let call = QueuedCall {
+                    id: call_id.clone(),
+                    name: model_name,
+                    arguments: super::glue::canonical_text(arguments),
+                };
+                super::calls::push_result(working, node, &call, tool, json!(on_reject), false);
+                None
+            }
+        }
+        PendingKind::InterruptNode { node } => {
+            let name = working
+                .graph
+                .nodes
+                .get(node)
+                .map(|declared| declared.reference.clone())
+                .unwrap_or_default();
+            working
+                .artifact()
+                .interrupts
+                .get(&name)
+                .map(|interrupt| interrupt.on_reject.clone())
+        }
+        PendingKind::RemoteTool { .. } => None,
+    };
+    remember_rejection(working, pending)?;
+    working
+        .record
+        .execution
+        .internal_data
+        .insert("outcome".to_owned(), json!("expired"));
+    super::finish::completed(working, text).await
+}

@@ -1,0 +1,166 @@
+//! The step loop: run the node the branch is at, then follow its way out (an edge, a route, a
+//! handoff), through visit limits, until the run ends, pauses or fails. A node's failure goes to
+//! its `on_error` handler when it has one (recorded in the run); otherwise the run fails.
+
+use serde_json::{Value, json};
+use tenx_artifact::{END, EdgeKind, NodeKind};
+
+use crate::ports::Event;
+use crate::{ErrorCode, RunError};
+
+use super::{Flow, StepError, Working};
+
+/// Runs the branch from the node it is at until the run finishes, pauses or fails.
+pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
+    loop {
+        if working.cancel.is_cancelled() {
+            return super::finish::stopped(working).await;
+        }
+        let node = working.branch()?.node.clone();
+        if node == END {
+            return super::finish::completed(working, None).await;
+        }
+        working.record.execution.current_node.clone_from(&node);
+        let step = working.branch()?.steps;
+        working.emit(Event::NodeStarted {
+            node: node.clone(),
+            step,
+        });
+        let flow = step_node(working, &node).await;
+        match flow {
+            Ok(Flow::Go(target)) => {
+                let step = working.branch()?.steps;
+                working.emit(Event::NodeFinished {
+                    node: node.clone(),
+                    step,
+                });
+                if target == END {
+                    working.branch_mut()?.last_node = Some(node.clone());
+                }
+                enter(working, target)?;
+                working.commit().await?;
+            }
+            Ok(Flow::Paused) => return Ok(()),
+            Ok(Flow::Stopped) => return super::finish::stopped(working).await,
+            Ok(Flow::End(text)) => return super::finish::completed(working, Some(text)).await,
+            Err(StepError::Run(error)) => return super::finish::failed(working, error).await,
+            Err(StepError::Node(failure)) => {
+                let handler = working
+                    .graph
+                    .on_error
+                    .iter()
+                    .find(|exit| exit.node == node)
+                    .map(|exit| exit.target.clone());
+                let message = format!("Error in node '{node}': {}", failure.message);
+                let Some(handler) = handler else {
+                    let error = RunError::new(ErrorCode::NodeFailed, message).with_details(json!({"node": node}));
+                    return super::finish::failed(working, error).await;
+                };
+                let errors = working
+                    .record
+                    .execution
+                    .internal_data
+                    .entry("errors")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(errors) = errors {
+                    errors.push(json!({"code": ErrorCode::NodeFailed.as_str(), "node": node, "message": message}));
+                }
+                working.emit(Event::Error {
+                    code: ErrorCode::NodeFailed.as_str().to_owned(),
+                    message,
+                });
+                enter(working, handler)?;
+                working.commit().await?;
+            }
+        }
+    }
+}
+
+/// Runs one node.
+async fn step_node(working: &mut Working<'_>, node: &str) -> Result<Flow, StepError> {
+    let Some(declared) = working.graph.nodes.get(node) else {
+        return Err(StepError::Run(unknown_target(
+            working.graph_name.as_str(),
+            "(the checkpoint)",
+            node,
+        )));
+    };
+    let reference = declared.reference.clone();
+    match declared.kind {
+        NodeKind::Agent => super::agent::agent_node(working, node, &reference).await,
+        NodeKind::Tool => super::tool_node::tool_node(working, node, &reference).await,
+        NodeKind::Interrupt => super::interrupt::interrupt_node(working, node, &reference).await,
+    }
+}
+
+/// Moves the branch into `target`, following visit limits: a node entered `max` times already
+/// in this run is not entered again; its limit's exit is, in turn.
+pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), RunError> {
+    let graph = working.graph;
+    let mut target = target;
+    let mut hops = 0_usize;
+    loop {
+        if target != END && !graph.nodes.contains_key(&target) {
+            let from = working.branch()?.node.clone();
+            return Err(unknown_target(&working.graph_name, &from, &target));
+        }
+        let Some(limit) = graph.visit_limits.iter().find(|limit| limit.node == target) else {
+            break;
+        };
+        let branch = working.branch_mut()?;
+        let visits = branch.visits.entry(target.clone()).or_insert(0);
+        if *visits < limit.max {
+            *visits = visits.saturating_add(1);
+            break;
+        }
+        hops = hops.saturating_add(1);
+        if hops > graph.nodes.len() {
+            return Err(RunError::new(
+                ErrorCode::UnknownTarget,
+                format!("visit limits of graph '{}' lead in a circle", working.graph_name),
+            ));
+        }
+        working.emit(Event::NodeFinished {
+            node: target.clone(),
+            step: 0,
+        });
+        target.clone_from(&limit.exit);
+    }
+    working.branch_mut()?.node.clone_from(&target);
+    working.record.execution.current_node = if target == END { "__end__".to_owned() } else { target };
+    Ok(())
+}
+
+/// The way out of `node` when it finishes without a handoff: its route's first matching arm,
+/// else its plain edge.
+pub(crate) fn next_after(working: &Working<'_>, node: &str) -> Result<String, RunError> {
+    let graph = working.graph;
+    if let Some(route) = graph.routes.iter().find(|route| route.from == node) {
+        return match super::glue::choose(route, working.state()) {
+            Some(target) => Ok(target.to_owned()),
+            None => Err(RunError::new(
+                ErrorCode::UnknownTarget,
+                format!("no arm of the route out of '{node}' matched"),
+            )
+            .with_details(json!({"node": node}))),
+        };
+    }
+    graph
+        .edges
+        .iter()
+        .find(|edge| edge.from == node && edge.kind == EdgeKind::Plain)
+        .map(|edge| edge.to.clone())
+        .ok_or_else(|| {
+            RunError::new(ErrorCode::UnknownTarget, format!("node '{node}' has no way out"))
+                .with_details(json!({"node": node}))
+        })
+}
+
+/// GRAPH_007: a way to a node the graph does not have (a tampered store or artifact).
+pub(crate) fn unknown_target(graph: &str, from: &str, target: &str) -> RunError {
+    RunError::new(
+        ErrorCode::UnknownTarget,
+        format!("node '{from}' of graph '{graph}' leads to '{target}', which the graph does not have"),
+    )
+    .with_details(json!({"node": from, "target": target}))
+}

@@ -1,0 +1,190 @@
+//! A request's way in: pick the graph and thread, take the thread's lock (one run per thread),
+//! load it, check who asks, and hand over to a resume, a remote result or a new run. Every
+//! refusal happens before anything is written, so a refused request records nothing.
+
+use std::collections::BTreeMap;
+
+use crate::engine::{Engine, Inner};
+use crate::ports::EventSink;
+use crate::request::{OnBusy, RunOutput, RunRequest};
+use crate::thread::{PendingKind, ThreadRecord};
+use crate::wire::{ExecutionMeta, Role};
+use crate::{ErrorCode, RunError};
+
+use super::working::store_error;
+use super::{Working, answer, input, start};
+
+impl Engine {
+    /// Serves one request on a thread: a new message (a new run), an answer to the open
+    /// question (`resume`), or the result of a waiting remote tool call. Returns the messages
+    /// the run produced and the committed thread; a refusal leaves the thread exactly as it was.
+    pub async fn run(&self, request: RunRequest, events: &mut dyn EventSink) -> Result<RunOutput, RunError> {
+        let inner = &*self.inner;
+        let (graph_name, graph) = pick_graph(inner, request.graph.as_deref())?;
+        input::check_shape(&request)?;
+        let (thread_id, named) = match request.thread_id.as_deref().map(str::trim) {
+            Some(id) if !id.is_empty() => (id.to_owned(), true),
+            _ => (inner.ports.ids.thread_id(), false),
+        };
+        if request.on_busy == OnBusy::Cancel {
+            inner.running.cancel(&thread_id);
+        }
+        let lease = match tokio::time::timeout(inner.options.busy_wait, inner.ports.store.lock(&thread_id)).await {
+            Ok(lease) => lease.map_err(store_error)?,
+            Err(_) => return Err(RunError::new(ErrorCode::ThreadBusy, "thread is busy")),
+        };
+        let stored = inner.ports.store.load(&thread_id).await.map_err(store_error)?;
+        if let Some(record) = &stored {
+            // An answer may come from an approver who does not own the thread: `answer` decides.
+            if inner.options.auth && record.owner != request.identity.user_id && request.resume.is_none() {
+                return Err(RunError::new(
+                    ErrorCode::NotAuthorized,
+                    "Not authorized to invoke graph",
+                ));
+            }
+            if record.graph != graph_name {
+                return Err(RunError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("thread '{thread_id}' runs graph '{}', not '{graph_name}'", record.graph),
+                ));
+            }
+        } else if named && request.resume.is_some() {
+            return Err(nothing_to_resume());
+        }
+        let is_new_thread = stored.is_none();
+        let stored_version = stored.as_ref().map(|record| record.version);
+        let record = stored.unwrap_or_else(|| new_thread(inner, &thread_id, &graph_name, &request));
+        let cancel = inner.running.start(&thread_id);
+        let mut working = Working {
+            engine: inner,
+            graph_name,
+            graph,
+            record,
+            stored_version,
+            events,
+            produced: Vec::new(),
+            records: Vec::new(),
+            receipts: Vec::new(),
+            cancel,
+        };
+        let before = working.record.context.len();
+        let outcome = serve(&mut working, request).await;
+        inner.running.finish(&thread_id);
+        drop(lease);
+        outcome?;
+        let mut messages = Vec::new();
+        if !working
+            .produced
+            .first()
+            .is_some_and(|message| message.role == Role::User)
+            && let Some(last_user) = working
+                .record
+                .context
+                .iter()
+                .take(before)
+                .rev()
+                .find(|message| message.role == Role::User)
+        {
+            messages.push(last_user.clone());
+        }
+        messages.extend(working.produced.iter().cloned());
+        Ok(RunOutput {
+            thread_id,
+            is_new_thread,
+            messages,
+            thread: working.record,
+        })
+    }
+}
+
+/// Dispatches on what the request is, given the thread's state.
+async fn serve(working: &mut Working<'_>, request: RunRequest) -> Result<(), RunError> {
+    if let Some(resume) = request.resume {
+        return answer::resume(working, resume, request.messages, &request.identity).await;
+    }
+    match working.record.pending.as_ref().map(|pending| &pending.kind) {
+        Some(PendingKind::RemoteTool { .. }) => {
+            if input::is_tool_results(&request.messages) {
+                return input::remote_results(working, request.messages).await;
+            }
+            let call = match working.record.pending.as_ref().map(|pending| &pending.kind) {
+                Some(PendingKind::RemoteTool { call_id, .. }) => call_id.clone(),
+                _ => String::new(),
+            };
+            Err(RunError::new(
+                ErrorCode::RemoteToolPending,
+                format!(
+                    "remote tool call '{call}' is waiting for its result; send a tool message with a tool_result for it"
+                ),
+            ))
+        }
+        Some(PendingKind::ToolApproval { .. } | PendingKind::InterruptNode { .. }) => {
+            answer::refuse_if_expired(working).await?;
+            let (id, node) = working
+                .record
+                .pending
+                .as_ref()
+                .and_then(|pending| pending.interrupt.as_ref())
+                .map(|interrupt| (interrupt.id.clone(), interrupt.node.clone()))
+                .unwrap_or_default();
+            Err(RunError::new(
+                ErrorCode::ThreadPaused,
+                format!("Thread is paused at interrupt '{id}' in node '{node}'. Resume it with {{'resume': value}}."),
+            ))
+        }
+        None => {
+            if input::is_tool_results(&request.messages) {
+                return Err(input::unexpected_results(&request.messages));
+            }
+            start::new_run(working, request).await
+        }
+    }
+}
+
+/// The graph a request names, or the artifact's only one.
+fn pick_graph<'i>(inner: &'i Inner, name: Option<&str>) -> Result<(String, &'i tenx_artifact::Graph), RunError> {
+    let graphs = &inner.artifact.artifact.graphs;
+    match name {
+        Some(name) => graphs
+            .get(name)
+            .map(|graph| (name.to_owned(), graph))
+            .ok_or_else(|| RunError::new(ErrorCode::InvalidRequest, format!("no graph named '{name}'"))),
+        None => match graphs.iter().next() {
+            Some((name, graph)) if graphs.len() == 1 => Ok((name.clone(), graph)),
+            _ => Err(RunError::new(
+                ErrorCode::InvalidRequest,
+                format!("the artifact serves {} graphs; name one", graphs.len()),
+            )),
+        },
+    }
+}
+
+/// A thread that does not exist yet (it is stored by the run's first commit).
+fn new_thread(inner: &Inner, thread_id: &str, graph: &str, request: &RunRequest) -> ThreadRecord {
+    let now = inner.ports.clock.now();
+    ThreadRecord {
+        thread_id: thread_id.to_owned(),
+        artifact_id: inner.artifact_id.clone(),
+        graph: graph.to_owned(),
+        owner: request.identity.user_id.clone(),
+        version: 0,
+        created_at: now,
+        updated_at: now,
+        state: serde_json::Map::new(),
+        context: Vec::new(),
+        execution: ExecutionMeta::new(thread_id),
+        pending: None,
+        run: None,
+        resume_at: None,
+        model_cursors: BTreeMap::new(),
+        substitutions: inner.options.substitutions.clone(),
+    }
+}
+
+/// D2: a resume on a thread that is not paused at a question.
+pub(crate) fn nothing_to_resume() -> RunError {
+    RunError::new(
+        ErrorCode::NothingToResume,
+        "Nothing to resume: this thread is not paused at an interrupt",
+    )
+}

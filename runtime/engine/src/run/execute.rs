@@ -1,0 +1,210 @@
+//! Exactly-once execution (contract, "Exactly once"): a call runs under an idempotency key (the
+//! tool's declared template rendered over the arguments, else derived from the thread, node and
+//! call), at most once per thread and key. A stored receipt answers a repeat; an in-flight marker
+//! is stored before the call is sent and the receipt with the step's checkpoint, so after a crash
+//! the call is sent again with the same key, or, when the key cannot reach whatever performs the
+//! effect, marked `outcome_unknown` and never sent again.
+
+use serde_json::{Value, json};
+use tenx_artifact::{NodeKind, Tool, WriteSource};
+
+use crate::ports::{Event, Receipt, ReceiptState, ToolInvocation};
+
+use super::working::store_error;
+use super::{NodeFailure, StepError, Working};
+
+/// What a call returned, as the model (or the tool node) sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Outcome {
+    pub(crate) output: Value,
+    pub(crate) is_error: bool,
+}
+
+/// The key a call of `tool` runs under.
+pub(crate) fn idempotency_key(
+    working: &Working<'_>,
+    tool: &Tool,
+    node: &str,
+    call_id: &str,
+    arguments: &Value,
+) -> String {
+    match (&tool.idempotency_key, arguments) {
+        (Some(template), Value::Object(arguments)) => super::glue::render(template, arguments),
+        _ => format!("{}:{node}:{call_id}", working.record.thread_id),
+    }
+}
+
+/// Runs one call of a declared tool exactly once per (thread, key).
+pub(crate) async fn run_tool(
+    working: &mut Working<'_>,
+    node: &str,
+    declared: &str,
+    call_id: &str,
+    arguments: &Value,
+    approved: bool,
+) -> Result<Outcome, StepError> {
+    let Some(tool) = working.artifact().tools.get(declared) else {
+        return Err(NodeFailure::new(format!("tool `{declared}` is not in the artifact")).into());
+    };
+    let key = idempotency_key(working, tool, node, call_id, arguments);
+    let thread_id = working.record.thread_id.clone();
+    let store = working.engine.ports.store.clone();
+    let runner = working.engine.ports.tools.clone();
+    let fields = |outcome: &str| json!({"tool": declared, "call_id": call_id, "node": node, "idempotency_key": key, "outcome": outcome, "approved": approved});
+    match store.receipt(&thread_id, &key).await.map_err(store_error)? {
+        Some(Receipt {
+            state: ReceiptState::Done { result, is_error },
+            ..
+        }) => {
+            working.record("tool_call", fields("repeat"));
+            return Ok(Outcome {
+                output: result,
+                is_error,
+            });
+        }
+        Some(Receipt {
+            state: ReceiptState::OutcomeUnknown,
+            ..
+        }) => {
+            working.record("tool_call", fields("outcome_unknown"));
+            return Ok(unknown(tool));
+        }
+        Some(Receipt {
+            state: ReceiptState::InFlight { .. },
+            ..
+        }) => {
+            if !runner.deduplicates(tool) {
+                let receipt = Receipt {
+                    thread_id: thread_id.clone(),
+                    key: key.clone(),
+                    tool: declared.to_owned(),
+                    state: ReceiptState::OutcomeUnknown,
+                };
+                working.receipts.push(receipt);
+                working.record("tool_call", fields("outcome_unknown"));
+                return Ok(unknown(tool));
+            }
+            // The key reaches the service: send the same call again; it deduplicates.
+        }
+        None => {
+            let marker = Receipt {
+                thread_id: thread_id.clone(),
+                key: key.clone(),
+                tool: declared.to_owned(),
+                state: ReceiptState::InFlight {
+                    started_at: working.now(),
+                },
+            };
+            working.commit_receipt(marker).await?;
+        }
+    }
+    working.emit(Event::ToolCall {
+        node: node.to_owned(),
+        tool: declared.to_owned(),
+        call_id: call_id.to_owned(),
+        args: arguments.clone(),
+    });
+    let started_by = working.progress()?.started_by.clone();
+    let invocation = ToolInvocation {
+        tool_name: declared,
+        tool,
+        arguments,
+        idempotency_key: &key,
+        identity: &started_by,
+        thread_id: &thread_id,
+        call_id,
+    };
+    let outcome = match runner.call(invocation, &working.cancel).await {
+        Ok(result) => match tool
+            .result
+            .as_ref()
+            .map(|schema| super::glue::check_schema(schema, &result))
+        {
+            Some(Err(error)) => Outcome {
+                output: json!(format!(
+                    "Tool '{}' failed: its result does not match its declared type: {error}",
+                    tool.name
+                )),
+                is_error: true,
+            },
+            _ => Outcome {
+                output: result,
+                is_error: false,
+            },
+        },
+        Err(error) => Outcome {
+            output: json!(format!("Tool '{}' failed: {}", tool.name, error.message)),
+            is_error: true,
+        },
+    };
+    working.receipts.push(Receipt {
+        thread_id,
+        key: key.clone(),
+        tool: declared.to_owned(),
+        state: ReceiptState::Done {
+            result: outcome.output.clone(),
+            is_error: outcome.is_error,
+        },
+    });
+    working.record(
+        "tool_call",
+        fields(if outcome.is_error { "failed" } else { "completed" }),
+    );
+    working.emit(Event::ToolResult {
+        node: node.to_owned(),
+        tool: declared.to_owned(),
+        call_id: call_id.to_owned(),
+        is_error: outcome.is_error,
+    });
+    Ok(outcome)
+}
+
+/// The result of a call whose outcome a crash made unknown.
+fn unknown(tool: &Tool) -> Outcome {
+    Outcome {
+        output: json!(format!(
+            "Tool '{}' failed: the runtime stopped while the call ran and cannot tell whether it took effect; it was not sent again (outcome_unknown)",
+            tool.name
+        )),
+        is_error: true,
+    }
+}
+
+/// Writes a successful result into state where the graph's `writes` say: a tool node's result
+/// (`node`), or a tool an agent node called (`tool`). A result that does not fit the state
+/// fails the step; the state is never left half-written.
+pub(crate) fn write_tool_result(
+    working: &mut Working<'_>,
+    node: &str,
+    tool: &str,
+    output: &Value,
+) -> Result<(), NodeFailure> {
+    let is_tool_node = working
+        .graph
+        .nodes
+        .get(node)
+        .is_some_and(|declared| declared.kind == NodeKind::Tool);
+    let mut state = working.record.state.clone();
+    let mut wrote = false;
+    for write in &working.graph.writes {
+        let applies = match &write.from {
+            WriteSource::Node(name) => is_tool_node && name == node,
+            WriteSource::Tool(name) => !is_tool_node && name == tool,
+            WriteSource::Interrupt { .. } => false,
+        };
+        if applies {
+            super::glue::write_path(&mut state, &write.to, output.clone())?;
+            wrote = true;
+        }
+    }
+    if !wrote {
+        return Ok(());
+    }
+    super::glue::check_schema(&working.graph.state_schema, &Value::Object(state.clone())).map_err(|error| {
+        NodeFailure::new(format!(
+            "the result of `{tool}` does not fit the graph's state: {error}"
+        ))
+    })?;
+    working.record.state = state;
+    Ok(())
+}

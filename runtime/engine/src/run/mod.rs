@@ -1,0 +1,116 @@
+//! Running a thread: one request in, one run driven step by step until it finishes, pauses or
+//! fails, with a checkpoint after every step.
+//!
+//! The files, in the order a request meets them: [`entry`] (the request: lock, load, ownership,
+//! what kind of request it is), [`input`] (client messages: roles, tool calls, remote results,
+//! validators), [`start`] (a new run: start node, state, progress), [`answer`] (an answer to the
+//! open question), [`drive`] (the step loop and its transitions), [`agent`] (agent nodes: model
+//! calls, guards, final answers), [`calls`] (one tool call of a model: refusals, bound
+//! arguments, approvals), [`execute`] (exactly-once execution), [`tool_node`], [`interrupt`],
+//! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed), and
+//! [`working`] (the working copy of the thread and its commits).
+
+mod agent;
+mod answer;
+mod calls;
+mod drive;
+mod entry;
+mod execute;
+mod finish;
+mod glue;
+mod input;
+mod interrupt;
+mod pause;
+mod read;
+mod start;
+mod tool_node;
+mod working;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use working::Working;
+
+/// The runs in progress in this process, by thread: how a `cancel` or a stop reaches them.
+#[derive(Debug, Default)]
+pub(crate) struct Running {
+    tokens: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl Running {
+    /// Registers a run of `thread_id` and returns its cancellation token.
+    pub(crate) fn start(&self, thread_id: &str) -> CancellationToken {
+        let token = CancellationToken::new();
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.insert(thread_id.to_owned(), token.clone());
+        }
+        token
+    }
+
+    /// Forgets the run of `thread_id`.
+    pub(crate) fn finish(&self, thread_id: &str) {
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.remove(thread_id);
+        }
+    }
+
+    /// Cancels the run of `thread_id`, if one is in progress here. Whether there was one.
+    pub(crate) fn cancel(&self, thread_id: &str) -> bool {
+        match self.tokens.lock() {
+            Ok(tokens) => tokens.get(thread_id).map(CancellationToken::cancel).is_some(),
+            Err(_) => false,
+        }
+    }
+}
+
+/// What a node step leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Flow {
+    /// Go to this node (or `END`).
+    Go(String),
+    /// The run paused (a question or a remote call); the checkpoint is committed.
+    Paused,
+    /// The run ends here with this final assistant text (a rejection at an interrupt node).
+    End(String),
+    /// A stop (or a newer request's `cancel`) reached the node between two steps.
+    Stopped,
+}
+
+/// Why a node failed: the node's error, recorded in the run (`NODE_001`), or routed to its
+/// `on_error` handler.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NodeFailure {
+    pub(crate) message: String,
+}
+
+impl NodeFailure {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// The outcome of a step inside the loop: a node's own failure can be handled (`on_error`);
+/// a run error (the recursion limit, a store failure, an impossible target) ends the run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum StepError {
+    /// The node failed.
+    Node(NodeFailure),
+    /// The run fails with this error.
+    Run(crate::RunError),
+}
+
+impl From<crate::RunError> for StepError {
+    fn from(error: crate::RunError) -> Self {
+        Self::Run(error)
+    }
+}
+
+impl From<NodeFailure> for StepError {
+    fn from(failure: NodeFailure) -> Self {
+        Self::Node(failure)
+    }
+}

@@ -1,0 +1,187 @@
+//! A new run of a thread: the client's user messages pass the graph's validators, the state is
+//! set and checked against the graph's state schema, the start node is chosen (`entry`, a
+//! declared extra entry, or the agent a `last_agent` thread resumes at), and the loop begins.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use tenx_artifact::Resume;
+
+use crate::ports::Event;
+use crate::request::RunRequest;
+use crate::thread::{Branch, ROOT_BRANCH, RunProgress};
+use crate::wire::ExecutionStatus;
+use crate::{ErrorCode, RunError};
+
+use super::Working;
+
+/// Starts a run with the request's user messages.
+pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> Result<(), RunError> {
+    let graph = working.graph;
+    let validators = &working.artifact().validators;
+    let logged = super::glue::check_input(&graph.input_validators, validators, &request.messages).map_err(|violation| {
+        working.emit(Event::Rejected { violation_type: violation.violation_type.clone(), message: violation.message.clone() });
+        RunError::new(ErrorCode::ValidationRefused, violation.message.clone())
+            .with_details(json!({"violation_type": violation.violation_type, "validator": violation.validator, "rule": violation.rule, "message_index": violation.message_index}))
+    })?;
+    for entry in logged {
+        working.emit(Event::Rejected {
+            violation_type: format!("logged:{}", entry.violation_type),
+            message: entry.message,
+        });
+    }
+    let start = start_node(working, request.start_node.as_deref())?;
+    let state = initial_state(working, request.initial_state)?;
+    let graph_limit = graph.recursion_limit.min(working.engine.options.max_recursion_limit);
+    let limit = request
+        .recursion_limit
+        .map_or(graph_limit, |asked| asked.min(graph_limit));
+    if limit == 0 {
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            "recursion_limit must be at least 1",
+        ));
+    }
+    // Everything is accepted: from here on the run changes the thread.
+    working.record.state = state;
+    working.record.artifact_id.clone_from(&working.engine.artifact_id);
+    working
+        .record
+        .substitutions
+        .clone_from(&working.engine.options.substitutions);
+    let now = working.now_seconds();
+    let mut input_text = String::new();
+    for mut message in request.messages {
+        if message.message_id.trim().is_empty() {
+            message.message_id = working.message_id();
+        }
+        if message.timestamp <= 0.0 {
+            message.timestamp = now;
+        }
+        message.delta = false;
+        input_text = message.text_content();
+        working.push_message(message);
+    }
+    let run_id = working.engine.ports.ids.run_id();
+    let mut branches = BTreeMap::new();
+    branches.insert(
+        ROOT_BRANCH.to_owned(),
+        Branch {
+            node: String::new(),
+            ..Branch::default()
+        },
+    );
+    working.record.run = Some(RunProgress {
+        run_id: run_id.clone(),
+        started_by: request.identity,
+        recursion_limit: limit,
+        input_text,
+        branches,
+    });
+    working.record.resume_at = None;
+    let execution = &mut working.record.execution;
+    execution.status = ExecutionStatus::Running;
+    execution.step = 0;
+    execution.interrupted_node = None;
+    execution.interrupt_reason = None;
+    execution.interrupt_data = None;
+    execution.internal_data = Map::new();
+    execution.stop_current_execution = crate::wire::StopState::None;
+    working.emit(Event::RunStarted {
+        thread_id: working.record.thread_id.clone(),
+        run_id,
+        node: start.clone(),
+    });
+    super::drive::enter(working, start)?;
+    super::drive::drive(working).await
+}
+
+/// The node this run starts at.
+fn start_node(working: &Working<'_>, asked: Option<&str>) -> Result<String, RunError> {
+    let graph = working.graph;
+    if let Some(asked) = asked {
+        if asked == graph.entry || graph.entries.iter().any(|entry| entry == asked) {
+            return Ok(asked.to_owned());
+        }
+        return Err(RunError::new(
+            ErrorCode::StartNodeRefused,
+            format!(
+                "a run of graph '{}' cannot start at '{asked}': it starts at its entry or a declared extra entry",
+                working.graph_name
+            ),
+        ));
+    }
+    if graph.resume == Resume::LastAgent
+        && let Some(node) = working.record.resume_at.as_deref()
+        && working.record.artifact_id == working.engine.artifact_id
+        && graph.resume_nodes().contains(&node)
+    {
+        return Ok(node.to_owned());
+    }
+    Ok(graph.entry.clone())
+}
+
+/// The state this run starts with: the thread's, updated by `initial_state`, checked against
+/// the graph's state schema. Unknown fields and missing required ones are refused, naming them.
+fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map<String, Value>, RunError> {
+    let schema = &working.graph.state_schema;
+    let schema_value = schema.to_value();
+    let declared: Vec<String> = schema_value
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default();
+    let unknown: Vec<&String> = given.keys().filter(|key| !declared.contains(key)).collect();
+    if !unknown.is_empty() {
+        let names = unknown
+            .iter()
+            .map(|name| format!("'{name}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "initial_state sets fields graph '{}' does not declare: {names}",
+                working.graph_name
+            ),
+        ));
+    }
+    let mut state = working.record.state.clone();
+    state.extend(given);
+    let state = super::glue::with_defaults(schema, Value::Object(state));
+    let Value::Object(state) = state else {
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            "initial_state must be an object",
+        ));
+    };
+    let missing: Vec<String> = schema_value
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|required| {
+            required
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|name| !state.contains_key(*name))
+                .map(|name| format!("'{name}'"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !missing.is_empty() {
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "initial_state is missing required fields of graph '{}': {}",
+                working.graph_name,
+                missing.join(", ")
+            ),
+        ));
+    }
+    super::glue::check_schema(schema, &Value::Object(state.clone())).map_err(|error| {
+        RunError::new(
+            ErrorCode::InvalidRequest,
+            format!("initial_state does not match the state schema: {error}"),
+        )
+    })?;
+    Ok(state)
+}

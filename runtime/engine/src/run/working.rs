@@ -1,0 +1,155 @@
+//! The working copy of a thread during a request: the engine changes it, then commits it
+//! whole (with receipts and records) through the store, version-checked, after every step.
+
+use serde_json::{Map, Value};
+use tenx_artifact::{Artifact, Graph};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Inner;
+use crate::ports::{Commit, Event, EventSink, Receipt, Record, StoreError, Timestamp};
+use crate::thread::{Branch, ROOT_BRANCH, RunProgress, ThreadRecord};
+use crate::wire::Message;
+use crate::{ErrorCode, RunError};
+
+/// One request's view of its thread.
+pub(crate) struct Working<'e> {
+    pub(crate) engine: &'e Inner,
+    pub(crate) graph_name: String,
+    pub(crate) graph: &'e Graph,
+    pub(crate) record: ThreadRecord,
+    /// The version the store holds (`None`: the thread is not stored yet).
+    pub(crate) stored_version: Option<u64>,
+    pub(crate) events: &'e mut dyn EventSink,
+    /// The messages this request added, in order (returned to the caller).
+    pub(crate) produced: Vec<Message>,
+    /// Records and receipts to write with the next commit.
+    pub(crate) records: Vec<Record>,
+    pub(crate) receipts: Vec<Receipt>,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl<'e> Working<'e> {
+    pub(crate) fn artifact(&self) -> &'e Artifact {
+        &self.engine.artifact.artifact
+    }
+
+    pub(crate) fn now(&self) -> Timestamp {
+        self.engine.ports.clock.now()
+    }
+
+    pub(crate) fn now_seconds(&self) -> f64 {
+        self.engine.ports.clock.now_seconds()
+    }
+
+    pub(crate) fn message_id(&self) -> String {
+        self.engine.ports.ids.message_id()
+    }
+
+    pub(crate) fn emit(&mut self, event: Event) {
+        self.events.emit(event);
+    }
+
+    /// Appends a message to the conversation and to what this request returns.
+    pub(crate) fn push_message(&mut self, message: Message) {
+        self.record.context.push(message.clone());
+        self.produced.push(message.clone());
+        self.events.emit(Event::Message { message });
+    }
+
+    /// The state fields.
+    pub(crate) fn state(&self) -> &Map<String, Value> {
+        &self.record.state
+    }
+
+    /// The current run's progress. A run in progress always has one: the loop creates it
+    /// before the first step, and a checkpoint without one is refused as damaged.
+    pub(crate) fn progress(&self) -> Result<&RunProgress, RunError> {
+        self.record.run.as_ref().ok_or_else(damaged)
+    }
+
+    pub(crate) fn progress_mut(&mut self) -> Result<&mut RunProgress, RunError> {
+        self.record.run.as_mut().ok_or_else(damaged)
+    }
+
+    /// The root branch (the only one until parallel branches exist).
+    pub(crate) fn branch(&self) -> Result<&Branch, RunError> {
+        self.progress()?.branches.get(ROOT_BRANCH).ok_or_else(damaged)
+    }
+
+    pub(crate) fn branch_mut(&mut self) -> Result<&mut Branch, RunError> {
+        self.progress_mut()?.branches.get_mut(ROOT_BRANCH).ok_or_else(damaged)
+    }
+
+    /// Counts one step (a model call or a tool round) and refuses the one past the limit.
+    pub(crate) fn count_step(&mut self) -> Result<(), RunError> {
+        let limit = self.progress()?.recursion_limit;
+        let branch = self.branch_mut()?;
+        branch.steps = branch.steps.saturating_add(1);
+        let steps = branch.steps;
+        let node = branch.node.clone();
+        self.record.execution.step = steps;
+        if steps > limit {
+            return Err(RunError::new(
+                ErrorCode::RecursionLimit,
+                format!("Graph execution exceeded recursion limit: {limit}"),
+            )
+            .with_details(serde_json::json!({"max_steps": limit, "current_step": steps, "current_node": node})));
+        }
+        Ok(())
+    }
+
+    /// Writes the working copy, the queued receipts and records, atomically and only over the
+    /// version this request read. Every commit moves the thread's version by one.
+    pub(crate) async fn commit(&mut self) -> Result<(), RunError> {
+        self.record.version = self.stored_version.map_or(1, |version| version.saturating_add(1));
+        self.record.updated_at = self.now();
+        let commit = Commit {
+            thread: Some(self.record.clone()),
+            expected_version: self.stored_version,
+            receipts: std::mem::take(&mut self.receipts),
+            records: std::mem::take(&mut self.records),
+        };
+        self.engine.ports.store.commit(commit).await.map_err(store_error)?;
+        self.stored_version = Some(self.record.version);
+        Ok(())
+    }
+
+    /// Writes receipts alone (an in-flight marker before a call is sent), leaving the thread.
+    pub(crate) async fn commit_receipt(&mut self, receipt: Receipt) -> Result<(), RunError> {
+        let commit = Commit {
+            thread: None,
+            expected_version: self.stored_version,
+            receipts: vec![receipt],
+            records: Vec::new(),
+        };
+        self.engine.ports.store.commit(commit).await.map_err(store_error)
+    }
+
+    /// Appends a record to write with the next commit.
+    pub(crate) fn record(&mut self, kind: &str, fields: Value) {
+        let record = Record {
+            thread_id: self.record.thread_id.clone(),
+            at: self.now(),
+            kind: kind.to_owned(),
+            fields,
+        };
+        self.records.push(record);
+    }
+}
+
+/// A checkpoint that lacks what a run in progress must have.
+pub(crate) fn damaged() -> RunError {
+    RunError::new(
+        ErrorCode::Storage,
+        "the thread's checkpoint is damaged: a run in progress has no progress record",
+    )
+}
+
+/// A store failure as a run error (never with more detail than the store gave).
+pub(crate) fn store_error(error: StoreError) -> RunError {
+    match error {
+        StoreError::Conflict => RunError::new(ErrorCode::ThreadBusy, "thread is busy"),
+        StoreError::Transient(message) => RunError::new(ErrorCode::StorageTransient, message),
+        StoreError::Failed(message) => RunError::new(ErrorCode::Storage, message),
+    }
+}

@@ -1,0 +1,253 @@
+//! Approvals over the refund example: the run pauses before the refund, the package binds the
+//! action, only a valid answer from someone allowed is recorded, the refund runs once.
+
+use serde_json::{Value, json};
+use tenx_engine::testing::FakeTools;
+use tenx_engine::wire::ExecutionStatus;
+use tenx_engine::{ErrorCode, Identity};
+
+use crate::harness::{Host, Models, assistant_texts, auth, dev, example_artifact, person, tool_outputs};
+
+const ASK: &str = "Refund order 1042, 59.00";
+
+fn refunds(options: tenx_engine::EngineOptions) -> Host {
+    let tools = FakeTools::new().returns("issue_refund", json!("Refunded 5900 cents on order 1042."));
+    Host::from_artifact(example_artifact("refund_approval"), tools, Models::Scripted, options)
+}
+
+#[tokio::test]
+async fn a_refund_waits_for_its_approval_and_then_runs_once() {
+    let host = refunds(dev());
+    let anyone = Identity::anonymous();
+    let paused = host.say("t1", ASK, &anyone).await.unwrap();
+    assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedBefore);
+    assert_eq!(host.tools.total_calls(), 0, "nothing runs before the approval");
+    let interrupt = paused.thread.pending.as_ref().unwrap().interrupt.clone().unwrap();
+    assert!(
+        interrupt.id.starts_with("int_") && interrupt.id.len() == 36,
+        "{}",
+        interrupt.id
+    );
+    assert_eq!(interrupt.message, "Approve a refund of 5900 cents for order 1042?");
+    assert_eq!(interrupt.reason, "tool_approval");
+    let package = &interrupt.value;
+    assert_eq!(package["action"], "issue_refund");
+    assert_eq!(
+        package["normalized_arguments"],
+        json!({"order_id": "1042", "amount_cents": 5900})
+    );
+    assert_eq!(package["target"], "order 1042");
+    assert_eq!(package["risk"], "high");
+    assert_eq!(package["on_reject"], "Refund declined.");
+    assert_eq!(
+        package["evidence"],
+        json!([{"param": "order_id", "value": "1042"}, {"literal": "refund-policy-7"}])
+    );
+    assert!(package["approval_fingerprint"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(package["policy_revision"], host.engine.artifact_id());
+
+    let done = host
+        .answer("t1", json!({"approved": true}), Some(&interrupt.id), &anyone)
+        .await
+        .unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(host.tools.calls_of("issue_refund"), 1);
+    assert_eq!(
+        assistant_texts(&done.messages),
+        vec!["Refunded 5900 cents on order 1042.".to_owned()]
+    );
+
+    let again = host
+        .answer("t1", json!({"approved": true}), None, &anyone)
+        .await
+        .unwrap_err();
+    assert_eq!(again.code, ErrorCode::NothingToResume);
+    assert_eq!(
+        again.message,
+        "Nothing to resume: this thread is not paused at an interrupt"
+    );
+    assert_eq!(host.tools.calls_of("issue_refund"), 1);
+}
+
+#[tokio::test]
+async fn a_rejection_returns_on_reject_to_the_model_and_runs_nothing() {
+    let host = refunds(dev());
+    let anyone = Identity::anonymous();
+    host.say("t1", ASK, &anyone).await.unwrap();
+    let done = host
+        .answer("t1", json!({"approved": false}), None, &anyone)
+        .await
+        .unwrap();
+    assert_eq!(host.tools.total_calls(), 0);
+    assert_eq!(tool_outputs(&done.messages), vec![json!("Refund declined.")]);
+    assert_eq!(assistant_texts(&done.messages), vec!["Refund declined.".to_owned()]);
+    let records = host.records("t1").await;
+    assert!(
+        records
+            .iter()
+            .any(|record| record["kind"] == "approval" && record["fields"]["decision"] == "reject"),
+        "{records:#?}"
+    );
+}
+
+#[tokio::test]
+async fn refused_answers_record_nothing() {
+    let host = refunds(dev());
+    let anyone = Identity::anonymous();
+    host.say("t1", ASK, &anyone).await.unwrap();
+    let open = host.open_interrupt("t1").await;
+    let before = host.snapshot("t1").await;
+
+    let wrong = host
+        .answer(
+            "t1",
+            json!({"approved": true}),
+            Some("int_00000000000000000000000000000000"),
+            &anyone,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::InterruptMismatch);
+    assert_eq!(
+        wrong.message,
+        format!("interrupt_id 'int_00000000000000000000000000000000' does not match the open interrupt '{open}'")
+    );
+
+    let invalid = host
+        .answer("t1", json!({"approved": "yes"}), Some(&open), &anyone)
+        .await
+        .unwrap_err();
+    assert_eq!(invalid.code, ErrorCode::InterruptAnswerInvalid);
+    assert_eq!(
+        invalid.message,
+        format!(
+            "Resume value does not match the response schema of interrupt '{open}': $.approved: expected boolean, got str"
+        )
+    );
+
+    let message = host.say("t1", "hello?", &anyone).await.unwrap_err();
+    assert_eq!(message.code, ErrorCode::ThreadPaused);
+    assert_eq!(
+        message.message,
+        format!("Thread is paused at interrupt '{open}' in node 'support'. Resume it with {{'resume': value}}.")
+    );
+
+    assert_eq!(host.snapshot("t1").await, before, "a refused request changes nothing");
+    assert_eq!(host.tools.total_calls(), 0);
+}
+
+#[tokio::test]
+async fn an_expired_question_is_never_consent() {
+    let host = refunds(dev());
+    let anyone = Identity::anonymous();
+    host.say("t1", ASK, &anyone).await.unwrap();
+    host.clock.advance(24 * 3600 * 1000);
+    let late = host
+        .answer("t1", json!({"approved": true}), None, &anyone)
+        .await
+        .unwrap_err();
+    assert_eq!(late.code, ErrorCode::InterruptExpired);
+    assert_eq!(host.tools.total_calls(), 0);
+    let thread = host.engine.thread("t1", &anyone).await.unwrap();
+    assert!(thread.pending.is_none());
+    assert_eq!(thread.execution.internal_data["outcome"], "expired");
+    assert_eq!(tool_outputs(&thread.context), vec![json!("Refund declined.")]);
+    let records = host.records("t1").await;
+    assert!(
+        records.iter().any(|record| record["fields"]["outcome"] == "expired"),
+        "{records:#?}"
+    );
+}
+
+#[tokio::test]
+async fn reading_a_thread_shows_an_expired_question_as_expired() {
+    let host = refunds(dev());
+    let anyone = Identity::anonymous();
+    host.say("t1", ASK, &anyone).await.unwrap();
+    host.clock.advance(24 * 3600 * 1000 + 1);
+    let thread = host.engine.thread("t1", &anyone).await.unwrap();
+    assert!(thread.pending.is_none());
+    assert_eq!(thread.execution.status, ExecutionStatus::Completed);
+    let late = host
+        .answer("t1", json!({"approved": true}), None, &anyone)
+        .await
+        .unwrap_err();
+    assert_eq!(late.code, ErrorCode::NothingToResume);
+    assert_eq!(host.tools.total_calls(), 0);
+}
+
+#[tokio::test]
+async fn only_a_listed_approver_other_than_the_requester_may_answer() {
+    let host = refunds(auth());
+    let alice = person("alice", &["support_lead"]);
+    host.say("t1", ASK, &alice).await.unwrap();
+    let before = host.snapshot("t1").await;
+
+    let own = host
+        .answer("t1", json!({"approved": true}), None, &alice)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (own.code, own.details["rule"].clone()),
+        (ErrorCode::ApproverRefused, json!("separate_duties"))
+    );
+    let stranger = host
+        .answer("t1", json!({"approved": true}), None, &person("mallory", &["intern"]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (stranger.code, stranger.details["rule"].clone()),
+        (ErrorCode::ApproverRefused, json!("approvers"))
+    );
+    let nobody = host
+        .answer("t1", json!({"approved": true}), None, &Identity::anonymous())
+        .await
+        .unwrap_err();
+    assert_eq!(nobody.code, ErrorCode::ApproverRefused);
+    assert_eq!(host.snapshot("t1").await, before);
+
+    let lead = person("bob", &["support_lead"]);
+    host.answer("t1", json!({"approved": true}), None, &lead).await.unwrap();
+    assert_eq!(host.tools.calls_of("issue_refund"), 1);
+    let records = host.records("t1").await;
+    let decision = records.iter().find(|record| record["kind"] == "approval").unwrap();
+    assert_eq!(decision["fields"]["requested_by"], "alice");
+    assert_eq!(decision["fields"]["answered_by"], "bob");
+
+    // Another user's thread: nobody else may start runs on it or read it.
+    let eve = person("eve", &[]);
+    let run = host.say("t1", "hi", &eve).await.unwrap_err();
+    assert_eq!(
+        (run.code, run.message.as_str()),
+        (ErrorCode::NotAuthorized, "Not authorized to invoke graph")
+    );
+    assert_eq!(
+        host.engine.thread("t1", &eve).await.unwrap_err().code,
+        ErrorCode::ThreadNotFound
+    );
+}
+
+#[tokio::test]
+async fn the_same_refund_asked_again_in_a_new_run_never_runs_twice() {
+    let host = refunds(dev());
+    let anyone = Identity::anonymous();
+    host.say("t1", ASK, &anyone).await.unwrap();
+    host.answer("t1", json!({"approved": true}), None, &anyone)
+        .await
+        .unwrap();
+    host.say("t1", ASK, &anyone).await.unwrap();
+    let second = host
+        .answer("t1", json!({"approved": true}), None, &anyone)
+        .await
+        .unwrap();
+    assert_eq!(
+        host.tools.calls_of("issue_refund"),
+        1,
+        "the idempotency key refund-1042-5900 ran once"
+    );
+    assert_eq!(
+        assistant_texts(&second.messages),
+        vec!["Refunded 5900 cents on order 1042.".to_owned()]
+    );
+    let _: Value = json!(null);
+}

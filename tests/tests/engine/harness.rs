@@ -1,0 +1,273 @@
+//! A host for tests: one engine over one compiled program, with ports the test can inspect.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load, seal};
+use tenx_compiler::LintLevels;
+use tenx_engine::ports::{DeltaSink, ModelClient, ModelError, ModelReply, ModelRequest, ModelToolCall, Ports, Store};
+use tenx_engine::testing::{FakeTools, ManualClock, RecordingEvents, SequentialIds};
+use tenx_engine::wire::{ContentBlock, Message, Role};
+use tenx_engine::{
+    Engine, EngineOptions, Identity, MemoryStore, ResumeAnswer, RunError, RunOutput, RunRequest, ScriptedModel,
+};
+use tokio_util::sync::CancellationToken;
+
+/// The start of every test's clock: 2026-12-01T00:00:00Z.
+pub const T0: u64 = 1_796_083_200_000;
+
+/// Compiles a program (errors fail the test), seals and loads it.
+pub fn compile(text: &str) -> LoadedArtifact {
+    compile_named("tests/engine.tenx", text)
+}
+
+/// Compiles a program as the file `name` (relative to the repository root; imports are read
+/// beside it), seals and loads it.
+pub fn compile_named(name: &str, text: &str) -> LoadedArtifact {
+    let (mut sources, file, _) = tenx_tests::load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
+    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
+    assert!(
+        !checked.diagnostics.iter().any(|d| d.is_error()),
+        "{:#?}",
+        checked.diagnostics
+    );
+    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
+    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
+    load(&bytes, &TrustPolicy::signature_optional()).unwrap()
+}
+
+/// Reads an example's `main.tenx`.
+pub fn example(name: &str) -> String {
+    std::fs::read_to_string(tenx_tests::repo_root().join("examples").join(name).join("main.tenx")).unwrap()
+}
+
+/// Compiles an example (its imports included).
+pub fn example_artifact(name: &str) -> LoadedArtifact {
+    compile_named(&format!("examples/{name}/main.tenx"), &example(name))
+}
+
+/// A model that answers from a queue the test fills: a steered model, free to call anything.
+#[derive(Default, Clone)]
+pub struct Steered {
+    replies: Arc<Mutex<VecDeque<ModelReply>>>,
+    pub seen_tools: Arc<Mutex<Vec<Vec<String>>>>,
+}
+
+impl Steered {
+    pub fn push_text(&self, text: &str) {
+        self.replies.lock().unwrap().push_back(ModelReply {
+            text: text.to_owned(),
+            ..ModelReply::default()
+        });
+    }
+
+    pub fn push_calls(&self, calls: &[(&str, &str, Value)]) {
+        let tool_calls = calls
+            .iter()
+            .map(|(id, name, args)| ModelToolCall {
+                id: (*id).to_owned(),
+                name: (*name).to_owned(),
+                arguments: args.to_string(),
+            })
+            .collect();
+        self.replies.lock().unwrap().push_back(ModelReply {
+            tool_calls,
+            ..ModelReply::default()
+        });
+    }
+
+    pub fn push_raw_call(&self, id: &str, name: &str, arguments: &str) {
+        let call = ModelToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_owned(),
+        };
+        self.replies.lock().unwrap().push_back(ModelReply {
+            tool_calls: vec![call],
+            ..ModelReply::default()
+        });
+    }
+}
+
+#[async_trait]
+impl ModelClient for Steered {
+    async fn complete(
+        &self,
+        request: ModelRequest<'_>,
+        _: &mut dyn DeltaSink,
+        _: &CancellationToken,
+    ) -> Result<ModelReply, ModelError> {
+        self.seen_tools
+            .lock()
+            .unwrap()
+            .push(request.tools.iter().map(|tool| tool.name.clone()).collect());
+        self.replies.lock().unwrap().pop_front().ok_or_else(|| ModelError {
+            kind: tenx_engine::ports::ModelErrorKind::ScriptExhausted,
+            message: "the steered model has no reply left".to_owned(),
+        })
+    }
+}
+
+/// One engine and what the test can look at.
+pub struct Host {
+    pub engine: Engine,
+    pub store: Arc<MemoryStore>,
+    pub clock: Arc<ManualClock>,
+    pub tools: Arc<FakeTools>,
+    pub events: RecordingEvents,
+}
+
+/// Which models the host runs.
+pub enum Models {
+    /// Every model plays its own script.
+    Scripted,
+    /// Every model is this steered model.
+    Steered(Steered),
+}
+
+impl Host {
+    pub fn new(text: &str, tools: FakeTools, models: Models, options: EngineOptions) -> Self {
+        let artifact = compile(text);
+        Self::from_artifact(artifact, tools, models, options)
+    }
+
+    pub fn from_artifact(artifact: LoadedArtifact, tools: FakeTools, models: Models, options: EngineOptions) -> Self {
+        let store = Arc::new(MemoryStore::new());
+        let clock = Arc::new(ManualClock::new(T0));
+        let tools = Arc::new(tools);
+        let mut clients: BTreeMap<String, Arc<dyn ModelClient>> = BTreeMap::new();
+        for (name, model) in &artifact.artifact.models {
+            let client: Arc<dyn ModelClient> = match &models {
+                Models::Steered(steered) => Arc::new(steered.clone()),
+                Models::Scripted => {
+                    assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
+                    Arc::new(ScriptedModel::new())
+                }
+            };
+            clients.insert(name.clone(), client);
+        }
+        let ports = Ports {
+            store: store.clone(),
+            models: clients,
+            tools: tools.clone(),
+            clock: clock.clone(),
+            ids: Arc::new(SequentialIds::new()),
+        };
+        let engine = Engine::new(artifact, ports, options).unwrap();
+        Self {
+            engine,
+            store,
+            clock,
+            tools,
+            events: RecordingEvents::new(),
+        }
+    }
+
+    pub async fn run(&self, request: RunRequest) -> Result<RunOutput, RunError> {
+        let mut events = self.events.clone();
+        self.engine.run(request, &mut events).await
+    }
+
+    /// A user message on a thread.
+    pub async fn say(&self, thread: &str, text: &str, who: &Identity) -> Result<RunOutput, RunError> {
+        self.run(RunRequest {
+            thread_id: Some(thread.to_owned()),
+            messages: vec![user(text)],
+            identity: who.clone(),
+            ..RunRequest::default()
+        })
+        .await
+    }
+
+    /// An answer to the open question.
+    pub async fn answer(
+        &self,
+        thread: &str,
+        value: Value,
+        interrupt_id: Option<&str>,
+        who: &Identity,
+    ) -> Result<RunOutput, RunError> {
+        self.run(RunRequest {
+            thread_id: Some(thread.to_owned()),
+            resume: Some(ResumeAnswer {
+                value,
+                interrupt_id: interrupt_id.map(str::to_owned),
+            }),
+            identity: who.clone(),
+            ..RunRequest::default()
+        })
+        .await
+    }
+
+    /// The stored thread, serialised: "records nothing" compares these byte for byte.
+    pub async fn snapshot(&self, thread: &str) -> String {
+        serde_json::to_string(&self.store.load(thread).await.unwrap()).unwrap()
+    }
+
+    /// The open question's id.
+    pub async fn open_interrupt(&self, thread: &str) -> String {
+        let record = self.store.load(thread).await.unwrap().unwrap();
+        record.pending.unwrap().interrupt.unwrap().id
+    }
+
+    pub async fn records(&self, thread: &str) -> Vec<Value> {
+        self.store
+            .records(thread)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|record| json!({"kind": record.kind, "fields": record.fields}))
+            .collect()
+    }
+}
+
+/// A user message.
+pub fn user(text: &str) -> Message {
+    Message::text(String::new(), Role::User, text, 0.0)
+}
+
+/// The text of every assistant message, in order.
+pub fn assistant_texts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|message| message.role == Role::Assistant)
+        .map(Message::text_content)
+        .filter(|text| !text.is_empty())
+        .collect()
+}
+
+/// The outputs of every tool result, in order.
+pub fn tool_outputs(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .flat_map(|message| &message.content)
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Development mode: no auth.
+pub fn dev() -> EngineOptions {
+    EngineOptions::default()
+}
+
+/// Auth on.
+pub fn auth() -> EngineOptions {
+    EngineOptions {
+        auth: true,
+        ..EngineOptions::default()
+    }
+}
+
+/// A verified user with roles.
+pub fn person(id: &str, roles: &[&str]) -> Identity {
+    Identity {
+        user_id: Some(id.to_owned()),
+        roles: roles.iter().map(|role| (*role).to_owned()).collect(),
+        ..Identity::default()
+    }
+}

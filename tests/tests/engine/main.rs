@@ -1,0 +1,19 @@
+//! The runtime engine, end to end and in process: programs compiled by the real compiler,
+//! sealed and loaded, then run by `tenx_engine::Engine` with scripted (or steered) models, the
+//! in-memory store, a manual clock and fake tools that count every call per idempotency key.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed step should stop the test"
+)]
+
+mod harness;
+
+mod approvals;
+mod bypass;
+mod concurrency;
+mod flow;
+mod handoffs;

@@ -11,9 +11,19 @@ use crate::harness::{Host, Models, example_artifact};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_answers_to_one_question_apply_exactly_once() {
     let tools = FakeTools::new().returns("issue_refund", json!("refunded"));
-    let options = EngineOptions { busy_wait: std::time::Duration::from_secs(30), ..EngineOptions::default() };
-    let host = Arc::new(Host::from_artifact(example_artifact("refund_approval"), tools, Models::Scripted, options));
-    host.say("t1", "Refund order 1042, 59.00", &Identity::anonymous()).await.unwrap();
+    let options = EngineOptions {
+        busy_wait: std::time::Duration::from_secs(30),
+        ..EngineOptions::default()
+    };
+    let host = Arc::new(Host::from_artifact(
+        example_artifact("refund_approval"),
+        tools,
+        Models::Scripted,
+        options,
+    ));
+    host.say("t1", "Refund order 1042, 59.00", &Identity::anonymous())
+        .await
+        .unwrap();
     let open = host.open_interrupt("t1").await;
     let mut tasks = Vec::new();
     for _ in 0..50 {
@@ -22,7 +32,10 @@ async fn fifty_concurrent_answers_to_one_question_apply_exactly_once() {
         tasks.push(tokio::spawn(async move {
             host.run(RunRequest {
                 thread_id: Some("t1".into()),
-                resume: Some(ResumeAnswer { value: json!({"approved": true}), interrupt_id: Some(open) }),
+                resume: Some(ResumeAnswer {
+                    value: json!({"approved": true}),
+                    interrupt_id: Some(open),
+                }),
                 ..RunRequest::default()
             })
             .await
@@ -40,6 +53,11 @@ async fn fifty_concurrent_answers_to_one_question_apply_exactly_once() {
     }
     assert_eq!(applied, 1, "exactly one answer applies");
     assert_eq!(host.tools.calls_of("issue_refund"), 1, "the refund ran once");
-    let approvals = host.records("t1").await.into_iter().filter(|record| record["kind"] == "approval").count();
+    let approvals = host
+        .records("t1")
+        .await
+        .into_iter()
+        .filter(|record| record["kind"] == "approval")
+        .count();
     assert_eq!(approvals, 1, "one decision recorded");
 }

@@ -35,7 +35,14 @@ pub(crate) async fn run_calls(
         if let Some(target) = handoff_target(working, node, agent, &call.name) {
             let target = target?;
             if let Err(reason) = take_payload(working, agent, &call) {
-                refuse(working, node, &call, &call.name, format!("Tool '{}' failed: {reason}", call.name), "invalid_arguments");
+                refuse(
+                    working,
+                    node,
+                    &call,
+                    &call.name,
+                    format!("Tool '{}' failed: {reason}", call.name),
+                    "invalid_arguments",
+                );
                 continue;
             }
             push_result(
@@ -79,7 +86,11 @@ fn take_payload(working: &mut Working<'_>, agent: &Agent, call: &QueuedCall) -> 
     let Some(handoff) = agent.handoffs.iter().find(|handoff| handoff.tool_name == call.name) else {
         return Ok(());
     };
-    let text = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+    let text = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
     let arguments = match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(arguments)) => arguments,
         _ => return Err("the arguments are not a JSON object".to_owned()),

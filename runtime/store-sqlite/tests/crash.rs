@@ -181,31 +181,31 @@ async fn commits_survive_kill_9_at_random_points() {
                 }
             }
         });
-        // Wait until the child holds the lease (the previous child's lease has expired).
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
+        // Wait until the child holds the lease (the previous child's lease has expired) and
+        // has committed once, then kill it at a random point of its loop.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut lines = Vec::new();
+        while !lines.iter().any(|line: &String| line.starts_with("done ")) {
             let line = received
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("round {round}: the child never took the lease"));
-            // The harness writes `test crash_child ... ` before the first line.
-            if line.ends_with("locked") {
-                break;
-            }
+                .unwrap_or_else(|_| panic!("round {round}: the child never committed: {lines:?}"));
+            lines.push(line);
         }
-        let delay = 20 + random.below(250);
+        let delay = random.below(250);
         std::thread::sleep(Duration::from_millis(delay));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         reader.join().unwrap();
+        lines.extend(received.try_iter());
         let before = reported;
-        for line in received.try_iter() {
+        for line in &lines {
             if let Some(version) = line.strip_prefix("done ") {
                 let version: u64 = version.parse().unwrap();
                 assert!(version > reported, "versions go up");
                 reported = version;
             }
         }
-        let stored = check(&path, reported.max(before)).await;
+        let stored = check(&path, reported).await;
         commits_seen += reported - before;
         println!("round {round} ({sync}): killed after {delay} ms, reported {reported}, stored {stored}");
         // The next child continues from what is stored, including an unreported last commit.

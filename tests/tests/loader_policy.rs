@@ -3,7 +3,8 @@
 //! lowered anyway, is refused by `seal`, as the loader would refuse it; every program that
 //! checks without errors seals and loads (`artifacts.rs`). And a built example, edited around
 //! its approval and resealed with a correct id, is refused by `load`, as is a built `medium`
-//! tool whose default confirmation was edited out.
+//! tool whose default confirmation was edited out, and a built interrupt whose route was edited
+//! so that a rejecting answer reaches the tool it approves.
 
 #![allow(
     clippy::unwrap_used,
@@ -21,7 +22,7 @@ use tenx_compiler::LintLevels;
 use tenx_tests::{files_under, repo_root};
 
 /// The codes of the risk policy: what the loader re-proves.
-const POLICY_CODES: [&str; 3] = ["TENX0601", "TENX0602", "TENX0604"];
+const POLICY_CODES: [&str; 4] = ["TENX0601", "TENX0602", "TENX0604", "TENX0627"];
 
 /// Every program of the fixtures, the code catalog and the language reference, by name.
 fn programs() -> Vec<(String, String)> {
@@ -101,6 +102,7 @@ fn code_of(violation: &PolicyViolation) -> &'static str {
         PolicyViolation::ProhibitedToolOffered { .. } | PolicyViolation::ProhibitedToolRun { .. } => "TENX0602",
         // The compiler always writes the default confirmation (`TENX0603` only warns about it).
         PolicyViolation::MediumRiskWithoutConfirmation { .. } => "TENX0603",
+        PolicyViolation::RejectionReachesTool { .. } => "TENX0627",
         _ => "TENX0604",
     }
 }
@@ -156,6 +158,42 @@ fn a_built_example_edited_around_its_approval_is_refused() {
 }
 
 #[test]
+fn a_built_route_edited_so_that_a_rejecting_answer_runs_the_tool_is_refused() {
+    let path = "tests/fixtures/policy/answer_steers_the_run.tenx";
+    // As built, only the `publish` arm (the approving answer) leads to the tool.
+    let envelope = built(path);
+    let route = &envelope["artifact"]["graphs"]["blog"]["routes"][0];
+    assert_eq!(route["from"], "review");
+    assert_eq!(
+        route["arms"][0],
+        json!({"kind": "label", "label": "publish", "target": "publish_post"})
+    );
+    assert_eq!(route["arms"][3], json!({"kind": "else", "target": "END"}));
+    let review = &envelope["artifact"]["interrupts"]["review"];
+    assert_eq!(review["feedback"], "note");
+
+    // The `else` arm, which a rejecting answer takes, edited to lead to the tool.
+    let mut envelope = built(path);
+    envelope["artifact"]["graphs"]["blog"]["routes"][0]["arms"][3]["target"] = json!("publish_post");
+    let expected = "artifact breaks the risk policy: graph `blog`: a rejecting answer to interrupt node \
+                    `review` can lead to tool `publish_post` (risk high), which it approves: entry \
+                    `writer` → `review` → `publish_post`";
+    assert_eq!(reseal_and_load(envelope), expected);
+
+    // The `revise` arm edited to the tool: a label that is not the approve value.
+    let mut envelope = built(path);
+    envelope["artifact"]["graphs"]["blog"]["routes"][0]["arms"][1]["target"] = json!("publish_post");
+    assert_eq!(reseal_and_load(envelope), expected);
+
+    // The answer's decision no longer written into `verdict`: the `publish` arm then tests a
+    // value a rejecting answer may have left there.
+    let mut envelope = built(path);
+    let writes = envelope["artifact"]["graphs"]["blog"]["writes"].as_array_mut().unwrap();
+    writes.retain(|w| w["from"]["interrupt"]["field"] != "verdict");
+    assert_eq!(reseal_and_load(envelope), expected);
+}
+
+#[test]
 fn a_medium_tool_gets_the_default_confirmation_and_an_edit_that_drops_it_is_refused() {
     let mut envelope = built("tests/fixtures/policy/medium_risk_without_confirmation.tenx");
     let approval = &mut envelope["artifact"]["tools"]["create_draft"]["approval"];
@@ -166,7 +204,7 @@ fn a_medium_tool_gets_the_default_confirmation_and_an_edit_that_drops_it_is_refu
     assert_eq!(approval["reason"], "confirmation");
     assert_eq!(
         approval["decision"],
-        json!({"field": "approved", "approve": true, "edit": null})
+        json!({"field": "approved", "approve": true, "edit": null, "respond": null})
     );
     assert_eq!(approval["separate_duties"], false);
     *approval = Value::Null;

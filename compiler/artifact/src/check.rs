@@ -6,6 +6,7 @@
 //! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
+mod answer_fields;
 pub(crate) mod approvals;
 mod bindings;
 mod bound;
@@ -36,6 +37,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     check_interrupts(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
     approvals::check(artifact, &mut problems);
+    answer_fields::check(artifact, &mut problems);
     check_validators(artifact, &mut problems);
     for (name, agent) in &artifact.agents {
         check_agent(artifact, name, agent, &mut problems);

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use crate::model::{Artifact, Decision, Schema};
 
-/// Every approval's and interrupt's decision: `field` names something, `approve` and `edit` are
-/// strings or booleans and differ, and `edit` appears only where there are arguments to edit (a
+/// Every approval's and interrupt's decision: `field` names something, `approve`, `edit` and
+/// `respond` are strings or booleans and differ, and `edit` appears only where there are arguments to edit (a
 /// tool approval whose tool has parameters, never an interrupt).
 pub(crate) fn check(artifact: &Artifact, problems: &mut Vec<String>) {
     for (name, tool) in &artifact.tools {
@@ -45,6 +45,14 @@ fn check_decision(decision: &Decision, what: &str, problems: &mut Vec<String>) {
         }
         if *edit == decision.approve {
             problems.push(format!("{what}: `edit` must differ from `approve`"));
+        }
+    }
+    if let Some(respond) = &decision.respond {
+        if !is_answer_value(respond) {
+            problems.push(format!("{what}: `respond` must be a string or a boolean"));
+        }
+        if *respond == decision.approve || decision.edit.as_ref() == Some(respond) {
+            problems.push(format!("{what}: `respond` must differ from `approve` and `edit`"));
         }
     }
 }

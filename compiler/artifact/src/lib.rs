@@ -22,6 +22,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod answer_ways;
 mod canonical;
 mod check;
 mod decision_check;
@@ -46,7 +47,8 @@ pub use model::{
     CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, EMPTY_PAYLOAD, END, Edge, EdgeKind, ErrorExit,
     Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
     OUTPUT_GUARD_BUILTINS, Provider, Resume, Risk, RiskRule, RiskRules, Route, Rule, Run, Schema, Script,
-    SourceLocation, Tool, Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource,
+    SourceLocation, TOOL_RESULT_PROPERTY, Tool, Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource,
+    rejection_text,
 };
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};

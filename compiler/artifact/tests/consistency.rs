@@ -36,7 +36,11 @@ fn references_must_resolve() {
         ),
         (
             "node kind",
-            |a| graph(a).nodes.get_mut("review").unwrap().kind = NodeKind::Agent,
+            |a| {
+                // The answer written from `review` would be refused first.
+                graph(a).writes.clear();
+                graph(a).nodes.get_mut("review").unwrap().kind = NodeKind::Agent;
+            },
             "node `review` runs unknown agent `manager_review`",
         ),
         (
@@ -265,7 +269,11 @@ fn schemas_and_limits_have_their_kinds() {
     let cases: [(&str, Break, &str); 3] = [
         (
             "state schema",
-            |a| graph(a).state_schema = json!("object").into(),
+            |a| {
+                // The answer written into the state would be refused first.
+                graph(a).writes.clear();
+                graph(a).state_schema = json!("object").into();
+            },
             "`state_schema` must be a schema",
         ),
         (
@@ -441,6 +449,13 @@ fn extra_entries_and_state_writes_name_what_exists() {
                 field: None,
             },
             &["customer"],
+        ),
+        write(
+            WriteSource::Interrupt {
+                node: "review".into(),
+                field: Some("decision".into()),
+            },
+            &["decision"],
         ),
     ];
     assert!(seal(artifact).is_ok());

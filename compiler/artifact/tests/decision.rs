@@ -146,3 +146,111 @@ fn load_refuses_a_sealed_file_edited_to_break_a_decision_or_drop_a_confirmation(
         assert!(error.to_string().contains(expected), "{what}: {error}");
     }
 }
+
+fn refund_approval(artifact: &mut Artifact) -> &mut tenx_artifact::Approval {
+    artifact
+        .tools
+        .get_mut("issue_refund")
+        .unwrap()
+        .approval
+        .as_mut()
+        .unwrap()
+}
+
+/// The refund's approval answers with a verdict that can respond, a result and a note.
+fn respond_approval(artifact: &mut Artifact) {
+    let approval = refund_approval(artifact);
+    approval.response_schema = json!({
+        "type": "object",
+        "properties": {
+            "verdict": {"enum": ["ship", "answer", "hold"]},
+            "tool_result": {"type": "string"},
+            "note": {"$ref": "#/$defs/note"}
+        },
+        "required": ["verdict"],
+        "$defs": {"note": {"type": "string"}}
+    })
+    .into();
+    approval.decision = Decision {
+        field: "verdict".into(),
+        approve: json!("ship"),
+        edit: None,
+        respond: Some(json!("answer")),
+    };
+    approval.feedback = Some("note".into());
+}
+
+#[test]
+fn a_respond_decision_and_a_feedback_property_seal() {
+    let mut artifact = sample();
+    respond_approval(&mut artifact);
+    artifact.interrupts.get_mut("manager_review").unwrap().feedback = None;
+    let sealed = seal(artifact).unwrap();
+    let approval = sealed.artifact().tools["issue_refund"].approval.clone().unwrap();
+    assert_eq!(approval.decision.respond, Some(json!("answer")));
+    assert_eq!(approval.feedback.as_deref(), Some("note"));
+}
+
+#[test]
+fn seal_refuses_a_respond_or_feedback_the_runtime_could_not_apply() {
+    let cases: [(&str, Break, &str); 6] = [
+        (
+            "respond equal to approve",
+            |a| {
+                respond_approval(a);
+                refund_approval(a).decision.respond = Some(json!("ship"));
+            },
+            "tool `issue_refund`: approval `decision`: `respond` must differ from `approve` and `edit`",
+        ),
+        (
+            "respond with a number",
+            |a| {
+                respond_approval(a);
+                refund_approval(a).decision.respond = Some(json!(2));
+            },
+            "tool `issue_refund`: approval `decision`: `respond` must be a string or a boolean",
+        ),
+        (
+            "respond without a tool result",
+            |a| {
+                respond_approval(a);
+                let schema = refund_approval(a).response_schema.to_value();
+                let mut schema = schema.clone();
+                schema["properties"].as_object_mut().unwrap().remove("tool_result");
+                refund_approval(a).response_schema = schema.into();
+            },
+            "tool `issue_refund`: approval: `decision.respond` needs the response schema to define `tool_result`",
+        ),
+        (
+            "respond on an interrupt",
+            |a| review_decision(a).respond = Some(json!("answer")),
+            "interrupt `manager_review`: `decision.respond` must be null: an interrupt has no call to answer",
+        ),
+        (
+            "feedback the response does not define",
+            |a| a.interrupts.get_mut("manager_review").unwrap().feedback = Some("why".into()),
+            "interrupt `manager_review`: `feedback` names `why`, which the response schema does not define",
+        ),
+        (
+            "feedback that is not a string",
+            |a| {
+                respond_approval(a);
+                refund_approval(a).feedback = Some("verdict".into());
+            },
+            "tool `issue_refund`: approval: `feedback` names `verdict`, which the response schema does not declare a string",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        let mut artifact = sample();
+        edit(&mut artifact);
+        match seal(artifact) {
+            Err(SealError::Inconsistent(message)) => {
+                assert!(
+                    message.contains(expected),
+                    "{what}: expected `{expected}` in `{message}`"
+                );
+            }
+            other => panic!("{what}: expected Inconsistent, got {other:?}"),
+        }
+    }
+}

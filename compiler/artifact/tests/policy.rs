@@ -150,6 +150,30 @@ fn step_between_review_and_tool(envelope: &mut Value) {
         .insert(2, json!({"from": "recheck", "to": "close", "kind": "plain"}));
 }
 
+/// The review's `else` arm, which a rejecting answer takes, leads to the tool too.
+fn else_arm_to_the_tool(envelope: &mut Value) {
+    graph(envelope)["routes"][0]["arms"][2]["target"] = json!("close");
+}
+
+/// The review's answer is no longer written into `decision`: its `approve` arm then tests a
+/// value the answer did not give, which a rejecting answer can leave there.
+fn route_on_an_unwritten_decision(envelope: &mut Value) {
+    graph(envelope)["writes"] = json!([]);
+}
+
+/// The response no longer requires `decision`: an answer without it leaves an older value.
+fn decision_no_longer_required(envelope: &mut Value) {
+    envelope["artifact"]["interrupts"]["manager_review"]["response_schema"]
+        .as_object_mut()
+        .unwrap()
+        .remove("required");
+}
+
+/// The review's failure handler leads to the tool.
+fn failure_of_review_runs_the_tool(envelope: &mut Value) {
+    graph(envelope)["on_error"] = json!([{"node": "review", "target": "close"}]);
+}
+
 /// The billing agent's model may call `close_account` itself, whatever the review decided.
 fn agent_calls_reviewed_tool(envelope: &mut Value) {
     envelope["artifact"]["agents"]["billing"]["allowed_tools"] =
@@ -272,6 +296,45 @@ fn a_step_between_the_approval_and_the_tool_is_refused() {
         "graph `support_desk`: node `recheck` runs between the approval of tool `close_account` \
          (risk high) and the tool itself: entry `triage` → `review` → `recheck` → `close`",
     );
+}
+
+#[test]
+fn a_way_a_rejecting_answer_takes_into_the_tool_is_refused() {
+    refused_both_ways(
+        "else arm",
+        else_arm_to_the_tool,
+        "graph `support_desk`: a rejecting answer to interrupt node `review` can lead to tool \
+         `close_account` (risk high), which it approves: entry `triage` → `review` → `close`",
+    );
+    let error = refused(
+        &forged_unsigned(else_arm_to_the_tool),
+        &TrustPolicy::signature_optional(),
+    );
+    assert_eq!(
+        error,
+        LoadError::PolicyViolation {
+            violation: PolicyViolation::RejectionReachesTool {
+                graph: "support_desk".into(),
+                interrupt: "review".into(),
+                tool: "close_account".into(),
+                risk: Risk::High,
+                path: vec!["triage".into(), "review".into(), "close".into()],
+            },
+            more: 0,
+        }
+    );
+    for (what, edit) in [
+        ("unwritten decision", route_on_an_unwritten_decision as Edit),
+        ("optional decision", decision_no_longer_required),
+        ("failure handler", failure_of_review_runs_the_tool),
+    ] {
+        refused_both_ways(
+            what,
+            edit,
+            "graph `support_desk`: a rejecting answer to interrupt node `review` can lead to tool \
+             `close_account` (risk high), which it approves: entry `triage` → `review` → `close`",
+        );
+    }
 }
 
 #[test]

@@ -12,7 +12,7 @@ use serde_json::Value;
 pub const STANDARD_RESPONSES: [&str; 2] = ["yes_no", "approve_edit_reject"];
 
 /// The keys a `decision` map may have.
-pub const DECISION_KEYS: [&str; 3] = ["field", "approve", "edit"];
+pub const DECISION_KEYS: [&str; 4] = ["field", "approve", "edit", "respond"];
 
 /// What a `response` resolves to.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +58,8 @@ pub struct Written<'e> {
     pub approve: Option<&'e Expr>,
     /// `edit: "amend"`.
     pub edit: Option<&'e Expr>,
+    /// `respond: "answer"`.
+    pub respond: Option<&'e Expr>,
     /// Entries with another key: the key and where it is.
     pub unknown: Vec<(&'e str, tenx_diagnostics::Span)>,
 }
@@ -72,6 +74,7 @@ impl<'e> Written<'e> {
             field: None,
             approve: None,
             edit: None,
+            respond: None,
             unknown: Vec::new(),
         };
         for entry in entries {
@@ -79,6 +82,7 @@ impl<'e> Written<'e> {
                 "field" => &mut written.field,
                 "approve" => &mut written.approve,
                 "edit" => &mut written.edit,
+                "respond" => &mut written.respond,
                 other => {
                     written.unknown.push((other, entry.key_span));
                     continue;
@@ -92,7 +96,7 @@ impl<'e> Written<'e> {
     }
 
     /// The decision, when the map is well formed: only known keys, a non-empty `field`, an
-    /// `approve` and an optional `edit` that are strings or booleans, and differ.
+    /// `approve` and an optional `edit` and `respond` that are strings or booleans, and differ.
     pub fn decision(&self) -> Option<tenx_artifact::Decision> {
         if !self.unknown.is_empty() {
             return None;
@@ -103,7 +107,39 @@ impl<'e> Written<'e> {
             None => None,
             Some(edit) => Some(answer_value(edit).filter(|edit| *edit != approve)?),
         };
-        Some(tenx_artifact::Decision { field, approve, edit })
+        let respond = match self.respond {
+            None => None,
+            Some(respond) => {
+                Some(answer_value(respond).filter(|respond| *respond != approve && edit.as_ref() != Some(respond))?)
+            }
+        };
+        Some(tenx_artifact::Decision {
+            field,
+            approve,
+            edit,
+            respond,
+        })
+    }
+}
+
+/// The decision of an approval or interrupt with this `response` and `decision`: no `response`
+/// and `std.approval.yes_no` read `{"approved": true}` as approve;
+/// `std.approval.approve_edit_reject` reads `"approve"` and `"edit"` from `decision`; a custom
+/// response is read by its own `decision` rule (checked by `check/decisions.rs`).
+pub fn decision_of(
+    program: &Program,
+    response: Option<&SchemaRef>,
+    decision: Option<&Expr>,
+) -> tenx_artifact::Decision {
+    match Response::of(program, response) {
+        Response::Standard("approve_edit_reject") => tenx_artifact::Decision::approve_edit_reject(),
+        Response::Custom => decision
+            .and_then(Written::of)
+            .and_then(|written| written.decision())
+            .unwrap_or_else(tenx_artifact::Decision::yes_no),
+        // A program that checked has no other kind of response (`TENX0613` and name
+        // resolution refuse the others).
+        _ => tenx_artifact::Decision::yes_no(),
     }
 }
 

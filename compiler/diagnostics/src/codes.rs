@@ -155,6 +155,7 @@ code_table! {
     TENX0350 "visit-exit-into-itself"          Error   "a visit limit's exit is the node it limits";
     TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
     TENX0352 "error-handler-is-the-node"       Error   "a node's `on_error` handler is the node itself";
+    TENX0353 "route-ignores-answer"            Warning "a route out of an interrupt node reads nothing its answer writes into state";
     TENX0370 "unknown-resume-mode"             Error   "a graph's `resume` is neither `entry` nor `last_agent`";
     TENX0371 "resume-without-agent-end"        Warning "a graph resumes at the last agent, but no agent node can end a run";
     TENX0372 "unknown-path-segment"            Error   "a dotted path names a field its state field's schema does not define";
@@ -169,10 +170,13 @@ code_table! {
     TENX0408 "recursive-schema"                Error   "a named schema contains itself, directly or through other schemas";
     TENX0409 "response-without-decision"       Error   "a custom approval response does not say which answer approves";
     TENX0410 "decision-on-fixed-response"      Error   "a `decision` is given for a response whose meaning is fixed";
-    TENX0411 "malformed-decision"              Error   "a `decision` is not a map of `field`, `approve` and optional `edit`";
+    TENX0411 "malformed-decision"              Error   "a `decision` is not a map of `field`, `approve` and optional `edit` and `respond`";
     TENX0412 "decision-field-not-required"     Error   "a `decision` field is not a required property of the response";
     TENX0413 "unreadable-decision-field"       Error   "a `decision` field is not a boolean or a fixed set of strings";
     TENX0414 "impossible-decision-value"       Error   "a `decision` value is one its field can never hold";
+    TENX0415 "unknown-feedback-property"       Error   "`feedback` names a property the response schema does not define";
+    TENX0416 "feedback-not-a-string"           Error   "`feedback` names a response property that is not a string";
+    TENX0417 "respond-without-tool-result"     Error   "a response that can `respond` defines no `tool_result` property";
     TENX0420 "unknown-schema-reference"        Error   "a name in a schema position of an inline JSON Schema names no schema or type";
     TENX0421 "schema-name-as-data"             Error   "a schema name is written where an inline JSON Schema holds JSON data";
     TENX0501 "unknown-placeholder"             Error   "a template placeholder names no parameter or state field";
@@ -203,6 +207,8 @@ code_table! {
     TENX0624 "prohibited-risk-rule"            Error   "a risk rule makes a call `prohibited`: a tool that may be prohibited must be split";
     TENX0625 "risk-rule-unknown-parameter"     Error   "a risk rule's condition reads something that is not one of the tool's parameters";
     TENX0626 "risk-rule-type-mismatch"         Error   "a risk rule compares a parameter with a value its type can never hold";
+    TENX0627 "rejection-reaches-approved-tool" Error   "a way a rejecting answer takes out of an approving interrupt leads into the tool it approves";
+    TENX0628 "respond-on-interrupt"            Error   "an interrupt's answer can `respond`, but an interrupt has no tool call to answer";
     TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";

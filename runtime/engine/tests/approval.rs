@@ -68,6 +68,7 @@ fn approval() -> Approval {
         }),
         separate_duties: true,
         decision: Decision::approve_edit_reject(),
+        feedback: None,
     }
 }
 
@@ -225,6 +226,7 @@ fn approving_interrupt() -> Interrupt {
         approvers: None,
         separate_duties: false,
         decision: Decision::yes_no(),
+        feedback: None,
     }
 }
 

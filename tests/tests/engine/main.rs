@@ -17,3 +17,4 @@ mod bypass;
 mod concurrency;
 mod flow;
 mod handoffs;
+mod steering;

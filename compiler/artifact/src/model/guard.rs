@@ -59,6 +59,11 @@ pub struct Interrupt {
     pub approvers: Option<Approvers>,
     /// Whether the user who started the run is refused as the approver of its own request.
     pub separate_duties: bool,
-    /// How an answer is read as approve, edit or reject.
+    /// How an answer is read as approve or reject (never edit or respond).
     pub decision: Decision,
+    /// A string property of the response schema holding the reviewer's note: when the run ends
+    /// on a rejection, its final message is `on_reject`, a blank line and
+    /// `Reviewer's note: <text>` when the answer has it. `null` when the program names none.
+    #[serde(deserialize_with = "super::required")]
+    pub feedback: Option<String>,
 }

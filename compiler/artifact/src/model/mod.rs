@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 pub use agent::{Agent, DEFAULT_RETRIES, EMPTY_PAYLOAD, Handoff, MAX_RETRIES, Model, Provider};
-pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence};
+pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence, TOOL_RESULT_PROPERTY, rejection_text};
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};

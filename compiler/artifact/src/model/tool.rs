@@ -113,8 +113,13 @@ pub struct Approval {
     pub approvers: Option<Approvers>,
     /// Whether the user who started the run is refused as the approver of its own request.
     pub separate_duties: bool,
-    /// How an answer is read as approve, edit or reject.
+    /// How an answer is read as approve, edit, respond or reject.
     pub decision: Decision,
+    /// A string property of the response schema holding the reviewer's note: on a rejection the
+    /// model receives `on_reject`, a blank line and `Reviewer's note: <text>` when the answer
+    /// has it. `null` when the program names none.
+    #[serde(deserialize_with = "super::required")]
+    pub feedback: Option<String>,
 }
 
 /// How a tool runs.

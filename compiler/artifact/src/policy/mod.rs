@@ -20,7 +20,12 @@
 //!     are removed (they dominate it), and unreachable from its own previous run without passing
 //!     one of them again (each run needs a fresh approval);
 //!   - nothing runs between the approval and the tool: every reachable node with a way into the
-//!     tool's node is an approving interrupt node.
+//!     tool's node is an approving interrupt node;
+//!   - a rejecting answer is not an approval: an approving interrupt node leads into the tool's
+//!     node only by *approving* ways, those a run takes only after an approving answer (a plain
+//!     edge, since a rejection ends the run there, or a route arm that tests the written
+//!     decision for the approve value, see [`crate::answer_ways`]); its other route arms, its
+//!     `on_error` handler and the visit-limit exits of its ways are *rejecting* ways.
 //!
 //! An *entry* is the graph's `entry`, one of its extra `entries`, or (with `resume =
 //! last_agent`) a reachable resume node, an agent node with a way to `END` where a thread's
@@ -34,7 +39,7 @@
 //!
 //! Cost: the three graph rules together are equivalent to one local fact per tool node, checked
 //! in a single pass over each graph's ways: the node is not an entry, and every reachable node
-//! with a way into it is one of its tool's approving interrupt nodes. (A way from an entry, or
+//! with a way into it is one of its tool's approving interrupt nodes, by an approving way. (A way from an entry, or
 //! back from the tool, that avoids the approvers must end with a step from a reachable
 //! non-approver into the node.) So there is no search per tool: a graph costs one
 //! breadth-first search and one look at each way, and only if it has a node of an
@@ -43,6 +48,7 @@
 //! artifact costs time linear in its size. Only the first violation found is explained with a
 //! path, which takes up to three more searches of its graph; the others are counted.
 
+mod answers;
 mod loops;
 #[cfg(test)]
 mod tests;
@@ -51,7 +57,7 @@ mod violation;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Artifact, Graph, NodeKind, Risk, Tool};
+use crate::model::{Artifact, Graph, Interrupt, NodeKind, Risk, Tool};
 use topology::Topology;
 pub use violation::PolicyViolation;
 pub(crate) use violation::and_more;
@@ -101,7 +107,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
         }
     }
     for (name, graph) in &artifact.graphs {
-        check_graph(&guarded, name, graph, &calls, &mut found);
+        check_graph(&guarded, name, graph, &calls, &artifact.interrupts, &mut found);
     }
     found.into_result()
 }
@@ -162,6 +168,7 @@ fn check_graph(
     graph_name: &str,
     graph: &Graph,
     calls: &BTreeMap<&str, Vec<(&str, &Tool)>>,
+    interrupts: &BTreeMap<String, Interrupt>,
     found: &mut Found,
 ) {
     // Prohibited tool nodes need no search; a graph with no node of an interrupt-approved tool
@@ -224,9 +231,31 @@ fn check_graph(
             }
         }
     }
+    // An approving interrupt node may lead into the tool only by a way an approving answer
+    // takes: a rejecting way (a route arm a rejection can take, a failure handler, a visit
+    // limit's exit) into a tool it approves bypasses the approval.
+    let rejecting = answers::rejecting_ways(graph, interrupts);
+    let rejected = |from: usize| -> Vec<usize> {
+        rejecting
+            .get(topology.name(from))
+            .into_iter()
+            .flatten()
+            .filter_map(|name| topology.index(name))
+            .collect()
+    };
+    for from in (0..topology.len()).filter(|&from| reachable.contains(from)) {
+        for to in rejected(from) {
+            if let Some(Some(target)) = approved.get(to)
+                && approves(&topology, from, target.tool)
+                && let Some(flag) = unapproved.get_mut(to)
+            {
+                *flag = true;
+            }
+        }
+    }
     for index in 0..topology.len() {
         if let (Some(true), Some(Some(target))) = (unapproved.get(index), approved.get(index)) {
-            found.add(|| explain_unapproved(&topology, graph_name, index, *target));
+            found.add(|| explain_unapproved(&topology, graph_name, index, *target, &rejected));
         }
         let agent = topology.node(index).filter(|node| node.kind == NodeKind::Agent);
         let Some(tools) = agent.and_then(|node| calls.get(node.reference.as_str())) else {
@@ -265,7 +294,13 @@ fn approves(topology: &Topology<'_>, node: usize, tool: &Tool) -> bool {
 /// Which rule the node `index` of an interrupt-approved tool breaks, with its path, in the
 /// compiler's order: reached from an entry around the approvers; reached again after its own
 /// run; or entered from a node other than an approver.
-fn explain_unapproved(topology: &Topology<'_>, graph: &str, index: usize, target: Approved<'_>) -> PolicyViolation {
+fn explain_unapproved(
+    topology: &Topology<'_>,
+    graph: &str,
+    index: usize,
+    target: Approved<'_>,
+    rejected: &dyn Fn(usize) -> Vec<usize>,
+) -> PolicyViolation {
     let is_approver = |node: usize| approves(topology, node, target.tool);
     let (graph, tool, risk) = (graph.to_owned(), target.name.to_owned(), target.tool.risk);
     let starts = topology.starts();
@@ -296,9 +331,22 @@ fn explain_unapproved(topology: &Topology<'_>, graph: &str, index: usize, target
         node != index && !is_approver(node) && reachable.contains(node) && topology.successors(node).contains(&index)
     });
     let Some(before) = before else {
-        // Never taken: a node is flagged because it is an entry (found by `around`) or has a
+        let approver = (0..topology.len())
+            .find(|&node| is_approver(node) && reachable.contains(node) && rejected(node).contains(&index));
+        if let Some(approver) = approver {
+            let mut path = reachable.path_to(approver);
+            path.push(index);
+            return PolicyViolation::RejectionReachesTool {
+                graph,
+                interrupt: topology.name(approver).to_owned(),
+                tool,
+                risk,
+                path: topology.names_of(&path),
+            };
+        }
+        // Never taken: a node is flagged because it is an entry (found by `around`), has a
         // way in from a reachable non-approver: itself (found by `again`) or another node
-        // (found by `before`).
+        // (found by `before`), or a rejecting way in from an approver (found just above).
         return PolicyViolation::ApprovalBypassed {
             graph,
             tool,

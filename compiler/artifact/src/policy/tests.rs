@@ -55,6 +55,7 @@ fn interrupt(approves: &[&str]) -> Interrupt {
         approvers: None,
         separate_duties: false,
         decision: crate::Decision::yes_no(),
+        feedback: None,
     }
 }
 
@@ -106,6 +107,7 @@ fn approval(message: &str, separate_duties: bool) -> Approval {
         approvers: None,
         separate_duties,
         decision: crate::Decision::yes_no(),
+        feedback: None,
     }
 }
 

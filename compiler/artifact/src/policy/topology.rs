@@ -105,6 +105,11 @@ impl<'a> Topology<'a> {
         self.nodes.get(index).copied()
     }
 
+    /// The index of the node called `name`, if it is a node.
+    pub(super) fn index(&self, name: &str) -> Option<usize> {
+        self.names.binary_search(&name).ok()
+    }
+
     /// The name of the node at `index`.
     pub(super) fn name(&self, index: usize) -> &'a str {
         self.names.get(index).copied().unwrap_or_default()

@@ -88,6 +88,21 @@ pub enum PolicyViolation {
         /// From the entry to the agent node.
         path: Vec<String>,
     },
+    /// An approving interrupt node leads into a node of a tool it approves by a way a rejecting
+    /// answer can take (a route arm that does not test the written decision for the approve
+    /// value, a failure handler, a visit limit's exit): rejecting it would run the tool.
+    RejectionReachesTool {
+        /// The graph.
+        graph: String,
+        /// The interrupt node.
+        interrupt: String,
+        /// The tool.
+        tool: String,
+        /// Its risk.
+        risk: Risk,
+        /// From the entry through the interrupt node to the tool's node.
+        path: Vec<String>,
+    },
     /// A `medium` risk tool has neither an `approval` nor an approving interrupt: the compiler
     /// always writes the default confirmation, so an artifact without one was edited to drop it.
     MediumRiskWithoutConfirmation {
@@ -155,6 +170,18 @@ impl fmt::Display for PolicyViolation {
                 formatter,
                 "graph `{graph}`: agent node `{node}` can call tool `{tool}` (risk {risk}) without \
                  passing its approval: {} calls `{tool}`",
+                Path::from_entry(path)
+            ),
+            Self::RejectionReachesTool {
+                graph,
+                interrupt,
+                tool,
+                risk,
+                path,
+            } => write!(
+                formatter,
+                "graph `{graph}`: a rejecting answer to interrupt node `{interrupt}` can lead to tool \
+                 `{tool}` (risk {risk}), which it approves: {}",
                 Path::from_entry(path)
             ),
             Self::MediumRiskWithoutConfirmation { tool } => write!(

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tenx_artifact::{
     Agent, Approval, Approvers, Arm, Artifact, ArtifactId, CompareOp, Condition, Decision, Edge, EdgeKind, Evidence,
     Graph, Handoff, HttpMethod, Interrupt, Model, Node, NodeKind, Provider, Risk, Route, Run, Schema, Script,
-    SourceLocation, Tool, Turn, Validator, ValidatorUse,
+    SourceLocation, Tool, Turn, Validator, ValidatorUse, Write, WriteSource,
 };
 
 pub fn node(kind: NodeKind, reference: &str) -> Node {
@@ -118,6 +118,7 @@ pub fn sample() -> Artifact {
         }),
         separate_duties: true,
         decision: Decision::yes_no(),
+        feedback: None,
     });
     refund.idempotency_key = Some("refund-{order_id}".into());
     let mut close = tool("close_account", Risk::High, &["accounts"], Run::Remote);
@@ -146,6 +147,7 @@ pub fn sample() -> Artifact {
         approvers: None,
         separate_duties: false,
         decision: Decision::yes_no(),
+        feedback: None,
     });
     let clock = tool(
         "now",
@@ -223,8 +225,9 @@ pub fn sample() -> Artifact {
             message: "Close the account of {customer}?".into(),
             reason: "human_review".into(),
             value: Some(json!({"customer": "{customer}"})),
-            response_schema: json!({"type": "object", "properties": {"decision": {"enum": ["approve", "deny"]}}})
-                .into(),
+            response_schema: json!({"type": "object", "properties": {"decision": {"enum": ["approve", "deny"]}},
+                                    "required": ["decision"]})
+            .into(),
             expires_ms: None,
             approves: vec!["close_account".into()],
             on_reject: "The manager declined.".into(),
@@ -239,7 +242,9 @@ pub fn sample() -> Artifact {
                 field: "decision".into(),
                 approve: json!("approve"),
                 edit: None,
+                respond: None,
             },
+            feedback: None,
         },
     );
 
@@ -304,7 +309,15 @@ pub fn sample() -> Artifact {
                 "order": {"type": "object"}}})
             .into(),
             entries: Vec::new(),
-            writes: Vec::new(),
+            // Every answer to `review` is written into `decision` before its route decides, so
+            // only an approving answer takes the `approve` arm to `close`.
+            writes: vec![Write {
+                from: WriteSource::Interrupt {
+                    node: "review".into(),
+                    field: Some("decision".into()),
+                },
+                to: vec!["decision".into()],
+            }],
             visit_limits: Vec::new(),
             on_error: Vec::new(),
             resume: tenx_artifact::Resume::Entry,

@@ -192,8 +192,11 @@ pub struct Approval {
     /// `separate_duties = true|false`, when written.
     pub separate_duties: Option<(bool, Span)>,
     /// `decision = { field: "verdict", approve: "ship", edit: "amend" }`: how a custom
-    /// `response` reads as approve, edit or reject.
+    /// `response` reads as approve, edit, respond or reject.
     pub decision: Option<Expr>,
+    /// `feedback = "note"`: the string property of the answer returned to the model with
+    /// `on_reject` on a rejection.
+    pub feedback: Option<Expr>,
 }
 
 /// How a tool runs.
@@ -440,6 +443,9 @@ pub struct InterruptDecl {
     /// `decision = { field: "verdict", approve: "ship" }`: how a custom `response` reads as
     /// approve or reject.
     pub decision: Option<Expr>,
+    /// `feedback = "note"`: the string property of the answer added to the run's final message
+    /// when a rejection ends it.
+    pub feedback: Option<Expr>,
 }
 
 /// `test "name" { ... }`: parsed, not run yet.

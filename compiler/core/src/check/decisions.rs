@@ -7,7 +7,9 @@
 //! must fit the response schema ([`fit`]: `TENX0411`–`TENX0414`, `TENX0616`). A program's own
 //! schema named like a standard one is refused as a response (`TENX0613`): it used to stand in
 //! for the standard one silently. An answer that can `edit` needs arguments to edit: a tool with
-//! parameters (`TENX0614`), never an interrupt (`TENX0615`).
+//! parameters (`TENX0614`), never an interrupt (`TENX0615`). An answer that can `respond`
+//! answers a tool call in the tool's place: only a tool approval can (`TENX0628` at an
+//! interrupt), and its response carries the result as `tool_result` (`TENX0417`).
 
 mod fit;
 
@@ -17,6 +19,15 @@ use crate::decision::Response;
 use crate::resolve::Program;
 use crate::schema::Lowerer;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+
+/// What a checked answer can do besides approve and reject: where it says it can `edit` (when
+/// every check of the rule passed) and `respond` (when the field can hold that value), and
+/// whether its schema defines `tool_result`.
+struct Reading {
+    edit: Option<Span>,
+    respond: Option<Span>,
+    tool_result: bool,
+}
 
 /// Where an approval's answer is read: a tool's `approval` block or an interrupt.
 struct Site<'a> {
@@ -41,7 +52,32 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             decision: approval.decision.as_ref(),
             span: approval.span,
         };
-        let Some(edit_span) = can_edit(program, &mut lowerer, &site, diagnostics) else {
+        let Some(reading) = reading(program, &mut lowerer, &site, diagnostics) else {
+            continue;
+        };
+        if let Some(respond_span) = reading.respond
+            && !reading.tool_result
+        {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0417,
+                    format!(
+                        "the response of the approval of tool `{}` can answer `respond` but defines no `tool_result`",
+                        tool.decl.name.name
+                    ),
+                    tool.file,
+                    respond_span,
+                )
+                .label("a response answers the call with its `tool_result`")
+                .secondary(
+                    tool.file,
+                    approval.response.as_ref().map_or(approval.span, SchemaRef::span),
+                    "the response schema",
+                )
+                .help("add `\"tool_result\": { … }` to the schema's `properties`, shaped like the tool's result, or remove `respond`"),
+            );
+        }
+        let Some(edit_span) = reading.edit else {
             continue;
         };
         let parameters = lowerer.lower_tool_parameters(tool, &mut Vec::new());
@@ -71,7 +107,26 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             decision: decl.decision.as_ref(),
             span: decl.name.span,
         };
-        let Some(edit_span) = can_edit(program, &mut lowerer, &site, diagnostics) else {
+        let Some(reading) = reading(program, &mut lowerer, &site, diagnostics) else {
+            continue;
+        };
+        if let Some(respond_span) = reading.respond {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0628,
+                    format!(
+                        "interrupt `{}` can answer `respond`, but an interrupt has no tool call to answer",
+                        decl.name.name
+                    ),
+                    interrupt.file,
+                    respond_span,
+                )
+                .label("this answer would stand in for a tool's result")
+                .help("remove `respond`; to answer a call in the tool's place, give the tool its own `approval` block with this decision")
+                .note("at an interrupt, steer the run with a route on the answer written into state (graph `answers`)"),
+            );
+        }
+        let Some(edit_span) = reading.edit else {
             continue;
         };
         diagnostics.push(
@@ -91,13 +146,13 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Checks how a site's answer is read; where the answer can `edit`, the span that says so.
-fn can_edit(
+/// Checks how a site's answer is read; what it can do besides approve and reject.
+fn reading(
     program: &Program,
     lowerer: &mut Lowerer<'_>,
     site: &Site<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Span> {
+) -> Option<Reading> {
     let response_span = site.response.map_or(site.span, SchemaRef::span);
     match Response::of(program, site.response) {
         Response::Unresolved => None,
@@ -129,7 +184,11 @@ fn can_edit(
             None
         }
         Response::Default => None,
-        Response::Standard(name) => (name == "approve_edit_reject").then_some(response_span),
+        Response::Standard(name) => Some(Reading {
+            edit: (name == "approve_edit_reject").then_some(response_span),
+            respond: None,
+            tool_result: false,
+        }),
         Response::Shadowing(decl) => {
             let name = &decl.decl.name.name;
             diagnostics.push(

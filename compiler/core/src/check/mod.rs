@@ -1,12 +1,14 @@
 //! The check stage: proves properties of a resolved program. Each check lives in its own file,
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
+mod answer_routes;
 pub(crate) mod approvers;
 mod bindings;
 pub(crate) mod bound_args;
 mod decisions;
 pub(crate) mod evidence;
 mod facts;
+mod feedback;
 mod graph;
 mod guards;
 mod model_names;
@@ -48,6 +50,8 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         evidence::check(&facts, diagnostics);
         approvers::check(&facts, diagnostics);
         decisions::check(&facts, diagnostics);
+        feedback::check(&facts, diagnostics);
+        answer_routes::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         guards::check(&facts, diagnostics);
         models::check(&facts, diagnostics);

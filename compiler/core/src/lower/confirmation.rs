@@ -27,6 +27,7 @@ impl Lowerer<'_, '_> {
             approvers: None,
             separate_duties: false,
             decision: Decision::yes_no(),
+            feedback: None,
         }
     }
 

@@ -120,6 +120,7 @@ fn decisions_follow_the_resolved_response() {
             field: "verdict".into(),
             approve: json!("ship"),
             edit: Some(json!("amend")),
+            respond: None,
         })
     );
     assert_eq!(decision("confirmed"), Some(Decision::yes_no()));
@@ -129,6 +130,7 @@ fn decisions_follow_the_resolved_response() {
             field: "go".into(),
             approve: json!(true),
             edit: None,
+            respond: None,
         }
     );
 }
@@ -161,4 +163,29 @@ fn medium_tools_without_a_block_get_the_default_confirmation() {
     assert_eq!(approval("bare").message, "Run `bare`?");
     // The block wins.
     assert_eq!(approval("confirmed").message, "Do {x}?");
+}
+
+#[test]
+fn respond_and_feedback_are_lowered_as_written() {
+    let text = include_str!("../../../../tests/fixtures/decisions/respond_and_feedback.tenx");
+    let artifact = lower(text);
+    let approval = artifact.tools["ship_order"].approval.clone().expect("an approval");
+    assert_eq!(
+        approval.decision,
+        Decision {
+            field: "verdict".into(),
+            approve: json!("ship"),
+            edit: None,
+            respond: Some(json!("answer")),
+        }
+    );
+    assert_eq!(approval.feedback.as_deref(), Some("note"));
+    assert_eq!(
+        artifact.interrupts["confirm_close"].feedback.as_deref(),
+        Some("comment")
+    );
+    assert_eq!(artifact.interrupts["confirm_close"].decision.respond, None);
+    // Without `feedback`, none is written.
+    let draft = artifact.tools.get("close_ticket").and_then(|t| t.approval.clone());
+    assert!(draft.is_none_or(|a| a.feedback.is_none()));
 }

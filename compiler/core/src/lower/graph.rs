@@ -183,7 +183,7 @@ fn lower_route(route: &ast::Route) -> Route {
 
 /// A route condition. A bare field (`when escalated`) is `truthy`. The recursion follows the
 /// nesting of the source, which the syntax stage bounds.
-pub(super) fn lower_condition(condition: &ast::Condition) -> Condition {
+pub fn lower_condition(condition: &ast::Condition) -> Condition {
     match condition {
         ast::Condition::Or(all) => Condition::Or {
             conditions: all.iter().map(lower_condition).collect(),

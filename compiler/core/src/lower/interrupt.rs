@@ -46,6 +46,7 @@ impl Lowerer<'_, '_> {
                 approvers: crate::check::approvers::lower_approvers(decl.approvers.as_ref()),
                 separate_duties: crate::check::approvers::interrupt_separate_duties(self.program, decl),
                 decision: self.decision(decl.response.as_ref(), decl.decision.as_ref()),
+                feedback: decl.feedback.as_ref().and_then(super::text),
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("interrupt.{name}"), located.file, decl.name.span);

@@ -78,7 +78,13 @@
 //!   or run (`TENX0602`), and no path from any entry (`entry`, an extra entry, or with `resume =
 //!   last_agent` a reachable agent node with a way to `END`) reaches an interrupt-approved tool
 //!   around its approval (`TENX0604`), proved on the same ways (plain edges, handoff edges,
-//!   route arms, `on_error` handlers, visit-limit exits) from the same starts. A `medium`
+//!   route arms, `on_error` handlers, visit-limit exits) from the same starts; out of an
+//!   approving interrupt node, only an approving way leads into a tool it approves
+//!   (`TENX0627`): route arms are classified by the artifact's own rule
+//!   (`tenx_artifact::answer_ways::AnswerTest`) on the lowered arm, the answer writes lowered
+//!   as `lower/writes.rs` does and the decision from the shared `crate::decision::decision_of`,
+//!   so check and the loader agree arm by arm (a decision property the response does not
+//!   require is `TENX0412`). A `medium`
 //!   tool has an approval or an approving interrupt by construction: one with neither gets the
 //!   default confirmation (`lower/confirmation.rs`; `TENX0603` only warns).
 //! - *Decisions*: no response and the standard library's schemas get their fixed rule (a
@@ -87,7 +93,14 @@
 //!   or booleans that differ (`TENX0411`), fitting the schema (`TENX0412`–`TENX0414`,
 //!   `TENX0616`); `edit` appears only on the approval of a tool with parameters (`TENX0614`),
 //!   never on an interrupt (`TENX0615`), judged by the same lowered parameters the artifact
-//!   holds (`crate::decision::has_parameters`).
+//!   holds (`crate::decision::has_parameters`). `respond` is a string or boolean that differs
+//!   from `approve` and `edit` (`TENX0411`; `Written::decision` drops it otherwise, by
+//!   construction), only on a tool's approval (`TENX0628`), whose response defines
+//!   `tool_result` (`TENX0417`).
+//! - *Feedback*: an approval's or interrupt's `feedback` names a property of its response
+//!   schema (`TENX0415`) whose schema, local `$ref`s followed, is `"type": "string"`
+//!   (`TENX0416`), judged on the same lowered schema with the artifact's own
+//!   `answer_ways::property`.
 //! - *Approvals* (`check/approvals` in the artifact): a `param` evidence item is a parameter of
 //!   the tool and an interrupt has none, and no item is empty (`check/evidence` lowers a name to
 //!   `param` only when it is one, so by construction; a name is an identifier, never empty); a
@@ -151,7 +164,7 @@ use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
 pub use confirmation::CONFIRMATION_REASON;
-pub use graph::DEFAULT_RECURSION_LIMIT;
+pub use graph::{DEFAULT_RECURSION_LIMIT, lower_condition};
 pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;
 use source_map::SourceMapper;

@@ -102,6 +102,7 @@ impl Lowerer<'_, '_> {
             approvers: crate::check::approvers::lower_approvers(approval.approvers.as_ref()),
             separate_duties: crate::check::approvers::tool_separate_duties(&tool.decl, approval),
             decision: self.decision(approval.response.as_ref(), approval.decision.as_ref()),
+            feedback: approval.feedback.as_ref().and_then(super::text),
         }
     }
 }

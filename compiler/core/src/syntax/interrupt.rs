@@ -28,6 +28,7 @@ impl Lower<'_> {
         let evidence = fields.list(self, "evidence");
         let inputs = self.approval_inputs(&mut fields);
         let decision = fields.value(self, "decision");
+        let feedback = fields.string(self, "feedback");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.require(self, &response, "response", "response = yes_no");
         fields.finish(self);
@@ -46,6 +47,7 @@ impl Lower<'_> {
             approvers: inputs.approvers,
             separate_duties: inputs.separate_duties,
             decision,
+            feedback,
         }
     }
 }

@@ -126,6 +126,7 @@ impl Lower<'_> {
         let evidence = fields.list(self, "evidence");
         let inputs = self.approval_inputs(&mut fields);
         let decision = fields.value(self, "decision");
+        let feedback = fields.string(self, "feedback");
         fields.require(self, &message, "message", "message = \"Approve …?\"");
         fields.finish(self);
         Approval {
@@ -140,6 +141,7 @@ impl Lower<'_> {
             approvers: inputs.approvers,
             separate_duties: inputs.separate_duties,
             decision,
+            feedback,
         }
     }
 

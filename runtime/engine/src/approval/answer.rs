@@ -22,6 +22,8 @@ pub enum Verdict {
     Reject,
     /// `resume: null`: do not run it; recorded as `cancelled`.
     Cancel,
+    /// Do not run it: the person's `tool_result` is the call's result (the `respond` pattern).
+    Respond(Value),
 }
 
 impl Verdict {
@@ -32,6 +34,7 @@ impl Verdict {
             Self::Edit(_) => "edit",
             Self::Reject => "reject",
             Self::Cancel => "cancel",
+            Self::Respond(_) => "respond",
         }
     }
 
@@ -65,9 +68,16 @@ pub fn read_answer(decision: &Decision, answer: &Value) -> Verdict {
     {
         return Verdict::Edit(answer.get("edited_arguments").cloned().unwrap_or(Value::Null));
     }
-    // The artifact's decision rule is growing `respond` and `feedback` (another change): a
-    // value that answers the model without running the action, and a free-text field carried
-    // into the record. When they land, read them here, before the rejection below.
+    if let Some(respond) = &decision.respond
+        && chosen == Some(respond)
+    {
+        return Verdict::Respond(
+            answer
+                .get(tenx_artifact::TOOL_RESULT_PROPERTY)
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+    }
     Verdict::Reject
 }
 
@@ -140,6 +150,7 @@ mod tests {
             field: "verdict".into(),
             approve: json!("ship"),
             edit: Some(json!("amend")),
+            respond: None,
         };
         assert_eq!(
             read_answer(&verdict, &json!({"verdict": "ship", "note": "ok"})),
@@ -157,6 +168,7 @@ mod tests {
             field: "ok".into(),
             approve: json!(true),
             edit: None,
+            respond: None,
         };
         assert_eq!(read_answer(&boolean, &json!({"ok": true})), Verdict::Approve);
         assert_eq!(read_answer(&boolean, &json!({"ok": 1})), Verdict::Reject);
@@ -164,6 +176,7 @@ mod tests {
             field: "deny".into(),
             approve: json!(false),
             edit: None,
+            respond: None,
         };
         assert_eq!(read_answer(&negative, &json!({"deny": false})), Verdict::Approve);
         assert_eq!(read_answer(&negative, &json!({})), Verdict::Reject);

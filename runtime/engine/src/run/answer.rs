@@ -118,7 +118,15 @@ pub(crate) async fn resume(
             call_id,
             arguments,
             ..
-        } => answer_tool(working, &pending, &node, &tool, &call_id, arguments, verdict).await,
+        } => {
+            let call = AnsweredCall {
+                node: &node,
+                tool: &tool,
+                call_id: &call_id,
+                arguments,
+            };
+            answer_tool(working, &pending, call, &answer.value, verdict).await
+        }
         PendingKind::InterruptNode { node } => {
             answer_interrupt(working, &pending, &open.id, &node, &answer.value, verdict).await
         }
@@ -145,16 +153,35 @@ pub(crate) async fn resume(
     }
 }
 
+/// The call an approval was asked for.
+struct AnsweredCall<'a> {
+    node: &'a str,
+    tool: &'a str,
+    call_id: &'a str,
+    arguments: Value,
+}
+
+/// The reviewer's note of an answer: its `feedback` property, when the approval names one.
+fn note<'v>(feedback: Option<&str>, value: &'v Value) -> Option<&'v str> {
+    feedback
+        .and_then(|property| value.get(property))
+        .and_then(Value::as_str)
+}
+
 /// The answer to a tool call's approval.
 async fn answer_tool(
     working: &mut Working<'_>,
     pending: &Pending,
-    node: &str,
-    tool: &str,
-    call_id: &str,
-    arguments: Value,
+    answered: AnsweredCall<'_>,
+    value: &Value,
     verdict: Verdict,
 ) -> Result<Flow, StepError> {
+    let AnsweredCall {
+        node,
+        tool,
+        call_id,
+        arguments,
+    } = answered;
     let is_tool_node = working
         .graph
         .nodes
@@ -174,14 +201,19 @@ async fn answer_tool(
     let arguments = match verdict {
         Verdict::Approve => arguments,
         Verdict::Edit(edited) => edited,
+        Verdict::Respond(result) => return respond(working, node, tool, &call, &arguments, result, is_tool_node).await,
         Verdict::Reject | Verdict::Cancel => {
-            let on_reject = working
+            let approval = working
                 .artifact()
                 .tools
                 .get(tool)
-                .and_then(|declared| declared.approval.as_ref())
-                .map(|approval| approval.on_reject.clone())
-                .unwrap_or_default();
+                .and_then(|declared| declared.approval.as_ref());
+            let on_reject = approval.map(|approval| approval.on_reject.clone()).unwrap_or_default();
+            let feedback = approval.and_then(|approval| approval.feedback.as_deref());
+            let on_reject = match verdict {
+                Verdict::Reject => tenx_artifact::rejection_text(&on_reject, note(feedback, value)),
+                _ => on_reject,
+            };
             remember_rejection(working, pending)?;
             if is_tool_node {
                 return Ok(Flow::End(on_reject));
@@ -244,11 +276,79 @@ async fn answer_interrupt(
             }
             Ok(Flow::Go(super::drive::next_after(working, node)?))
         }
-        Verdict::Reject | Verdict::Cancel => {
+        Verdict::Cancel => {
             remember_rejection(working, pending)?;
             Ok(Flow::End(interrupt.on_reject.clone()))
         }
+        Verdict::Reject | Verdict::Respond(_) => {
+            remember_rejection(working, pending)?;
+            // A route out of the interrupt steers on every valid answer (the compiler and the
+            // loader proved that no rejecting way reaches a tool it approves); a plain edge
+            // means a rejection ends the run.
+            if working.graph.routes.iter().any(|route| route.from == node) {
+                return Ok(Flow::Go(super::drive::next_after(working, node)?));
+            }
+            let text = tenx_artifact::rejection_text(&interrupt.on_reject, note(interrupt.feedback.as_deref(), value));
+            Ok(Flow::End(text))
+        }
     }
+}
+
+/// A person answered the call instead of the tool (`respond`): the tool does not run; the
+/// answer's `tool_result` (checked against the tool's result schema before anything was
+/// recorded) is the call's result, stored as its receipt so a repeat of the key returns it.
+async fn respond(
+    working: &mut Working<'_>,
+    node: &str,
+    tool: &str,
+    call: &QueuedCall,
+    arguments: &Value,
+    result: Value,
+    is_tool_node: bool,
+) -> Result<Flow, StepError> {
+    let Some(declared) = working.artifact().tools.get(tool) else {
+        return Err(super::NodeFailure::new(format!("tool `{tool}` is not in the artifact")).into());
+    };
+    let key = super::execute::idempotency_key(working, declared, node, &call.id, arguments);
+    working.receipts.push(crate::ports::Receipt {
+        thread_id: working.record.thread_id.clone(),
+        key: key.clone(),
+        tool: tool.to_owned(),
+        state: crate::ports::ReceiptState::Done {
+            result: result.clone(),
+            is_error: false,
+        },
+    });
+    working.record(
+        "tool_call",
+        json!({"tool": tool, "call_id": call.id, "node": node, "idempotency_key": key, "outcome": "responded"}),
+    );
+    if is_tool_node {
+        let mut call_message = crate::wire::Message::text(
+            working.message_id(),
+            crate::wire::Role::Assistant,
+            "",
+            working.now_seconds(),
+        );
+        call_message.tools_calls = Some(vec![crate::wire::ToolCall {
+            id: call.id.clone(),
+            kind: "function".to_owned(),
+            function: crate::wire::FunctionCall {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            },
+        }]);
+        call_message.metadata.insert("node".to_owned(), json!(node));
+        call_message.metadata.insert("tool_node".to_owned(), json!(true));
+        working.push_message(call_message);
+    }
+    super::calls::push_result(working, node, call, tool, result.clone(), false);
+    super::execute::write_tool_result(working, node, tool, &result)?;
+    working.commit().await?;
+    if is_tool_node {
+        return Ok(Flow::Go(super::drive::next_after(working, node)?));
+    }
+    Ok(Flow::Go(node.to_owned()))
 }
 
 /// Writes a valid interrupt answer where the graph's `answers` say.

@@ -289,6 +289,25 @@ pub(crate) fn read_answer(working: &Working<'_>, pending: &Pending, value: &Valu
                     let normal = crate::approval::check_edit(tool, declared, &parameters, arguments, &edited)?;
                     Ok(Verdict::Edit(normal))
                 }
+                Verdict::Respond(result) => {
+                    if let Some(schema) = declared.result.as_ref()
+                        && let Err(error) = check_schema(schema, &result)
+                    {
+                        let id = pending
+                            .interrupt
+                            .as_ref()
+                            .map(|interrupt| interrupt.id.clone())
+                            .unwrap_or_default();
+                        return Err(RunError::new(
+                            crate::ErrorCode::InterruptAnswerInvalid,
+                            format!(
+                                "Resume value does not match the result type of tool '{tool}' for interrupt '{id}': $.tool_result{}",
+                                error.strip_prefix('$').unwrap_or(&error)
+                            ),
+                        ));
+                    }
+                    Ok(Verdict::Respond(result))
+                }
                 other => Ok(other),
             }
         }

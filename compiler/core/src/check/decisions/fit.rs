@@ -1,10 +1,11 @@
 //! A custom response's `decision` rule, checked against its response schema: the map is well
 //! formed (`TENX0411`), `field` is a required property (`TENX0412`) whose schema can be read as
-//! a decision (`TENX0413`: a boolean, or an `enum` or `const` of strings or booleans), `approve`
-//! and `edit` are values it can hold (`TENX0414`), and an answer that can `edit` carries the
-//! edited arguments as an object (`TENX0616`).
+//! a decision (`TENX0413`: a boolean, or an `enum` or `const` of strings or booleans), `approve`,
+//! `edit` and `respond` are values it can hold (`TENX0414`), an answer that can `edit` carries
+//! the edited arguments as an object (`TENX0616`), and one that can `respond` carries the call's
+//! result (`TENX0417`, reported by the caller for a tool approval; an interrupt cannot respond).
 
-use super::Site;
+use super::{Reading, Site};
 use crate::ast::Expr;
 use crate::decision::{DECISION_KEYS, Written, answer_value};
 use serde_json::Value;
@@ -37,7 +38,7 @@ pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec
         let suggestion = crate::suggest::did_you_mean(key, &DECISION_KEYS);
         meant.extend(suggestion);
         let help = suggestion.map_or_else(
-            || "a decision has `field`, `approve` and optionally `edit`".to_string(),
+            || "a decision has `field`, `approve` and optionally `edit` and `respond`".to_string(),
             |s| format!("did you mean `{s}`?"),
         );
         diagnostics.push(malformed(format!("`decision` has no key `{key}`"), *span, "unknown key").help(help));
@@ -103,18 +104,42 @@ pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec
             _ => {}
         }
     }
+    if let Some(respond) = written.respond {
+        let approve = written.approve.and_then(answer_value);
+        let edit = written.edit.and_then(answer_value);
+        match answer_value(respond) {
+            None => diagnostics.push(
+                malformed(
+                    "`respond` must be a string or a boolean".to_string(),
+                    respond.span,
+                    "not a string or boolean",
+                )
+                .help("the runtime compares the answer's field with this value"),
+            ),
+            Some(value) if Some(&value) == approve.as_ref() || Some(&value) == edit.as_ref() => diagnostics.push(
+                malformed(
+                    "`respond` is the same value as `approve` or `edit`".to_string(),
+                    respond.span,
+                    "same as another decision value",
+                )
+                .help("give `respond` its own value: the answer then carries the call's result instead of running it"),
+            ),
+            Some(_) => {}
+        }
+    }
     (diagnostics.len() == before).then_some(written)
 }
 
-/// Checks a well-formed rule against the response schema (inlined); where the answer can
-/// `edit` and every check passed, the span of `edit`.
+/// Checks a well-formed rule against the response schema (inlined): where the answer can
+/// `edit` and every check passed, the span of `edit`; where it can `respond` with a value the
+/// field holds, the span of `respond`, and whether the schema defines `tool_result`.
 pub(super) fn check(
     site: &Site<'_>,
     response_span: Span,
     schema: &Value,
     written: &Written<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Span> {
+) -> Option<Reading> {
     let field_expr = written.field?;
     let field = field_expr.as_str()?;
     let properties = schema.get("properties").and_then(Value::as_object);
@@ -177,11 +202,20 @@ pub(super) fn check(
         return None;
     };
     let mut fits = true;
-    for (key, expr) in [("approve", written.approve), ("edit", written.edit)] {
+    let mut holds_respond = true;
+    for (key, expr) in [
+        ("approve", written.approve),
+        ("edit", written.edit),
+        ("respond", written.respond),
+    ] {
         let Some(expr) = expr else { continue };
         let Some(value) = answer_value(expr) else { continue };
         if !values.contains(&value) {
-            fits = false;
+            if key == "respond" {
+                holds_respond = false;
+            } else {
+                fits = false;
+            }
             let can_hold: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
             diagnostics.push(
                 Diagnostic::new(
@@ -196,7 +230,14 @@ pub(super) fn check(
             );
         }
     }
-    let edit = written.edit?;
+    let mut reading = Reading {
+        edit: None,
+        respond: written.respond.filter(|_| holds_respond).map(|r| r.span),
+        tool_result: properties.is_some_and(|p| p.contains_key(tenx_artifact::TOOL_RESULT_PROPERTY)),
+    };
+    let Some(edit) = written.edit else {
+        return Some(reading);
+    };
     let edited = properties
         .and_then(|p| p.get("edited_arguments"))
         .and_then(|s| follow_refs(schema, s))
@@ -218,9 +259,10 @@ pub(super) fn check(
                 "add `\"edited_arguments\": { \"type\": \"object\" }` to the schema's `properties`, or remove `edit`",
             ),
         );
-        return None;
+        return Some(reading);
     }
-    fits.then_some(edit.span)
+    reading.edit = fits.then_some(edit.span);
+    Some(reading)
 }
 
 /// The schema a `$ref` inside `root` points at, followed from `schema` (a few levels at most).

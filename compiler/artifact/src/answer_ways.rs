@@ -1,0 +1,263 @@
+//! Which ways out of an interrupt node can be taken only after its answer approved.
+//!
+//! When an interrupt node's way out is a route, every valid answer (approving or not) is written
+//! into state through the graph's `writes`, and then the route decides. So a route arm is taken
+//! only after an approving answer exactly when what it tests can hold the approve value only
+//! because the answer approved:
+//!
+//! - the answer's decision property is *required* by the response schema, so every valid answer
+//!   writes it (a property an answer leaves out would leave an older value in the state);
+//! - a *decision path* is a state path that receives it: `to` of a write of the node's answer
+//!   whose `field` is the decision's `field` (`verdict: verdict`), or `to` followed by the
+//!   decision's `field` for a write of the whole answer;
+//! - the arm is a `label` arm of a route `by` a one-step decision path whose label is the
+//!   decision's `approve` string; or a `when` arm whose condition is exactly `PATH == approve`
+//!   for a decision path; or exactly `PATH` (truthy) for a decision path when `approve` is
+//!   `true` and the response schema types the decision property `boolean` (then the value is
+//!   `true` or `false`, and only `true` is truthy).
+//!
+//! Every other arm (other labels, other conditions, `else`) is *rejecting*: a rejecting answer
+//! can take it. A plain edge out of an interrupt node is approving (a rejection ends the run
+//! there); an `on_error` handler and a visit limit's exit from the node are rejecting. The
+//! compiler classifies arms with these same functions, so `tenxc check` and [`crate::load`]
+//! agree on every arm.
+
+use serde_json::Value;
+
+use crate::model::{Arm, CompareOp, Condition, Decision, Graph, Schema, Write, WriteSource};
+
+/// How many local `$ref`s are followed from a property's schema before giving up.
+const MAX_REFS: usize = 16;
+
+/// What makes an arm out of one interrupt node approving in one graph: the decision's approve
+/// value, the state paths that receive the decision value, and whether that value is a boolean.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerTest {
+    /// The decision's `approve` value.
+    pub approve: Value,
+    /// The state paths that hold the answer's decision value once the answer is written.
+    pub paths: Vec<Vec<String>>,
+    /// Whether the response schema types the decision property `boolean`.
+    pub boolean: bool,
+}
+
+impl AnswerTest {
+    /// The test for the interrupt node `node` of `graph`, read with `decision` against
+    /// `response` (its response schema). No paths when the response does not require the
+    /// decision property, or the graph writes no answer of the node that holds it.
+    pub fn new(graph: &Graph, node: &str, decision: &Decision, response: &Schema) -> Self {
+        Self::with_writes(graph.writes.iter(), node, decision, response)
+    }
+
+    /// [`AnswerTest::new`] with the graph's writes given (only those of `node` count).
+    pub fn with_writes<'w>(
+        writes: impl IntoIterator<Item = &'w Write>,
+        node: &str,
+        decision: &Decision,
+        response: &Schema,
+    ) -> Self {
+        let response = response.to_value();
+        let required = response
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|names| names.iter().any(|name| name.as_str() == Some(decision.field.as_str())));
+        let mut paths = Vec::new();
+        for write in writes.into_iter().filter(|_| required) {
+            let WriteSource::Interrupt { node: from, field } = &write.from else {
+                continue;
+            };
+            if from != node || write.to.is_empty() {
+                continue;
+            }
+            match field {
+                Some(field) if *field == decision.field => paths.push(write.to.clone()),
+                Some(_) => {}
+                None => {
+                    let mut path = write.to.clone();
+                    path.push(decision.field.clone());
+                    paths.push(path);
+                }
+            }
+        }
+        let boolean = property(&response, &decision.field)
+            .is_some_and(|schema| schema.get("type").and_then(Value::as_str) == Some("boolean"));
+        Self {
+            approve: decision.approve.clone(),
+            paths,
+            boolean,
+        }
+    }
+
+    /// Whether `arm`, of a route `by` this field, can be taken only after an approving answer.
+    pub fn approves(&self, by: Option<&str>, arm: &Arm) -> bool {
+        match arm {
+            Arm::Label { label, .. } => {
+                let Some(by) = by else { return false };
+                self.approve.as_str() == Some(label.as_str())
+                    && self
+                        .paths
+                        .iter()
+                        .any(|path| path.len() == 1 && path.first().map(String::as_str) == Some(by))
+            }
+            Arm::When { condition, .. } => self.condition_approves(condition),
+            Arm::Else { .. } => false,
+        }
+    }
+
+    /// Whether `condition` holds only when the decision value is the approve value.
+    pub fn condition_approves(&self, condition: &Condition) -> bool {
+        match condition {
+            Condition::Compare {
+                field,
+                op: CompareOp::Eq,
+                value,
+            } => *value == self.approve && self.paths.contains(field),
+            Condition::Truthy { field } => {
+                self.boolean && self.approve == Value::Bool(true) && self.paths.contains(field)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The schema of the top-level property `name` of the object schema `root`, local `$ref`s
+/// followed.
+pub fn property<'v>(root: &'v Value, name: &str) -> Option<&'v Value> {
+    let mut at = root.get("properties")?.get(name)?;
+    for _ in 0..MAX_REFS {
+        let Some(reference) = at.get("$ref").and_then(Value::as_str) else {
+            return Some(at);
+        };
+        at = root.pointer(reference.strip_prefix('#')?)?;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AnswerTest;
+    use crate::model::{Arm, CompareOp, Condition, Decision, Graph, Schema, Write, WriteSource};
+    use serde_json::{Value, json};
+
+    fn graph(writes: Vec<Write>) -> Graph {
+        let mut graph: Graph = serde_json::from_value(json!({
+            "entry": "review", "nodes": {}, "edges": [], "routes": [], "recursion_limit": 25,
+            "input_validators": [], "state_schema": {"type": "object"}, "entries": [], "writes": [],
+            "visit_limits": [], "on_error": [], "resume": "entry"
+        }))
+        .unwrap();
+        graph.writes = writes;
+        graph
+    }
+
+    fn write(field: Option<&str>, to: &[&str]) -> Write {
+        Write {
+            from: WriteSource::Interrupt {
+                node: "review".to_owned(),
+                field: field.map(str::to_owned),
+            },
+            to: to.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    fn verdict() -> (Decision, Schema) {
+        let decision = Decision {
+            field: "verdict".to_owned(),
+            approve: json!("publish"),
+            edit: None,
+            respond: None,
+        };
+        let schema = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"enum": ["publish", "revise"]}},
+            "required": ["verdict"]
+        }));
+        (decision, schema)
+    }
+
+    fn label(label: &str) -> Arm {
+        Arm::Label {
+            label: label.to_owned(),
+            target: "x".to_owned(),
+        }
+    }
+
+    #[test]
+    fn only_the_approve_label_of_the_written_decision_approves() {
+        let (decision, schema) = verdict();
+        let test = AnswerTest::new(
+            &graph(vec![write(Some("verdict"), &["choice"])]),
+            "review",
+            &decision,
+            &schema,
+        );
+        assert!(test.approves(Some("choice"), &label("publish")));
+        assert!(!test.approves(Some("choice"), &label("revise")));
+        assert!(!test.approves(Some("other"), &label("publish")));
+        assert!(!test.approves(None, &label("publish")));
+        assert!(!test.approves(Some("choice"), &Arm::Else { target: "x".to_owned() }));
+        let eq = |field: &[&str], value: Value| Arm::When {
+            condition: Condition::Compare {
+                field: field.iter().map(|s| (*s).to_owned()).collect(),
+                op: CompareOp::Eq,
+                value,
+            },
+            target: "x".to_owned(),
+        };
+        assert!(test.approves(None, &eq(&["choice"], json!("publish"))));
+        assert!(!test.approves(None, &eq(&["choice"], json!("revise"))));
+        // A write of the whole answer: the decision is one step inside it.
+        let whole = AnswerTest::new(&graph(vec![write(None, &["answer"])]), "review", &decision, &schema);
+        assert!(whole.approves(None, &eq(&["answer", "verdict"], json!("publish"))));
+        assert!(!whole.approves(Some("answer"), &label("publish")));
+    }
+
+    #[test]
+    fn nothing_approves_when_the_decision_is_not_required_or_not_written() {
+        let (decision, _) = verdict();
+        let optional = Schema::from(json!({"type": "object", "properties": {"verdict": {"enum": ["publish"]}}}));
+        let test = AnswerTest::new(
+            &graph(vec![write(Some("verdict"), &["choice"])]),
+            "review",
+            &decision,
+            &optional,
+        );
+        assert!(!test.approves(Some("choice"), &label("publish")));
+        let (decision, schema) = verdict();
+        let other = AnswerTest::new(
+            &graph(vec![write(Some("note"), &["choice"])]),
+            "review",
+            &decision,
+            &schema,
+        );
+        assert!(!other.approves(Some("choice"), &label("publish")));
+    }
+
+    #[test]
+    fn a_boolean_decision_approves_when_truthy() {
+        let schema = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"$ref": "#/$defs/flag"}},
+            "required": ["approved"],
+            "$defs": {"flag": {"type": "boolean"}}
+        }));
+        let graph = graph(vec![write(Some("approved"), &["ok"])]);
+        let test = AnswerTest::new(&graph, "review", &Decision::yes_no(), &schema);
+        let truthy = |field: &str| Condition::Truthy {
+            field: vec![field.to_owned()],
+        };
+        assert!(test.condition_approves(&truthy("ok")));
+        assert!(!test.condition_approves(&truthy("other")));
+        assert!(!test.condition_approves(&Condition::Not {
+            condition: Box::new(truthy("ok"))
+        }));
+        // A decision field that may hold strings: a non-empty string is truthy too.
+        let strings = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"enum": [true, "maybe"]}},
+            "required": ["approved"]
+        }));
+        let loose = AnswerTest::new(&graph, "review", &Decision::yes_no(), &strings);
+        assert!(!loose.condition_approves(&truthy("ok")));
+    }
+}

@@ -143,7 +143,7 @@ mod tests {
         let mut graph: Graph = serde_json::from_value(json!({
             "entry": "review", "nodes": {}, "edges": [], "routes": [], "recursion_limit": 25,
             "input_validators": [], "state_schema": {"type": "object"}, "entries": [], "writes": [],
-            "visit_limits": [], "on_error": [], "resume": "entry"
+            "visit_limits": [], "on_error": [], "resume": "entry", "retries": []
         }))
         .unwrap();
         graph.writes = writes;

@@ -20,6 +20,7 @@ mod entries;
 mod loops;
 mod output_guards;
 mod payloads;
+mod retries;
 mod writes;
 
 use crate::model::{
@@ -34,6 +35,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     bindings::check(artifact, &mut problems);
     bound::check(artifact, &mut problems);
     risk_rules::check(artifact, &mut problems);
+    retries::check(artifact, &mut problems);
     check_interrupts(artifact, &mut problems);
     crate::decision_check::check(artifact, &mut problems.found);
     approvals::check(artifact, &mut problems);

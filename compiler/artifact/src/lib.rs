@@ -50,6 +50,10 @@ pub use model::{
     SourceLocation, TOOL_RESULT_PROPERTY, Tool, Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource,
     rejection_text,
 };
+pub use model::{
+    DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_MAX_BACKOFF_MS, MAX_ATTEMPTS, MIN_ATTEMPTS, NodeRetry, RetryOn,
+    RetryPolicy, retry_refusal,
+};
 pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:b3c4c24479e309acbbe8d11c895cc4ac28485977ba7b7b66d97e58843cdf2c3c";
+const HELLO_ID: &str = "sha256:0f7ecc294c03393566a0f799d7c9e1d5fd880bed5318d05c86c46176f9e680a7";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -76,6 +76,7 @@ fn hello() -> Artifact {
             visit_limits: Vec::new(),
             on_error: Vec::new(),
             resume: tenx_artifact::Resume::Entry,
+            retries: Vec::new(),
         },
     );
     artifact.source_map.insert(

@@ -18,6 +18,7 @@ pub mod load;
 pub mod lower;
 mod parallel;
 pub mod resolve;
+pub mod retry;
 pub mod schema;
 pub mod source;
 mod suggest;

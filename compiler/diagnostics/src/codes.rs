@@ -156,6 +156,10 @@ code_table! {
     TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
     TENX0352 "error-handler-is-the-node"       Error   "a node's `on_error` handler is the node itself";
     TENX0353 "route-ignores-answer"            Warning "a route out of an interrupt node reads nothing its answer writes into state";
+    TENX0360 "retry-on-interrupt-node"         Error   "a graph's `retry` gives an interrupt node a retry policy";
+    TENX0361 "retry-without-idempotency"       Error   "a retry policy is on a tool whose repeated call could act twice: no `idempotency_key`, and no low-risk `http` call with an idempotent method";
+    TENX0362 "retry-on-remote-tool"            Error   "a retry policy is on a tool the client runs (`run = remote`)";
+    TENX0363 "node-listed-twice-in-retry"      Error   "a graph's `retry` lists the same node twice";
     TENX0370 "unknown-resume-mode"             Error   "a graph's `resume` is neither `entry` nor `last_agent`";
     TENX0371 "resume-without-agent-end"        Warning "a graph resumes at the last agent, but no agent node can end a run";
     TENX0372 "unknown-path-segment"            Error   "a dotted path names a field its state field's schema does not define";
@@ -214,6 +218,10 @@ code_table! {
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";
     TENX0704 "validator-checks-nothing"        Error   "a declared validator has no pattern, keyword or length to check";
     TENX0705 "input-validator-as-output-guard" Error   "an agent's `guard` names a validator that checks client messages, not model output";
+    TENX0706 "malformed-retry-policy"          Error   "a retry policy is not a map of `attempts`, `backoff`, `max_backoff` and `on`, or has a key it does not know, twice, or with a value of the wrong kind";
+    TENX0707 "retry-attempts-out-of-range"     Error   "a retry policy's `attempts` is not 2 to 10";
+    TENX0708 "bad-retry-delay"                 Error   "a retry policy's `backoff` or `max_backoff` is zero, or `backoff` is longer than `max_backoff`";
+    TENX0709 "bad-retry-error-class"           Error   "a retry policy's `on` names an error class that does not exist, one twice, or none";
     TENX0801 "unknown-provider"                Error   "a model names a provider tenx does not know";
     TENX0802 "literal-credential"              Error   "a credential is written as a literal instead of `env(\"NAME\")`";
     TENX0803 "secret-literal"                  Error   "a string literal looks like a secret";

@@ -86,6 +86,7 @@ fn refund_tool() -> Tool {
         run: Run::Remote,
         bindings: BTreeMap::from([("user_id".to_owned(), BoundSource::Caller(CallerAttribute::UserId))]),
         risk_rules: None,
+        retry: None,
     }
 }
 

@@ -17,6 +17,7 @@
 )]
 
 mod mutate;
+mod mutate_retry;
 mod mutate_risk;
 mod seeds;
 

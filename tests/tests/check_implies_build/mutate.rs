@@ -4,7 +4,8 @@
 //! route arm, changing a risk, adding or repeating handoffs (with or without typed payloads),
 //! edges, nodes and tool selections, adding an extra entry, a `resume` or a tool node's result
 //! field, binding a tool another way (`native(…)`, `http` with headers), adding risk rules
-//! (`mutate_risk`), giving a field an odd value.
+//! (`mutate_risk`), adding a retry policy to a tool or a node (`mutate_retry`), giving a field an
+//! odd value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -20,7 +21,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..29) {
+        let done = match rng.u8(0..30) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -42,6 +43,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             24 | 25 => add_loop_way(rng, &mut lines),
             26 => add_resume(rng, &mut lines),
             27 => crate::mutate_risk::add_risk_rules(rng, &mut lines),
+            28 => crate::mutate_retry::add_retry(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);

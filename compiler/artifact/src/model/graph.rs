@@ -43,6 +43,9 @@ pub struct Graph {
     /// Where a thread's next run starts: `entry`, or `last_agent` (the agent node that ended
     /// the thread's last run, see [`super::Resume`]).
     pub resume: super::Resume,
+    /// Retry policies by node, sorted by node, one per node: at a tool node the policy replaces
+    /// the tool's own, at an agent node it retries the model calls. Never an interrupt node.
+    pub retries: Vec<super::NodeRetry>,
 }
 
 impl Graph {
@@ -52,6 +55,10 @@ impl Graph {
         sort_unique(&mut self.writes);
         sort_unique(&mut self.visit_limits);
         sort_unique(&mut self.on_error);
+        for retry in &mut self.retries {
+            retry.policy.normalize();
+        }
+        sort_unique(&mut self.retries);
         self.routes.sort_by(|a, b| a.from.cmp(&b.from));
     }
 }

@@ -15,6 +15,7 @@ mod graph;
 mod guard;
 mod loops;
 mod resume;
+mod retry;
 mod risk_rules;
 mod schema;
 mod script;
@@ -32,6 +33,10 @@ pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse,
 pub use guard::{Interrupt, Validator};
 pub use loops::{ErrorExit, MAX_VISITS, VisitLimit};
 pub use resume::Resume;
+pub use retry::{
+    DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_MAX_BACKOFF_MS, MAX_ATTEMPTS, MIN_ATTEMPTS, NodeRetry, RetryOn,
+    RetryPolicy, retry_refusal,
+};
 pub use risk_rules::{RiskRule, RiskRules};
 pub use schema::Schema;
 pub use script::{Rule, Script, Turn};

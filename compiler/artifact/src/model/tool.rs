@@ -41,6 +41,11 @@ pub struct Tool {
     /// Argument-dependent risk, if the tool declares rules; `risk` is then their worst case.
     #[serde(deserialize_with = "super::required")]
     pub risk_rules: Option<super::RiskRules>,
+    /// How a failed call is attempted again, if the tool declares a policy; a graph may replace
+    /// it at a tool node ([`super::NodeRetry`]). Only a tool that [`super::retry_refusal`]
+    /// accepts has one.
+    #[serde(deserialize_with = "super::required")]
+    pub retry: Option<super::RetryPolicy>,
 }
 
 impl Tool {
@@ -49,6 +54,9 @@ impl Tool {
         sort_unique(&mut self.approved_by);
         if let Some(approvers) = self.approval.as_mut().and_then(|approval| approval.approvers.as_mut()) {
             approvers.normalize();
+        }
+        if let Some(retry) = self.retry.as_mut() {
+            retry.normalize();
         }
     }
 }

@@ -26,6 +26,7 @@ fn tool(risk: Risk, approved_by: &[&str]) -> Tool {
         run: Run::Remote,
         bindings: std::collections::BTreeMap::new(),
         risk_rules: None,
+        retry: None,
     }
 }
 
@@ -193,6 +194,7 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         visit_limits: Vec::new(),
         on_error: Vec::new(),
         resume: crate::Resume::Entry,
+        retries: Vec::new(),
     }
 }
 

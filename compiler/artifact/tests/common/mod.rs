@@ -42,6 +42,7 @@ pub fn tool(name: &str, risk: Risk, tags: &[&str], run: Run) -> Tool {
         run,
         bindings: std::collections::BTreeMap::new(),
         risk_rules: None,
+        retry: None,
     }
 }
 
@@ -321,6 +322,7 @@ pub fn sample() -> Artifact {
             visit_limits: Vec::new(),
             on_error: Vec::new(),
             resume: tenx_artifact::Resume::Entry,
+            retries: Vec::new(),
         },
     );
 

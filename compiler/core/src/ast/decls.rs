@@ -279,6 +279,9 @@ pub struct ToolDecl {
     pub bind: Option<Expr>,
     /// `risk_rules { high = "amount_cents > 10000" }`: argument-dependent risk, in order.
     pub risk_rules: Vec<RiskRule>,
+    /// `retry = { attempts: 3, backoff: 1s, … }`: how a failed call is attempted again, as
+    /// written (read by [`crate::retry`], checked in `check/retries`).
+    pub retry: Option<Expr>,
 }
 
 /// One entry of a tool's `risk_rules { … }`: the call's risk when the condition holds on its

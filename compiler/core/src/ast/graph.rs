@@ -39,6 +39,8 @@ pub struct GraphDecl {
     pub on_error: Vec<ErrorExit>,
     /// `resume = last_agent`: where a thread's next run starts (`entry` when not set).
     pub resume: Option<Ident>,
+    /// `retry = { node: { attempts: 2, … } }`: retry policies by node, in source order.
+    pub retry: Vec<NodeRetry>,
 }
 
 /// One entry of a graph's `visits`: a run enters `node` at most `max` times; a way that would
@@ -196,4 +198,14 @@ impl CompareOp {
             CompareOp::In => "in",
         }
     }
+}
+
+/// One entry of a graph's `retry`: the policy, as written, for the node `node` (read by
+/// [`crate::retry`]).
+#[derive(Debug, Clone)]
+pub struct NodeRetry {
+    /// The node whose calls are retried.
+    pub node: Ident,
+    /// The policy.
+    pub policy: Expr,
 }

@@ -16,6 +16,7 @@ mod handoff_edges;
 mod loops;
 mod results;
 mod resume;
+mod retries;
 pub(crate) mod routes;
 mod tool_nodes;
 
@@ -70,6 +71,7 @@ impl GraphCheck<'_, '_> {
         results::check(self);
         answers::check(self);
         loops::check(self);
+        retries::check(self);
         self.successors();
         self.reachability();
     }

@@ -16,6 +16,7 @@ mod models;
 mod names;
 mod paths;
 mod policy;
+mod retries;
 mod risk_rules;
 mod schemas;
 mod templates;
@@ -59,6 +60,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         writers::check(&facts, diagnostics);
         bound_args::check(&facts, diagnostics);
         risk_rules::check(&facts, diagnostics);
+        retries::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

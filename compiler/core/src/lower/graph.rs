@@ -81,6 +81,7 @@ impl Lowerer<'_, '_> {
                 visit_limits: super::loops::visit_limits(decl, topology),
                 on_error: super::loops::error_exits(decl, topology),
                 resume: resume_mode(decl),
+                retries: super::retries::node_retries(decl, topology),
             };
             artifact.graphs.insert(name.clone(), graph);
         }

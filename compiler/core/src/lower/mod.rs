@@ -70,6 +70,16 @@
 //!   than itself (`TENX0350`, `TENX0352`); a limit's `max` is 1 to `MAX_VISITS` (`TENX0702`).
 //!   Sealing sorts both lists. Their ways are part of the check's topology, so the risk policy
 //!   below is proved on them too.
+//! - *Retry policies*: every policy, a tool's `retry` and a graph's `retries`, has `attempts`
+//!   2 to 10 (`TENX0707`), waits above zero with `backoff` at most `max_backoff` (`TENX0708`)
+//!   and known classes (`TENX0709`; sorted and deduplicated by lowering), written as a map of
+//!   known keys (`TENX0706`); `crate::retry::lower` writes only a policy that passes the
+//!   artifact's own `RetryPolicy::problems`, so by construction. A graph's `retries` name nodes
+//!   (`TENX0302`) once (`TENX0363`; lowering keeps the first) that are not interrupts
+//!   (`TENX0360`; lowering drops them). The retry rule, that a retried tool is not `remote`
+//!   (`TENX0362`) and has an `idempotency_key` unless it is a `low` risk `http` call with
+//!   `GET`, `PUT` or `DELETE` (`TENX0361`), is proved by check for the tool's own policy and at
+//!   every tool node with one, on the same `risk_level` and key lowering writes.
 //! - *Resume*: `resume` is `entry` or `last_agent` (serde; any other value in source is
 //!   `TENX0370`, and lowering writes `entry` for it, by construction). The resume nodes are not
 //!   listed: the artifact derives them from its nodes and ways (`Graph::resume_nodes`), so they
@@ -146,6 +156,7 @@ mod interrupt;
 mod loops;
 mod model;
 mod reachable;
+mod retries;
 mod script;
 mod source_map;
 #[cfg(test)]

@@ -66,6 +66,7 @@ impl Lowerer<'_, '_> {
                 run: lower_run(run, name),
                 bindings: crate::check::bound_args::lower(decl),
                 risk_rules: lower_risk_rules(decl),
+                retry: decl.retry.as_ref().and_then(crate::retry::lower),
             };
             self.locate(artifact, format!("tool.{name}"), located.file, decl.name.span);
             artifact.tools.insert(name.clone(), tool);

@@ -132,6 +132,10 @@ impl Lower<'_> {
             .map(|v| self.error_exits(&v))
             .unwrap_or_default();
         let resume = fields.ident(self, "resume");
+        let retry = fields
+            .value(self, "retry")
+            .map(|v| self.node_retries(&v))
+            .unwrap_or_default();
         fields.finish(self);
         GraphDecl {
             name,
@@ -149,6 +153,7 @@ impl Lower<'_> {
             visits,
             on_error,
             resume,
+            retry,
         }
     }
 

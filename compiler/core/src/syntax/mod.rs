@@ -23,6 +23,7 @@ mod loops;
 mod mistakes;
 mod model;
 mod results;
+mod retries;
 mod risk_rules;
 mod tool;
 mod typed_output;

@@ -59,6 +59,8 @@ impl Lower<'_> {
         // The parameters the runtime fills; what each source means is checked in
         // `check/bound_args`.
         let bind = fields.value(self, "bind");
+        // How a failed call is attempted again; read and checked in `check/retries`.
+        let retry = fields.value(self, "retry");
         let run = fields
             .value(self, "run")
             .and_then(|v| self.run_binding(&v).map(|r| (r, v.span)));
@@ -85,6 +87,7 @@ impl Lower<'_> {
             span,
             bind,
             risk_rules,
+            retry,
         }
     }
 

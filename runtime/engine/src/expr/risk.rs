@@ -55,7 +55,8 @@ mod tests {
             "idempotency_key": "refund-{order_id}-{amount_cents}",
             "run": { "kind": "remote" },
             "bindings": {},
-            "risk_rules": risk_rules
+            "risk_rules": risk_rules,
+            "retry": null
         }))
         .unwrap()
     }

@@ -16,7 +16,8 @@ fn tool(name: &str) -> tenx_artifact::Tool {
         "idempotency_key": null,
         "run": {"kind": "native", "name": "payments.refund"},
         "bindings": {},
-        "risk_rules": null
+        "risk_rules": null,
+        "retry": null
     }))
     .unwrap()
 }

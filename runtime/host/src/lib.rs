@@ -6,6 +6,9 @@
 //!
 //! The engine, model providers, tools, checkpointers and the HTTP server are not built yet.
 
+pub mod environment;
+
+pub use environment::{Environment, MissingVariables, resolve};
 pub use tenx_artifact::{LoadError, LoadedArtifact, PolicyViolation, TrustPolicy};
 
 /// Verifies and loads a sealed artifact from its bytes.

@@ -17,4 +17,5 @@ mod bypass;
 mod concurrency;
 mod flow;
 mod handoffs;
+mod retries;
 mod steering;

@@ -145,28 +145,45 @@ async fn ask_model(
         let cursor = working.record.model_cursors.get(&agent.model).cloned();
         let input_text = working.progress()?.input_text.clone();
         let run_id = working.progress()?.run_id.clone();
-        let request = ModelRequest {
-            model_name: &agent.model,
-            model,
-            thread_id: &working.record.thread_id,
-            node,
-            agent: agent_name,
-            system: system.clone(),
-            messages: &conversation,
-            tools: tools.clone(),
-            output_schema: output_schema.as_ref(),
-            run_input: &input_text,
-            cursor,
-            run_id: &run_id,
+        let policy = super::retry::for_model(working.graph, node).cloned();
+        let mut transport_attempt = 1_u64;
+        let reply = loop {
+            let request = ModelRequest {
+                model_name: &agent.model,
+                model,
+                thread_id: &working.record.thread_id,
+                node,
+                agent: agent_name,
+                system: system.clone(),
+                messages: &conversation,
+                tools: tools.clone(),
+                output_schema: output_schema.as_ref(),
+                run_input: &input_text,
+                cursor: cursor.clone(),
+                run_id: &run_id,
+            };
+            let mut forward = Forward {
+                events: &mut *working.events,
+                node: node.to_owned(),
+            };
+            match client.complete(request, &mut forward, &working.cancel).await {
+                Ok(reply) => break reply,
+                Err(error) => {
+                    let class = super::retry::model_class(error.kind);
+                    let Some(policy) = policy
+                        .as_ref()
+                        .filter(|policy| super::retry::again(policy, transport_attempt, class))
+                    else {
+                        return Err(
+                            NodeFailure::new(format!("model `{}` failed: {}", agent.model, error.message)).into(),
+                        );
+                    };
+                    let seed = format!("{}:{node}:{}", working.record.thread_id, working.branch()?.steps);
+                    tokio::time::sleep(super::retry::wait(policy, transport_attempt, &seed, None)).await;
+                    transport_attempt = transport_attempt.saturating_add(1);
+                }
+            }
         };
-        let mut forward = Forward {
-            events: &mut *working.events,
-            node: node.to_owned(),
-        };
-        let reply = client
-            .complete(request, &mut forward, &working.cancel)
-            .await
-            .map_err(|error| NodeFailure::new(format!("model `{}` failed: {}", agent.model, error.message)))?;
         if let Some(cursor) = reply.cursor.clone() {
             working.record.model_cursors.insert(agent.model.clone(), cursor);
         }

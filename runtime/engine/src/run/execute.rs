@@ -105,16 +105,36 @@ pub(crate) async fn run_tool(
         args: arguments.clone(),
     });
     let started_by = working.progress()?.started_by.clone();
-    let invocation = ToolInvocation {
-        tool_name: declared,
-        tool,
-        arguments,
-        idempotency_key: &key,
-        identity: &started_by,
-        thread_id: &thread_id,
-        call_id,
+    let policy = super::retry::for_tool(working.graph, node, tool).cloned();
+    let mut attempt = 1_u64;
+    let answer = loop {
+        let invocation = ToolInvocation {
+            tool_name: declared,
+            tool,
+            arguments,
+            idempotency_key: &key,
+            identity: &started_by,
+            thread_id: &thread_id,
+            call_id,
+        };
+        let answer = runner.call(invocation, &working.cancel).await;
+        let Err(error) = &answer else { break answer };
+        let class = super::retry::tool_class(error.kind);
+        let Some(policy) = policy
+            .as_ref()
+            .filter(|policy| super::retry::again(policy, attempt, class))
+        else {
+            break answer;
+        };
+        let retry_after = match error.kind {
+            crate::ports::ToolErrorKind::RateLimited { retry_after_ms } => retry_after_ms,
+            _ => None,
+        };
+        working.record("tool_call", json!({"tool": declared, "call_id": call_id, "node": node, "idempotency_key": key, "outcome": "attempt_failed", "attempt": attempt, "error": error.message}));
+        tokio::time::sleep(super::retry::wait(policy, attempt, &key, retry_after)).await;
+        attempt = attempt.saturating_add(1);
     };
-    let outcome = match runner.call(invocation, &working.cancel).await {
+    let outcome = match answer {
         Ok(result) => match tool
             .result
             .as_ref()

@@ -22,6 +22,7 @@ mod input;
 mod interrupt;
 mod pause;
 mod read;
+mod retry;
 mod start;
 mod tool_node;
 mod working;

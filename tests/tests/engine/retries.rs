@@ -34,7 +34,10 @@ graph shop {
 "#;
 
 fn failure(kind: ToolErrorKind) -> Result<serde_json::Value, ToolError> {
-    Err(ToolError { kind, message: "HTTP 503".to_owned() })
+    Err(ToolError {
+        kind,
+        message: "HTTP 503".to_owned(),
+    })
 }
 
 #[tokio::test]
@@ -42,7 +45,10 @@ async fn a_server_error_is_retried_under_the_same_key_and_recorded() {
     let steered = Steered::default();
     steered.push_calls(&[("c1", "lookup_order", json!({"order_id": "1"}))]);
     steered.push_text("ok");
-    let tools = FakeTools::new().sequence("lookup_order", vec![failure(ToolErrorKind::Server), Ok(json!({"status": "shipped"}))]);
+    let tools = FakeTools::new().sequence(
+        "lookup_order",
+        vec![failure(ToolErrorKind::Server), Ok(json!({"status": "shipped"}))],
+    );
     let host = Host::new(PROGRAM, tools, Models::Steered(steered), dev());
     let out = host.say("t1", "where is 1", &Identity::anonymous()).await.unwrap();
     assert_eq!(tool_outputs(&out.messages), vec![json!({"status": "shipped"})]);
@@ -50,7 +56,12 @@ async fn a_server_error_is_retried_under_the_same_key_and_recorded() {
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0].idempotency_key, calls[1].idempotency_key);
     let records = host.records("t1").await;
-    assert!(records.iter().any(|record| record["fields"]["outcome"] == "attempt_failed"), "{records:#?}");
+    assert!(
+        records
+            .iter()
+            .any(|record| record["fields"]["outcome"] == "attempt_failed"),
+        "{records:#?}"
+    );
 }
 
 #[tokio::test]

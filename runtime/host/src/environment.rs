@@ -183,6 +183,7 @@ mod tests {
             },
             bindings: BTreeMap::new(),
             risk_rules: None,
+            retry: None,
         }
     }
 

@@ -42,6 +42,7 @@ fn artifact() -> Artifact {
             },
             bindings: BTreeMap::new(),
             risk_rules: None,
+            retry: None,
         },
     );
     artifact

@@ -32,6 +32,7 @@ pub fn tool(name: &str, run: Run, result: Option<Value>) -> Tool {
         run,
         bindings: BTreeMap::new(),
         risk_rules: None,
+        retry: None,
     }
 }
 

@@ -6,7 +6,7 @@
 //! `on_reject` to the model (tool approval) or ends the run with it (interrupt node).
 
 use serde_json::{Value, json};
-use tenx_artifact::{NodeKind, WriteSource};
+use tenx_artifact::WriteSource;
 
 use crate::request::ResumeAnswer;
 use crate::thread::{ApprovedStep, Pending, PendingKind, QueuedCall};
@@ -182,22 +182,8 @@ async fn answer_tool(
         call_id,
         arguments,
     } = answered;
-    let is_tool_node = working
-        .graph
-        .nodes
-        .get(node)
-        .is_some_and(|declared| declared.kind == NodeKind::Tool);
-    let model_name = working
-        .artifact()
-        .tools
-        .get(tool)
-        .map(|declared| declared.name.clone())
-        .unwrap_or_default();
-    let call = QueuedCall {
-        id: call_id.to_owned(),
-        name: model_name,
-        arguments: super::glue::canonical_text(&arguments),
-    };
+    let is_tool_node = working.is_tool_node(node);
+    let call = working.call_of(tool, call_id, &arguments);
     let arguments = match verdict {
         Verdict::Approve => arguments,
         Verdict::Edit(edited) => edited,
@@ -246,14 +232,10 @@ async fn answer_interrupt(
     value: &Value,
     verdict: Verdict,
 ) -> Result<Flow, StepError> {
-    let name = working
-        .graph
-        .nodes
-        .get(node)
-        .map(|declared| declared.reference.clone())
-        .unwrap_or_default();
-    let Some(interrupt) = working.artifact().interrupts.get(&name) else {
-        return Err(super::NodeFailure::new(format!("interrupt `{name}` is not in the artifact")).into());
+    let Some(interrupt) = working.interrupt_at(node) else {
+        return Err(
+            super::NodeFailure::new(format!("interrupt node `{node}` asks no interrupt of the artifact")).into(),
+        );
     };
     if !matches!(verdict, Verdict::Cancel) {
         write_answer(working, node, value)?;
@@ -429,42 +411,15 @@ pub(crate) async fn expire(working: &mut Working<'_>, pending: &Pending) -> Resu
                 .and_then(|declared| declared.approval.as_ref())
                 .map(|approval| approval.on_reject.clone())
                 .unwrap_or_default();
-            let is_tool_node = working
-                .graph
-                .nodes
-                .get(node)
-                .is_some_and(|declared| declared.kind == NodeKind::Tool);
-            if is_tool_node {
+            if working.is_tool_node(node) {
                 Some(on_reject)
             } else {
-                let model_name = working
-                    .artifact()
-                    .tools
-                    .get(tool)
-                    .map(|declared| declared.name.clone())
-                    .unwrap_or_default();
-                let call = QueuedCall {
-                    id: call_id.clone(),
-                    name: model_name,
-                    arguments: super::glue::canonical_text(arguments),
-                };
+                let call = working.call_of(tool, call_id, arguments);
                 super::calls::push_result(working, node, &call, tool, json!(on_reject), false);
                 None
             }
         }
-        PendingKind::InterruptNode { node } => {
-            let name = working
-                .graph
-                .nodes
-                .get(node)
-                .map(|declared| declared.reference.clone())
-                .unwrap_or_default();
-            working
-                .artifact()
-                .interrupts
-                .get(&name)
-                .map(|interrupt| interrupt.on_reject.clone())
-        }
+        PendingKind::InterruptNode { node } => working.interrupt_at(node).map(|interrupt| interrupt.on_reject.clone()),
         PendingKind::RemoteTool { .. } => None,
     };
     remember_rejection(working, pending)?;

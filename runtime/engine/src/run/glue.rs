@@ -143,11 +143,7 @@ pub(crate) fn tool_package(
     ask: &super::pause::AskTool<'_>,
     expires_at: Option<u64>,
 ) -> Result<Package, NodeFailure> {
-    let requested_by = working
-        .record
-        .run
-        .as_ref()
-        .and_then(|run| run.started_by.user_id.clone());
+    let requested_by = working.requested_by();
     let context = ActionContext {
         artifact_id: &working.engine.artifact_id,
         graph: &working.graph_name,
@@ -189,11 +185,7 @@ pub(crate) fn interrupt_package(
     state_version: u64,
     expires_at: Option<u64>,
 ) -> Result<Package, NodeFailure> {
-    let requested_by = working
-        .record
-        .run
-        .as_ref()
-        .and_then(|run| run.started_by.user_id.clone());
+    let requested_by = working.requested_by();
     let context = ActionContext {
         artifact_id: &working.engine.artifact_id,
         graph: &working.graph_name,
@@ -235,21 +227,9 @@ pub(crate) fn who_may_answer(working: &Working<'_>, pending: &Pending) -> (Optio
             .map_or((None, true), |approval| {
                 (approval.approvers.clone(), approval.separate_duties)
             }),
-        PendingKind::InterruptNode { node } => {
-            let name = working
-                .graph
-                .nodes
-                .get(node)
-                .map(|declared| declared.reference.clone())
-                .unwrap_or_default();
-            working
-                .artifact()
-                .interrupts
-                .get(&name)
-                .map_or((None, true), |interrupt| {
-                    (interrupt.approvers.clone(), interrupt.separate_duties)
-                })
-        }
+        PendingKind::InterruptNode { node } => working.interrupt_at(node).map_or((None, true), |interrupt| {
+            (interrupt.approvers.clone(), interrupt.separate_duties)
+        }),
         PendingKind::RemoteTool { .. } => (None, false),
     }
 }

@@ -125,6 +125,41 @@ impl<'e> Working<'e> {
         self.engine.ports.store.commit(commit).await.map_err(store_error)
     }
 
+    /// The interrupt an interrupt node of the graph asks.
+    pub(crate) fn interrupt_at(&self, node: &str) -> Option<&'e tenx_artifact::Interrupt> {
+        let graph: &'e Graph = self.graph;
+        let declared = graph.nodes.get(node)?;
+        self.artifact().interrupts.get(&declared.reference)
+    }
+
+    /// Whether `node` is a tool node of the graph.
+    pub(crate) fn is_tool_node(&self, node: &str) -> bool {
+        self.graph
+            .nodes
+            .get(node)
+            .is_some_and(|declared| declared.kind == tenx_artifact::NodeKind::Tool)
+    }
+
+    /// A call of the declared tool `tool` as the conversation shows it (its model-facing name).
+    pub(crate) fn call_of(&self, tool: &str, call_id: &str, arguments: &Value) -> crate::thread::QueuedCall {
+        let name = self
+            .artifact()
+            .tools
+            .get(tool)
+            .map(|declared| declared.name.clone())
+            .unwrap_or_default();
+        crate::thread::QueuedCall {
+            id: call_id.to_owned(),
+            name,
+            arguments: super::glue::canonical_text(arguments),
+        }
+    }
+
+    /// The user who started the run (`None` without auth, or between runs).
+    pub(crate) fn requested_by(&self) -> Option<String> {
+        self.record.run.as_ref().and_then(|run| run.started_by.user_id.clone())
+    }
+
     /// Appends a record to write with the next commit.
     pub(crate) fn record(&mut self, kind: &str, fields: Value) {
         let record = Record {

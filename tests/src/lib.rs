@@ -186,3 +186,21 @@ pub fn tenx_blocks(markdown: &str) -> Vec<(String, String)> {
     }
     blocks
 }
+
+/// Reseals an edited artifact envelope (its id recomputed from the edited body, so only the
+/// loader's own checks can refuse it) and loads it: why `load` refused it, or `None` when it
+/// loaded. An envelope whose id cannot be computed is refused as such.
+pub fn reseal_and_load(mut envelope: serde_json::Value) -> Option<String> {
+    let body = envelope.get("artifact").cloned().unwrap_or_default();
+    let id = match tenx_artifact::ArtifactId::of_body(&body) {
+        Ok(id) => id.to_string(),
+        Err(error) => return Some(format!("cannot compute the id: {error}")),
+    };
+    if let Some(fields) = envelope.as_object_mut() {
+        fields.insert("id".to_owned(), serde_json::Value::String(id));
+    }
+    let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
+    tenx_artifact::load(&bytes, &tenx_artifact::TrustPolicy::signature_optional())
+        .err()
+        .map(|error| error.to_string())
+}

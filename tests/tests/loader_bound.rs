@@ -11,7 +11,7 @@
 )]
 
 use serde_json::{Value, json};
-use tenx_artifact::{ArtifactId, TrustPolicy, load, seal};
+use tenx_artifact::seal;
 use tenx_compiler::LintLevels;
 use tenx_tests::repo_root;
 
@@ -30,16 +30,6 @@ fn built() -> Value {
     let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
     let artifact = tenx_compiler::lower::lower(&facts);
     serde_json::from_slice(&seal(artifact).unwrap().to_bytes()).unwrap()
-}
-
-/// Reseals the edited envelope (recomputes its id) and loads it: the error.
-fn reseal_and_load(mut envelope: Value) -> String {
-    envelope["id"] = json!(ArtifactId::of_body(&envelope["artifact"]).unwrap().to_string());
-    let bytes = serde_json::to_vec(&envelope).unwrap();
-    match load(&bytes, &TrustPolicy::signature_optional()) {
-        Ok(_) => panic!("the edited artifact loaded"),
-        Err(error) => error.to_string(),
-    }
 }
 
 #[test]
@@ -100,4 +90,9 @@ fn an_edited_binding_is_refused() {
     envelope["artifact"]["tools"]["refund"]["bindings"]["user_id"] = json!({"caller": "token"});
     let error = reseal_and_load(envelope);
     assert!(error.contains("token"), "{error}");
+}
+
+/// Reseals the edited envelope and loads it: the error (the edit must be refused).
+fn reseal_and_load(envelope: Value) -> String {
+    tenx_tests::reseal_and_load(envelope).expect("the edited artifact loaded")
 }

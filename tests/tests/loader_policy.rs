@@ -120,16 +120,6 @@ fn built(path: &str) -> Value {
     serde_json::from_slice(&seal(artifact).unwrap().to_bytes()).unwrap()
 }
 
-/// Reseals the edited envelope (recomputes its id) and loads it.
-fn reseal_and_load(mut envelope: Value) -> String {
-    envelope["id"] = json!(ArtifactId::of_body(&envelope["artifact"]).unwrap().to_string());
-    let bytes = serde_json::to_vec(&envelope).unwrap();
-    match load(&bytes, &TrustPolicy::signature_optional()) {
-        Ok(_) => panic!("the edited artifact loaded"),
-        Err(error) => error.to_string(),
-    }
-}
-
 #[test]
 fn a_built_example_edited_around_its_approval_is_refused() {
     // The reviewer's `publish` arm goes straight to the tool instead of the person.
@@ -343,4 +333,9 @@ fn a_tool_edited_to_lower_its_worst_case_risk_below_its_rules_is_refused() {
     edited["artifact"]["tools"]["issue_refund"]["risk_rules"]["rules"][1]["risk"] = json!("prohibited");
     let error = reseal_and_load(edited);
     assert!(error.contains("risk rule 1 gives `prohibited`"), "{error}");
+}
+
+/// Reseals the edited envelope and loads it: the error (the edit must be refused).
+fn reseal_and_load(envelope: Value) -> String {
+    tenx_tests::reseal_and_load(envelope).expect("the edited artifact loaded")
 }

@@ -13,7 +13,7 @@
 )]
 
 use serde_json::{Value, json};
-use tenx_artifact::{ArtifactId, TrustPolicy, load, seal};
+use tenx_artifact::seal;
 use tenx_compiler::LintLevels;
 
 const PROGRAM: &str = r#"
@@ -77,16 +77,6 @@ fn built() -> Value {
     serde_json::from_slice(&seal(artifact).unwrap().to_bytes()).unwrap()
 }
 
-/// Reseals the edited envelope (recomputes its id) and loads it: the error, or `None` when it
-/// loads.
-fn reseal_and_load(mut envelope: Value) -> Option<String> {
-    envelope["id"] = json!(ArtifactId::of_body(&envelope["artifact"]).unwrap().to_string());
-    let bytes = serde_json::to_vec(&envelope).unwrap();
-    load(&bytes, &TrustPolicy::signature_optional())
-        .err()
-        .map(|e| e.to_string())
-}
-
 /// An edit of the artifact body.
 type Edit = fn(&mut Value);
 
@@ -94,7 +84,7 @@ type Edit = fn(&mut Value);
 fn refused(edit: impl FnOnce(&mut Value)) -> String {
     let mut envelope = built();
     edit(&mut envelope["artifact"]);
-    reseal_and_load(envelope).expect("the edited artifact loaded")
+    tenx_tests::reseal_and_load(envelope).expect("the edited artifact loaded")
 }
 
 #[test]
@@ -118,7 +108,7 @@ fn the_compiler_writes_each_policy_with_its_defaults() {
                 "on": ["timeout", "connection", "rate_limited", "server_error"]}}
         ])
     );
-    assert_eq!(reseal_and_load(envelope), None);
+    assert_eq!(tenx_tests::reseal_and_load(envelope), None);
 }
 
 #[test]

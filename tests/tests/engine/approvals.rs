@@ -251,3 +251,36 @@ async fn the_same_refund_asked_again_in_a_new_run_never_runs_twice() {
     );
     let _: Value = json!(null);
 }
+
+#[tokio::test]
+async fn an_answer_under_another_artifact_is_refused_and_records_nothing() {
+    use tenx_engine::ports::{Commit, Store};
+    let first = refunds(dev());
+    let anyone = Identity::anonymous();
+    first.say("t1", ASK, &anyone).await.unwrap();
+    let record = first.store.load("t1").await.unwrap().unwrap();
+    // The same program with one word changed is another artifact; the thread moves to its store.
+    let changed =
+        crate::harness::example("refund_approval").replace("Refund orders when asked.", "Refund orders on request.");
+    let tools = FakeTools::new().returns("issue_refund", json!("refunded"));
+    let second = Host::new(&changed, tools, Models::Scripted, dev());
+    assert_ne!(first.engine.artifact_id(), second.engine.artifact_id());
+    second
+        .store
+        .commit(Commit {
+            thread: Some(record),
+            expected_version: None,
+            receipts: Vec::new(),
+            records: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let before = second.snapshot("t1").await;
+    let refused = second
+        .answer("t1", json!({"approved": true}), None, &anyone)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::GraphVersionMismatch);
+    assert_eq!(second.snapshot("t1").await, before);
+    assert_eq!(second.tools.total_calls(), 0);
+}

@@ -61,3 +61,27 @@ async fn fifty_concurrent_answers_to_one_question_apply_exactly_once() {
         .count();
     assert_eq!(approvals, 1, "one decision recorded");
 }
+
+#[tokio::test]
+async fn a_request_that_waits_too_long_for_a_busy_thread_is_refused() {
+    use tenx_engine::ports::Store;
+    let options = EngineOptions {
+        busy_wait: std::time::Duration::from_millis(50),
+        ..EngineOptions::default()
+    };
+    let host = Host::from_artifact(
+        example_artifact("refund_approval"),
+        FakeTools::new(),
+        Models::Scripted,
+        options,
+    );
+    let held = host.store.lock("t1").await.unwrap();
+    let refused = host.say("t1", "hello", &Identity::anonymous()).await.unwrap_err();
+    assert_eq!(
+        (refused.code, refused.message.as_str()),
+        (ErrorCode::ThreadBusy, "thread is busy")
+    );
+    assert!(host.store.load("t1").await.unwrap().is_none(), "nothing was recorded");
+    drop(held);
+    host.say("t1", "hello", &Identity::anonymous()).await.unwrap();
+}

@@ -55,18 +55,7 @@ impl Engine {
         let stored_version = stored.as_ref().map(|record| record.version);
         let record = stored.unwrap_or_else(|| new_thread(inner, &thread_id, &graph_name, &request));
         let cancel = inner.running.start(&thread_id);
-        let mut working = Working {
-            engine: inner,
-            graph_name,
-            graph,
-            record,
-            stored_version,
-            events,
-            produced: Vec::new(),
-            records: Vec::new(),
-            receipts: Vec::new(),
-            cancel,
-        };
+        let mut working = Working::new(inner, (graph_name, graph), record, stored_version, events, cancel);
         let before = working.record.context.len();
         let outcome = serve(&mut working, request).await;
         inner.running.finish(&thread_id);

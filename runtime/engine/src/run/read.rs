@@ -41,18 +41,8 @@ impl Engine {
         let mut events = NullEvents;
         let events: &mut dyn EventSink = &mut events;
         let stored_version = Some(record.version);
-        let mut working = Working {
-            engine: inner,
-            graph_name,
-            graph,
-            record,
-            stored_version,
-            events,
-            produced: Vec::new(),
-            records: Vec::new(),
-            receipts: Vec::new(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let mut working = Working::new(inner, (graph_name, graph), record, stored_version, events, cancel);
         match super::answer::refuse_if_expired(&mut working).await {
             Ok(()) => {}
             Err(error) if error.code == ErrorCode::InterruptExpired => {}

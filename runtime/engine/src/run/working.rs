@@ -29,6 +29,29 @@ pub(crate) struct Working<'e> {
 }
 
 impl<'e> Working<'e> {
+    /// A request's working copy of `record`, stored at `stored_version` (`None`: not stored yet).
+    pub(crate) fn new(
+        engine: &'e Inner,
+        (graph_name, graph): (String, &'e Graph),
+        record: ThreadRecord,
+        stored_version: Option<u64>,
+        events: &'e mut dyn EventSink,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            engine,
+            graph_name,
+            graph,
+            record,
+            stored_version,
+            events,
+            produced: Vec::new(),
+            records: Vec::new(),
+            receipts: Vec::new(),
+            cancel,
+        }
+    }
+
     pub(crate) fn artifact(&self) -> &'e Artifact {
         &self.engine.artifact.artifact
     }

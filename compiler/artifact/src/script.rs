@@ -229,6 +229,17 @@ pub struct Selection<'s> {
 
 /// Picks the turns for a run that starts at `user_message` (the last user message).
 pub fn select<'s>(script: &'s Script, user_message: &str) -> Result<Selection<'s>, ScriptError> {
+    select_with(script, user_message, |pattern| compile(pattern).map(std::sync::Arc::new))
+}
+
+/// [`select`] with the rules' regexes compiled by `compiled` (the runtime passes a cache, so a
+/// rule's regex is compiled once per process, not once per run). `compiled` must compile as
+/// [`compile`] does.
+pub fn select_with<'s>(
+    script: &'s Script,
+    user_message: &str,
+    compiled: impl Fn(&str) -> Result<std::sync::Arc<Regex>, regex::Error>,
+) -> Result<Selection<'s>, ScriptError> {
     if script.rules.is_empty() && script.fallback.is_none() {
         return Ok(Selection {
             rule: None,
@@ -237,7 +248,7 @@ pub fn select<'s>(script: &'s Script, user_message: &str) -> Result<Selection<'s
         });
     }
     for (index, rule) in script.rules.iter().enumerate() {
-        let regex = compile(&rule.pattern).map_err(|e| ScriptError::BadRegex {
+        let regex = compiled(&rule.pattern).map_err(|e| ScriptError::BadRegex {
             rule: index,
             message: e.to_string(),
         })?;

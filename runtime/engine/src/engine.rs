@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     pub(crate) ports: Ports,
     pub(crate) options: EngineOptions,
     pub(crate) running: crate::run::Running,
+    /// What each agent's model is shown, built on first use.
+    pub(crate) tool_specs: crate::run::ToolSpecCache,
 }
 
 impl Engine {
@@ -90,6 +92,7 @@ impl Engine {
                 ports,
                 options,
                 running: crate::run::Running::default(),
+                tool_specs: crate::run::ToolSpecCache::default(),
             }),
         })
     }

@@ -4,6 +4,9 @@
 //! committed after each. An answer that fails the agent's output guards or `output` schema is
 //! dropped and the model asked again (at most `retries` times), never used.
 
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
 use serde_json::{Map, Value, json};
 use tenx_artifact::{Agent, Risk};
 
@@ -80,6 +83,29 @@ pub(crate) fn unanswered_calls(context: &[Message], node: &str) -> Vec<QueuedCal
         .collect()
 }
 
+/// What each agent's model is shown, built once per engine: the specs depend only on the
+/// artifact, and building them parses every tool's parameters.
+#[derive(Debug, Default)]
+pub(crate) struct ToolSpecCache {
+    by_agent: RwLock<HashMap<String, Arc<[ToolSpec]>>>,
+}
+
+/// The tool specs of `agent_name` (see [`tool_specs`]), from the engine's cache.
+pub(crate) fn cached_tool_specs(working: &Working<'_>, agent_name: &str, agent: &Agent) -> Arc<[ToolSpec]> {
+    let cache = &working.engine.tool_specs;
+    if let Some(found) = cache
+        .by_agent
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(agent_name)
+    {
+        return Arc::clone(found);
+    }
+    let specs: Arc<[ToolSpec]> = tool_specs(working, agent).into();
+    let mut by_agent = cache.by_agent.write().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(by_agent.entry(agent_name.to_owned()).or_insert(specs))
+}
+
 /// What the model is shown: the allowed tools (never a prohibited one) by their model-facing
 /// names, without bound parameters, then the handoffs.
 pub(crate) fn tool_specs(working: &Working<'_>, agent: &Agent) -> Vec<ToolSpec> {
@@ -93,7 +119,7 @@ pub(crate) fn tool_specs(working: &Working<'_>, agent: &Agent) -> Vec<ToolSpec> 
             name: tool.name.clone(),
             description: tool.description.clone(),
             parameters: tenx_artifact::bound::model_parameters(
-                &tool.parameters.to_value(),
+                &super::glue::schema_value(&tool.parameters),
                 tool.bindings.keys().map(String::as_str),
             ),
         })
@@ -136,7 +162,7 @@ async fn ask_model(
         return Err(NodeFailure::new(format!("model `{}` is not in the artifact", agent.model)).into());
     };
     let system = super::glue::render(&agent.prompt, working.state());
-    let tools = tool_specs(working, agent);
+    let tools = cached_tool_specs(working, agent_name, agent);
     let mut conversation = working.record.context.clone();
     let output_schema = agent.output_schema.as_ref().map(tenx_artifact::Schema::to_value);
     let attempts = agent.retries.saturating_add(1);
@@ -156,7 +182,7 @@ async fn ask_model(
                 agent: agent_name,
                 system: system.clone(),
                 messages: &conversation,
-                tools: tools.clone(),
+                tools: tools.to_vec(),
                 output_schema: output_schema.as_ref(),
                 run_input: &input_text,
                 cursor: cursor.clone(),
@@ -278,9 +304,9 @@ fn assistant_message(
     if !calls.is_empty() {
         message.tools_calls = Some(calls);
     }
-    let shown: Vec<Value> = tool_specs(working, agent)
-        .into_iter()
-        .map(|spec| Value::String(spec.name))
+    let shown: Vec<Value> = cached_tool_specs(working, agent_name, agent)
+        .iter()
+        .map(|spec| Value::String(spec.name.clone()))
         .collect();
     message.metadata.insert("allowed_tools".to_owned(), Value::Array(shown));
     message.metadata.insert("node".to_owned(), json!(node));
@@ -293,10 +319,7 @@ fn assistant_message(
 /// Writes each property of a structured answer into the state field of its name, when the
 /// graph declares one; a value that does not fit the field fails the node.
 fn write_output(working: &mut Working<'_>, answer: &Map<String, Value>) -> Result<(), NodeFailure> {
-    let properties = working
-        .graph
-        .state_schema
-        .to_value()
+    let properties = super::glue::schema_value(&working.graph.state_schema)
         .get("properties")
         .and_then(Value::as_object)
         .cloned()

@@ -97,7 +97,7 @@ fn take_payload(working: &mut Working<'_>, agent: &Agent, call: &QueuedCall) -> 
     };
     let payload = super::glue::with_defaults(&handoff.payload, Value::Object(arguments));
     super::glue::check_schema(&handoff.payload, &payload).map_err(|error| format!("invalid arguments: {error}"))?;
-    let declared = working.graph.state_schema.to_value();
+    let declared = super::glue::schema_value(&working.graph.state_schema);
     let fields = declared.get("properties").and_then(Value::as_object);
     let mut state = working.record.state.clone();
     if let (Value::Object(payload), Some(fields)) = (payload, fields) {
@@ -267,7 +267,7 @@ pub(crate) fn prepare_arguments(
     mut arguments: Map<String, Value>,
     from_model: bool,
 ) -> Result<Value, String> {
-    let parameters = tool.parameters.to_value();
+    let parameters = super::glue::schema_value(&tool.parameters);
     let required: Vec<&str> = parameters
         .get("required")
         .and_then(Value::as_array)

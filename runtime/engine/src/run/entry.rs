@@ -76,7 +76,7 @@ impl Engine {
         {
             messages.push(last_user.clone());
         }
-        messages.extend(working.produced.iter().cloned());
+        messages.append(&mut working.produced);
         Ok(RunOutput {
             thread_id,
             is_new_thread,

@@ -2,13 +2,13 @@
 //! `validate`): the loop calls these small adapters, so the modules it uses can evolve behind
 //! one file.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::{Map, Value};
 use tenx_artifact::{Approvers, Handoff, Interrupt, Risk, Route, Schema, Tool, ValidatorUse};
 
 use crate::approval::{ActionContext, ApprovalRequest, CallRisk, PackageForm};
-use crate::schema::SchemaCache;
+use crate::schema::{CompiledSchema, SchemaCache};
 use crate::thread::{Pending, PendingKind};
 use crate::wire::Message;
 use crate::{Identity, RunError};
@@ -29,7 +29,35 @@ pub(crate) fn check_schema(schema: &Schema, value: &Value) -> Result<(), String>
 
 /// Fills defaults and normalises numbers as the schema says.
 pub(crate) fn with_defaults(schema: &Schema, value: Value) -> Value {
-    crate::schema::normalise(&schema.to_value(), &value)
+    crate::schema::normalise(&schema_value(schema), &value)
+}
+
+/// An artifact schema as a JSON value: the one its compiled form keeps (parsed once per
+/// process), or parsed now when it does not compile (a sealed artifact's always do).
+pub(crate) fn schema_value(schema: &Schema) -> SchemaValue {
+    match SCHEMAS.get(schema) {
+        Ok(compiled) => SchemaValue::Cached(compiled),
+        Err(_) => SchemaValue::Parsed(schema.to_value()),
+    }
+}
+
+/// A schema's JSON value, read through [`std::ops::Deref`].
+pub(crate) enum SchemaValue {
+    /// Kept by the compiled schema.
+    Cached(Arc<CompiledSchema>),
+    /// Parsed for this use.
+    Parsed(Value),
+}
+
+impl std::ops::Deref for SchemaValue {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        match self {
+            Self::Cached(compiled) => compiled.schema(),
+            Self::Parsed(value) => value,
+        }
+    }
 }
 
 /// A template rendered over a scope. The compiler and the loader proved every template well

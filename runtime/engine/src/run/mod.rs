@@ -32,6 +32,7 @@ use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use agent::ToolSpecCache;
 pub(crate) use working::Working;
 
 /// The runs in progress in this process, by thread: how a `cancel` or a stop reaches them.

@@ -125,7 +125,7 @@ fn start_node(working: &Working<'_>, asked: Option<&str>) -> Result<String, RunE
 /// the graph's state schema. Unknown fields and missing required ones are refused, naming them.
 fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map<String, Value>, RunError> {
     let schema = &working.graph.state_schema;
-    let schema_value = schema.to_value();
+    let schema_value = super::glue::schema_value(schema);
     let declared: Vec<String> = schema_value
         .get("properties")
         .and_then(Value::as_object)

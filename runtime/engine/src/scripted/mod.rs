@@ -10,6 +10,7 @@
 //! call outside them is the engine's job, and a steered script is how tests prove it.
 
 mod cursor;
+mod patterns;
 mod play;
 
 use async_trait::async_trait;

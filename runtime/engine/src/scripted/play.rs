@@ -1,13 +1,13 @@
 //! Which turn a scripted model plays at a call, and what it says: the pure part of
 //! [`super::ScriptedModel`]. The turn choice and the templates are the artifact's own
-//! ([`tenx_artifact::script::select`], [`Selection::render`]), so what `tenxc check` proved is
+//! ([`tenx_artifact::script::select_with`], [`Selection::render`]), so what `tenxc check` proved is
 //! what plays.
 
 use std::collections::BTreeMap;
 
 use tenx_artifact::Script;
 use tenx_artifact::Turn;
-use tenx_artifact::script::{ScriptError, Selection, select};
+use tenx_artifact::script::{ScriptError, Selection, select_with};
 
 use super::cursor::{Cursor, RunPlay};
 use crate::ports::ModelErrorKind;
@@ -80,7 +80,7 @@ pub(crate) fn play(
     let (run, index) = match cursor.run {
         Some(run) if run.id == run_id => (run, cursor.turn),
         _ => {
-            let selection = select(script, run_input).map_err(|error| match error {
+            let selection = select_with(script, run_input, super::patterns::compiled).map_err(|error| match error {
                 ScriptError::NoRuleMatches => PlayError::exhausted(
                     "has no answer: no rule matches the message that started the run, and it has no fallback"
                         .to_string(),

@@ -4,6 +4,7 @@
 //! committed after each. An answer that fails the agent's output guards or `output` schema is
 //! dropped and the model asked again (at most `retries` times), never used.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -45,7 +46,8 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
             if let Some(Value::Object(answer)) = parsed {
                 write_output(working, &answer)?;
             }
-            working.commit().await?;
+            // No commit here: the loop commits this step together with the move to the next
+            // node (or the run's end), before anything else leaves the process.
             let next = super::drive::next_after(working, node)?;
             return Ok(Flow::Go(next));
         }
@@ -163,7 +165,8 @@ async fn ask_model(
     };
     let system = super::glue::render(&agent.prompt, working.state());
     let tools = cached_tool_specs(working, agent_name, agent);
-    let mut conversation = working.record.context.clone();
+    // The conversation is lent to the model as it is; only a retry copies it, to add its note.
+    let mut conversation: Cow<'_, [Message]> = Cow::Borrowed(&working.record.context);
     let output_schema = agent.output_schema.as_ref().map(tenx_artifact::Schema::to_value);
     let attempts = agent.retries.saturating_add(1);
     let mut last_check = String::new();
@@ -223,7 +226,7 @@ async fn ask_model(
                         format!("Your last answer was not accepted: it failed the check `{check}`. Answer again."),
                         working.now_seconds(),
                     );
-                    conversation.push(refused);
+                    conversation.to_mut().push(refused);
                 }
                 last_check = check;
             }

@@ -34,11 +34,15 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
                     node: node.clone(),
                     step,
                 });
-                if target == END {
+                let ends = target == END;
+                if ends {
                     working.branch_mut()?.last_node = Some(node.clone());
                 }
                 enter(working, target)?;
-                working.commit().await?;
+                // The run's end commits right after (completed, or stopped): one commit, not two.
+                if !ends {
+                    working.commit().await?;
+                }
             }
             Ok(Flow::Paused) => return Ok(()),
             Ok(Flow::Stopped) => return super::finish::stopped(working).await,

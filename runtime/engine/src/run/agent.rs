@@ -171,12 +171,11 @@ async fn ask_model(
     let attempts = agent.retries.saturating_add(1);
     let mut last_check = String::new();
     for attempt in 1..=attempts {
-        let cursor = working.record.model_cursors.get(&agent.model).cloned();
         let input_text = working.progress()?.input_text.clone();
         let run_id = working.progress()?.run_id.clone();
         let policy = super::retry::for_model(working.graph, node).cloned();
         let mut transport_attempt = 1_u64;
-        let reply = loop {
+        let mut reply = loop {
             let request = ModelRequest {
                 model_name: &agent.model,
                 model,
@@ -188,7 +187,7 @@ async fn ask_model(
                 tools: tools.to_vec(),
                 output_schema: output_schema.as_ref(),
                 run_input: &input_text,
-                cursor: cursor.clone(),
+                cursor: working.record.model_cursors.get(&agent.model).cloned(),
                 run_id: &run_id,
             };
             let mut forward = Forward {
@@ -213,7 +212,7 @@ async fn ask_model(
                 }
             }
         };
-        if let Some(cursor) = reply.cursor.clone() {
+        if let Some(cursor) = reply.cursor.take() {
             working.record.model_cursors.insert(agent.model.clone(), cursor);
         }
         match check_reply(working, agent, &reply) {

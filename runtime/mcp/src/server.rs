@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, Tool as ListedTool};
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::transport::common::client_side_sse::NeverRetry;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
@@ -186,7 +187,8 @@ type Service = RunningService<RoleClient, Handler>;
 
 /// The connection's state.
 enum Link {
-    Up(Service),
+    /// Connected; the number tells connections apart (a reset names the one it gives up).
+    Up(Service, u64),
     Down { failures: u32, retry_at: Instant },
 }
 
@@ -195,6 +197,8 @@ pub(crate) struct Server {
     pub(crate) checks: Arc<Checks>,
     config: ResolvedServer,
     link: tokio::sync::Mutex<Link>,
+    /// How many connections were made (numbers them).
+    connections: AtomicU64,
 }
 
 impl std::fmt::Debug for Server {
@@ -246,10 +250,12 @@ async fn connect(config: &ResolvedServer, checks: &Arc<Checks>) -> Result<(Servi
                     .map_err(|_| "the server did not complete the MCP handshake".to_string())?
             }
             ResolvedTransport::Http { url, headers } => {
-                let transport = StreamableHttpClientTransport::with_client(
-                    http_client()?,
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers.clone()),
-                );
+                let mut settings =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers.clone());
+                // A broken answer stream fails its call at once (this runtime reconnects at the
+                // next call, and checks the tools again) instead of waiting out the timeout.
+                settings.retry_config = Arc::new(NeverRetry::default());
+                let transport = StreamableHttpClientTransport::with_client(http_client()?, settings);
                 handler
                     .serve(transport)
                     .await
@@ -287,17 +293,18 @@ impl Server {
         Ok(Self {
             checks,
             config: config.clone(),
-            link: tokio::sync::Mutex::new(Link::Up(service)),
+            link: tokio::sync::Mutex::new(Link::Up(service, 0)),
+            connections: AtomicU64::new(1),
         })
     }
 
     /// A live peer: the current connection, or a new one (listed and checked again) when it died
     /// and the backoff allows an attempt now.
-    async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), ToolError> {
         let mut link = self.link.lock().await;
-        if let Link::Up(service) = &*link {
+        if let Link::Up(service, number) = &*link {
             if !service.is_closed() && !service.peer().is_transport_closed() {
-                return Ok(service.peer().clone());
+                return Ok((service.peer().clone(), *number));
             }
             *link = Link::Down {
                 failures: 0,
@@ -323,8 +330,9 @@ impl Server {
             Ok((service, listed)) => {
                 self.checks.apply(&listed);
                 let peer = service.peer().clone();
-                *link = Link::Up(service);
-                Ok(peer)
+                let number = self.connections.fetch_add(1, Ordering::SeqCst);
+                *link = Link::Up(service, number);
+                Ok((peer, number))
             }
             Err(reason) => {
                 let failures = failures.saturating_add(1);
@@ -340,12 +348,25 @@ impl Server {
         }
     }
 
+    /// Gives up connection `number` (its call broke or timed out: the server may be gone, or the
+    /// session lost), so the next call connects again and lists and checks the tools again.
+    /// A newer connection made meanwhile is kept.
+    async fn reset(&self, number: u64) {
+        let mut link = self.link.lock().await;
+        if matches!(&*link, Link::Up(_, current) if *current == number) {
+            *link = Link::Down {
+                failures: 0,
+                retry_at: Instant::now(),
+            };
+        }
+    }
+
     /// Runs one call of the declared tool `name`.
     pub(crate) async fn call(&self, name: &str, invocation: &ToolInvocation<'_>) -> Result<Value, ToolError> {
         let Some(declared) = self.checks.declared.get(name) else {
             return Err(error(ToolErrorKind::Failed, format!("no tool `{name}` is declared")));
         };
-        let peer = self.peer().await?;
+        let (peer, number) = self.peer().await?;
         if self.checks.verdict(name) == Verdict::Unchecked {
             self.checks.relist(&peer).await;
         }
@@ -394,7 +415,7 @@ impl Server {
         let request = CallToolRequestParams::new(declared.remote.clone()).with_arguments(arguments);
         // Dropping the request (timeout, or the runner's cancellation) sends
         // `notifications/cancelled` to the server.
-        match tokio::time::timeout(self.config.timeout, peer.call_tool(request)).await {
+        let outcome = match tokio::time::timeout(self.config.timeout, peer.call_tool(request)).await {
             Err(_) => Err(error(
                 ToolErrorKind::Timeout,
                 format!(
@@ -405,7 +426,13 @@ impl Server {
             )),
             Ok(Err(failure)) => Err(map_failure(&self.checks.server, name, failure)),
             Ok(Ok(answer)) => map_result(name, answer, invocation.tool.result.as_ref()),
+        };
+        if let Err(failure) = &outcome
+            && matches!(failure.kind, ToolErrorKind::Connection | ToolErrorKind::Timeout)
+        {
+            self.reset(number).await;
         }
+        outcome
     }
 }
 

@@ -59,7 +59,11 @@ pub enum AttachProblem {
 }
 
 fn names(tools: &[String]) -> String {
-    tools.iter().map(|tool| format!("`{tool}`")).collect::<Vec<_>>().join(", ")
+    tools
+        .iter()
+        .map(|tool| format!("`{tool}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The artifact's MCP tools cannot be attached: every problem, in server order.

@@ -118,7 +118,10 @@ fn listed(schema: &Map<String, Value>) -> Option<Vec<&Value>> {
     if let Some(value) = schema.get("const") {
         return Some(vec![value]);
     }
-    schema.get("enum").and_then(Value::as_array).map(|values| values.iter().collect())
+    schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|values| values.iter().collect())
 }
 
 /// Server keywords this check cannot prove anything about.
@@ -240,7 +243,10 @@ fn percent_decode(text: &str) -> String {
 type Bound = (f64, bool);
 
 fn bound(schema: &Map<String, Value>, inclusive: &str, exclusive: &str, lower: bool) -> Option<Bound> {
-    let inclusive = schema.get(inclusive).and_then(Value::as_f64).map(|value| (value, false));
+    let inclusive = schema
+        .get(inclusive)
+        .and_then(Value::as_f64)
+        .map(|value| (value, false));
     let exclusive = schema.get(exclusive).and_then(Value::as_f64).map(|value| (value, true));
     match (inclusive, exclusive) {
         (Some(a), Some(b)) => Some(if stricter(a, b, lower) { a } else { b }),
@@ -286,11 +292,17 @@ impl Walk<'_> {
             }
         };
         let normalised = normalised && !followed;
-        let server_has_siblings = server
-            .as_object()
-            .is_some_and(|map| map.contains_key("$ref") && map.keys().any(|key| key != "$ref" && ASSERTIONS.contains(&key.as_str())));
+        let server_has_siblings = server.as_object().is_some_and(|map| {
+            map.contains_key("$ref")
+                && map
+                    .keys()
+                    .any(|key| key != "$ref" && ASSERTIONS.contains(&key.as_str()))
+        });
         if server_has_siblings {
-            found.push(format!("{}: the server's schema uses `$ref` beside other keywords", at(path)));
+            found.push(format!(
+                "{}: the server's schema uses `$ref` beside other keywords",
+                at(path)
+            ));
             return;
         }
         let server = match resolve(self.server_root, server) {
@@ -334,7 +346,11 @@ impl Walk<'_> {
                 .map(ToString::to_string)
                 .collect();
             if !refused.is_empty() {
-                found.push(format!("{}: the server refuses the declared value(s) {}", at(path), refused.join(", ")));
+                found.push(format!(
+                    "{}: the server refuses the declared value(s) {}",
+                    at(path),
+                    refused.join(", ")
+                ));
             }
             return;
         }
@@ -353,7 +369,10 @@ impl Walk<'_> {
         }
 
         if let Some(keyword) = UNPROVABLE.iter().find(|keyword| server.contains_key(**keyword)) {
-            found.push(format!("{}: the server's schema uses `{keyword}`, which this check cannot prove", at(path)));
+            found.push(format!(
+                "{}: the server's schema uses `{keyword}`, which this check cannot prove",
+                at(path)
+            ));
             return;
         }
 
@@ -369,7 +388,14 @@ impl Walk<'_> {
         if let Some(alternatives) = server.get("anyOf").and_then(Value::as_array) {
             let fits = alternatives.iter().any(|alternative| {
                 let mut trial = Vec::new();
-                self.compatible(&Value::Object(declared.clone()), alternative, path, normalised, next, &mut trial);
+                self.compatible(
+                    &Value::Object(declared.clone()),
+                    alternative,
+                    path,
+                    normalised,
+                    next,
+                    &mut trial,
+                );
                 trial.is_empty()
             });
             if !fits {
@@ -379,24 +405,39 @@ impl Walk<'_> {
         if let Some(alternatives) = server.get("oneOf").and_then(Value::as_array) {
             let fitting = alternatives.iter().position(|alternative| {
                 let mut trial = Vec::new();
-                self.compatible(&Value::Object(declared.clone()), alternative, path, normalised, next, &mut trial);
+                self.compatible(
+                    &Value::Object(declared.clone()),
+                    alternative,
+                    path,
+                    normalised,
+                    next,
+                    &mut trial,
+                );
                 trial.is_empty()
             });
             let exclusive = fitting.is_some_and(|fit| {
-                alternatives.iter().enumerate().filter(|(index, _)| *index != fit).all(|(_, other)| {
-                    resolve(self.server_root, other)
-                        .ok()
-                        .and_then(Value::as_object)
-                        .and_then(kinds)
-                        .is_some_and(|other_kinds| {
-                            !declared_kinds.iter().any(|kind| {
-                                other_kinds.contains(kind) || (*kind == Kind::Integer && other_kinds.contains(&Kind::Number))
+                alternatives
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| *index != fit)
+                    .all(|(_, other)| {
+                        resolve(self.server_root, other)
+                            .ok()
+                            .and_then(Value::as_object)
+                            .and_then(kinds)
+                            .is_some_and(|other_kinds| {
+                                !declared_kinds.iter().any(|kind| {
+                                    other_kinds.contains(kind)
+                                        || (*kind == Kind::Integer && other_kinds.contains(&Kind::Number))
+                                })
                             })
-                        })
-                })
+                    })
             });
             if !exclusive {
-                found.push(format!("{}: cannot be shown to fit exactly one of the server's `oneOf` alternatives", at(path)));
+                found.push(format!(
+                    "{}: cannot be shown to fit exactly one of the server's `oneOf` alternatives",
+                    at(path)
+                ));
             }
         }
 
@@ -404,7 +445,11 @@ impl Walk<'_> {
         if let Some(server_kinds) = kinds(server) {
             if kinds(declared).is_none() {
                 let names: Vec<&str> = server_kinds.iter().map(|kind| kind.name()).collect();
-                found.push(format!("{}: the declaration allows any type, the server only {}", at(path), names.join(", ")));
+                found.push(format!(
+                    "{}: the declaration allows any type, the server only {}",
+                    at(path),
+                    names.join(", ")
+                ));
                 return;
             }
             let refused: Vec<&str> = declared_kinds
@@ -430,17 +475,27 @@ impl Walk<'_> {
         }
 
         if listed(server).is_some() {
-            found.push(format!("{}: the server accepts only listed values, the declaration lists none", at(path)));
+            found.push(format!(
+                "{}: the server accepts only listed values, the declaration lists none",
+                at(path)
+            ));
         }
 
         // Bounds, for the types they apply to.
         let numeric = has(Kind::Integer) || has(Kind::Number);
         if numeric {
-            for (inclusive, exclusive, lower) in [("minimum", "exclusiveMinimum", true), ("maximum", "exclusiveMaximum", false)] {
+            for (inclusive, exclusive, lower) in [
+                ("minimum", "exclusiveMinimum", true),
+                ("maximum", "exclusiveMaximum", false),
+            ] {
                 if let Some(wanted) = bound(server, inclusive, exclusive, lower) {
-                    let kept = bound(declared, inclusive, exclusive, lower).is_some_and(|given| stricter(given, wanted, lower));
+                    let kept = bound(declared, inclusive, exclusive, lower)
+                        .is_some_and(|given| stricter(given, wanted, lower));
                     if !kept {
-                        found.push(format!("{}: the server's `{inclusive}`/`{exclusive}` is not kept by the declaration", at(path)));
+                        found.push(format!(
+                            "{}: the server's `{inclusive}`/`{exclusive}` is not kept by the declaration",
+                            at(path)
+                        ));
                     }
                 }
             }
@@ -450,7 +505,10 @@ impl Walk<'_> {
                     .and_then(Value::as_f64)
                     .is_some_and(|given| step > 0.0 && (given / step).fract() == 0.0);
                 if !kept {
-                    found.push(format!("{}: the server's `multipleOf` is not kept by the declaration", at(path)));
+                    found.push(format!(
+                        "{}: the server's `multipleOf` is not kept by the declaration",
+                        at(path)
+                    ));
                 }
             }
         }
@@ -471,7 +529,10 @@ impl Walk<'_> {
                 .and_then(Value::as_u64)
                 .is_some_and(|given| if lower { given >= wanted } else { given <= wanted });
             if applies && !kept {
-                found.push(format!("{}: the server's `{keyword}` is not kept by the declaration", at(path)));
+                found.push(format!(
+                    "{}: the server's `{keyword}` is not kept by the declaration",
+                    at(path)
+                ));
             }
         }
         if has(Kind::String)
@@ -484,10 +545,16 @@ impl Walk<'_> {
             && server.get("uniqueItems") == Some(&Value::Bool(true))
             && declared.get("uniqueItems") != Some(&Value::Bool(true))
         {
-            found.push(format!("{}: the server wants unique items, the declaration does not", at(path)));
+            found.push(format!(
+                "{}: the server wants unique items, the declaration does not",
+                at(path)
+            ));
         }
         if has(Kind::Array) && (server.contains_key("maxContains") || server.contains_key("minContains")) {
-            found.push(format!("{}: the server's schema uses `minContains`/`maxContains`, which this check cannot prove", at(path)));
+            found.push(format!(
+                "{}: the server's schema uses `minContains`/`maxContains`, which this check cannot prove",
+                at(path)
+            ));
         }
 
         if has(Kind::Object) {
@@ -499,7 +566,10 @@ impl Walk<'_> {
             match server.get("items") {
                 None => {}
                 Some(Value::Array(_)) => {
-                    found.push(format!("{}: the server's schema uses tuple `items`, which this check cannot prove", at(path)));
+                    found.push(format!(
+                        "{}: the server's schema uses tuple `items`, which this check cannot prove",
+                        at(path)
+                    ));
                 }
                 Some(items) => self.compatible(declared_items, items, &format!("{path}[]"), normalised, next, found),
             }
@@ -526,7 +596,10 @@ impl Walk<'_> {
             .unwrap_or_default();
         let provided = |name: &str| {
             declared_required.contains(&name)
-                || (normalised && declared_properties.get(name).is_some_and(|property| property.get("default").is_some()))
+                || (normalised
+                    && declared_properties
+                        .get(name)
+                        .is_some_and(|property| property.get("default").is_some()))
         };
         for name in server.get("required").and_then(Value::as_array).into_iter().flatten() {
             let Some(name) = name.as_str() else { continue };
@@ -548,13 +621,19 @@ impl Walk<'_> {
         for (name, property) in declared_properties {
             let target = server_properties.get(name).unwrap_or(&server_additional);
             if target == &Value::Bool(false) {
-                found.push(format!("{}: the server does not accept this parameter", at(&join(path, name))));
+                found.push(format!(
+                    "{}: the server does not accept this parameter",
+                    at(&join(path, name))
+                ));
                 continue;
             }
             self.compatible(property, target, &join(path, name), normalised, next, found);
         }
         // Extra properties the declaration allows must be accepted too.
-        let declared_additional = declared.get("additionalProperties").cloned().unwrap_or(Value::Bool(true));
+        let declared_additional = declared
+            .get("additionalProperties")
+            .cloned()
+            .unwrap_or(Value::Bool(true));
         if declared_additional != Value::Bool(false) {
             for (name, property) in server_properties {
                 if !declared_properties.contains_key(name) {
@@ -567,7 +646,14 @@ impl Walk<'_> {
                     at(path)
                 ));
             } else {
-                self.compatible(&declared_additional, &server_additional, &join(path, "*"), false, next, found);
+                self.compatible(
+                    &declared_additional,
+                    &server_additional,
+                    &join(path, "*"),
+                    false,
+                    next,
+                    found,
+                );
             }
         }
     }

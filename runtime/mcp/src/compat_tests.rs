@@ -94,7 +94,10 @@ fn bounds_must_be_kept() {
             "`n`: the server's `minimum`/`exclusiveMinimum` is not kept by the declaration",
         ]
     );
-    let tight = object(json!({"n": {"type": "integer", "exclusiveMinimum": 1, "maximum": 5}}), &["n"]);
+    let tight = object(
+        json!({"n": {"type": "integer", "exclusiveMinimum": 1, "maximum": 5}}),
+        &["n"],
+    );
     assert_eq!(problems(&tight, &server), Vec::<String>::new());
     let text = object(json!({"s": {"type": "string", "maxLength": 5}}), &["s"]);
     let longer = object(json!({"s": {"type": "string", "maxLength": 50}}), &["s"]);
@@ -106,10 +109,19 @@ fn bounds_must_be_kept() {
 
 #[test]
 fn listed_values_are_checked_one_by_one() {
-    let server = object(json!({"kind": {"type": "string", "enum": ["error", "success", "debug"]}}), &["kind"]);
-    let fits = object(json!({"kind": {"type": "string", "enum": ["error", "debug"]}}), &["kind"]);
+    let server = object(
+        json!({"kind": {"type": "string", "enum": ["error", "success", "debug"]}}),
+        &["kind"],
+    );
+    let fits = object(
+        json!({"kind": {"type": "string", "enum": ["error", "debug"]}}),
+        &["kind"],
+    );
     assert_eq!(problems(&fits, &server), Vec::<String>::new());
-    let wider = object(json!({"kind": {"type": "string", "enum": ["error", "fatal"]}}), &["kind"]);
+    let wider = object(
+        json!({"kind": {"type": "string", "enum": ["error", "fatal"]}}),
+        &["kind"],
+    );
     assert_eq!(
         problems(&wider, &server),
         vec!["`kind`: the server refuses the declared value(s) \"fatal\""]
@@ -137,7 +149,10 @@ fn unions_and_references() {
     );
     let nullable = object(json!({"v": {"type": ["string", "null"]}}), &[]);
     assert_eq!(
-        problems(&nullable, &json!({"type": "object", "properties": {"v": {"type": "string"}}})),
+        problems(
+            &nullable,
+            &json!({"type": "object", "properties": {"v": {"type": "string"}}})
+        ),
         vec!["`v`: declared as null, the server accepts string"]
     );
 }
@@ -155,7 +170,8 @@ fn what_cannot_be_proved_is_refused() {
         problems(&declared, &remote),
         vec!["`v`: the server's schema refers to `https://example.com/s`, outside the schema"]
     );
-    let cycle = json!({"type": "object", "properties": {"v": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}});
+    let cycle =
+        json!({"type": "object", "properties": {"v": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}});
     assert_eq!(
         problems(&declared, &cycle),
         vec!["`v`: the server's schema follows more than 16 `$ref`s in a row"]

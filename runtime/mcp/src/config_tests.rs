@@ -20,14 +20,24 @@ fn stdio_and_http_servers_resolve() {
         "search": {"transport": "http", "url": "${SEARCH_URL}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}, "timeout_ms": 500},
     }}));
     let resolved = config
-        .resolve(lookup(&[("FILES_ROOT", "/srv"), ("SEARCH_URL", "http://127.0.0.1:9"), ("TOKEN", "s3cret")]))
+        .resolve(lookup(&[
+            ("FILES_ROOT", "/srv"),
+            ("SEARCH_URL", "http://127.0.0.1:9"),
+            ("TOKEN", "s3cret"),
+        ]))
         .unwrap();
     assert_eq!(resolved.names().collect::<Vec<_>>(), ["files", "search"]);
     let debug = format!("{resolved:?}");
     assert!(!debug.contains("s3cret") && !debug.contains("/srv"), "{debug}");
-    assert!(debug.contains("FILES_ROOT") && debug.contains("authorization"), "{debug}");
+    assert!(
+        debug.contains("FILES_ROOT") && debug.contains("authorization"),
+        "{debug}"
+    );
     assert_eq!(resolved.servers["search"].timeout, Duration::from_millis(500));
-    assert_eq!(resolved.servers["files"].timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
+    assert_eq!(
+        resolved.servers["files"].timeout,
+        Duration::from_millis(DEFAULT_TIMEOUT_MS)
+    );
 }
 
 #[test]

@@ -141,8 +141,12 @@ mod tests {
         let object = Schema::from_value(&json!({"type": "object"}));
         assert_eq!(map_result("t", json_text, Some(&object)), Ok(json!({"n": 1})));
         let prose = answer(json!({"content": [{"type": "text", "text": "hello"}]}));
-        assert_eq!(map_result("t", prose, Some(&object)).unwrap_err().kind, ToolErrorKind::Client);
-        let structured = answer(json!({"content": [{"type": "text", "text": "ignored"}], "structuredContent": {"t": 22}}));
+        assert_eq!(
+            map_result("t", prose, Some(&object)).unwrap_err().kind,
+            ToolErrorKind::Client
+        );
+        let structured =
+            answer(json!({"content": [{"type": "text", "text": "ignored"}], "structuredContent": {"t": 22}}));
         assert_eq!(map_result("t", structured, Some(&object)), Ok(json!({"t": 22})));
         let image = answer(json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}));
         assert_eq!(

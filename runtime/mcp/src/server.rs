@@ -189,7 +189,10 @@ type Service = RunningService<RoleClient, Handler>;
 enum Link {
     /// Connected; the number tells connections apart (a reset names the one it gives up).
     Up(Service, u64),
-    Down { failures: u32, retry_at: Instant },
+    Down {
+        failures: u32,
+        retry_at: Instant,
+    },
 }
 
 /// One attached server.
@@ -312,7 +315,10 @@ impl Server {
             };
         }
         let Link::Down { failures, retry_at } = &*link else {
-            return Err(error(ToolErrorKind::Connection, "the MCP connection is in an unknown state"));
+            return Err(error(
+                ToolErrorKind::Connection,
+                "the MCP connection is in an unknown state",
+            ));
         };
         let (failures, retry_at) = (*failures, *retry_at);
         let now = Instant::now();

@@ -27,7 +27,13 @@ struct HttpServer {
 
 impl HttpServer {
     async fn start(server: &Path, port: Option<u16>) -> Self {
-        let port = port.unwrap_or_else(|| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
+        let port = port.unwrap_or_else(|| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        });
         let child = tokio::process::Command::new(node().unwrap())
             .arg(server)
             .arg("streamableHttp")
@@ -37,7 +43,10 @@ impl HttpServer {
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        eventually(Duration::from_secs(20), || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()).await;
+        eventually(Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        })
+        .await;
         Self { child, port }
     }
 
@@ -77,14 +86,28 @@ async fn declared_tools_are_checked_and_called_over_http() {
     let Some(server) = everything() else { return };
     let running = HttpServer::start(&server, None).await;
     let artifact = compile(&program(TOOLS, &["echo", "slow"]));
-    let mcp = Arc::new(McpClient::attach(&artifact, &config(http(&running.url()), &[TOKEN])).await.unwrap());
+    let mcp = Arc::new(
+        McpClient::attach(&artifact, &config(http(&running.url()), &[TOKEN]))
+            .await
+            .unwrap(),
+    );
     let tools = runner(&artifact, Arc::clone(&mcp));
-    assert_eq!(call(&tools, &artifact, "echo", json!({"message": "over http"})).await, Ok(json!("Echo: over http")));
+    assert_eq!(
+        call(&tools, &artifact, "echo", json!({"message": "over http"})).await,
+        Ok(json!("Echo: over http"))
+    );
     assert_eq!(
         call(&tools, &artifact, "slow", json!({"duration": 0.2, "steps": 2})).await,
-        Ok(json!("Long running operation completed. Duration: 0.2 seconds, Steps: 2."))
+        Ok(json!(
+            "Long running operation completed. Duration: 0.2 seconds, Steps: 2."
+        ))
     );
-    assert!(mcp.status("everything").unwrap().listed.contains(&"get-sum".to_string()));
+    assert!(
+        mcp.status("everything")
+            .unwrap()
+            .listed
+            .contains(&"get-sum".to_string())
+    );
     assert_eq!(mcp.tools().keys().collect::<Vec<_>>(), ["echo", "slow"]);
 
     let mismatch = compile(&program(
@@ -102,7 +125,10 @@ tool shout(loud: bool "Where echo wants a message") -> string {
         panic!("{error:?}");
     };
     assert_eq!(tool, "shout");
-    assert_eq!(reasons, &["`message`: the server requires `message`, which the declaration does not have"]);
+    assert_eq!(
+        reasons,
+        &["`message`: the server requires `message`, which the declaration does not have"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,11 +136,18 @@ async fn an_unreachable_server_fails_closed_without_naming_its_address_or_creden
     if everything().is_none() {
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let artifact = compile(&program(TOOLS, &["echo", "slow"]));
-    let error = McpClient::attach(&artifact, &config(http(&format!("http://127.0.0.1:{port}/mcp")), &[TOKEN]))
-        .await
-        .unwrap_err();
+    let error = McpClient::attach(
+        &artifact,
+        &config(http(&format!("http://127.0.0.1:{port}/mcp")), &[TOKEN]),
+    )
+    .await
+    .unwrap_err();
     let text = error.to_string();
     assert!(
         matches!(&error.problems[..], [AttachProblem::Unreachable { server, .. }] if server == "everything"),
@@ -128,7 +161,11 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_is_reached_again_when_b
     let Some(server) = everything() else { return };
     let running = HttpServer::start(&server, None).await;
     let artifact = compile(&program(TOOLS, &["echo", "slow"]));
-    let mcp = Arc::new(McpClient::attach(&artifact, &config(http(&running.url()), &[TOKEN])).await.unwrap());
+    let mcp = Arc::new(
+        McpClient::attach(&artifact, &config(http(&running.url()), &[TOKEN]))
+            .await
+            .unwrap(),
+    );
     let tools = Arc::new(runner(&artifact, Arc::clone(&mcp)));
 
     let in_flight = {
@@ -145,7 +182,10 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_is_reached_again_when_b
 
     let back = HttpServer::start(&server, Some(port)).await;
     // The broken call gave its connection up: the next call connects again, checks, and runs.
-    assert_eq!(call(&tools, &artifact, "echo", json!({"message": "again"})).await, Ok(json!("Echo: again")));
+    assert_eq!(
+        call(&tools, &artifact, "echo", json!({"message": "again"})).await,
+        Ok(json!("Echo: again"))
+    );
     assert!(mcp.status("everything").unwrap().listings >= 2);
     drop(back);
 }

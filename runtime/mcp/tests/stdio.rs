@@ -61,30 +61,51 @@ tool env() -> string {
 async fn declared_tools_are_listed_checked_and_called() {
     let Some(server) = everything() else { return };
     let artifact = compile(&program(&format!("{ECHO}{SUM}{WEATHER}"), &["echo", "add", "weather"]));
-    let mcp = Arc::new(McpClient::attach(&artifact, &config(stdio(&server, json!({})), &[])).await.unwrap());
+    let mcp = Arc::new(
+        McpClient::attach(&artifact, &config(stdio(&server, json!({})), &[]))
+            .await
+            .unwrap(),
+    );
     let tools = runner(&artifact, Arc::clone(&mcp));
 
-    assert_eq!(call(&tools, &artifact, "echo", json!({"message": "hi"})).await, Ok(json!("Echo: hi")));
+    assert_eq!(
+        call(&tools, &artifact, "echo", json!({"message": "hi"})).await,
+        Ok(json!("Echo: hi"))
+    );
     assert_eq!(
         call(&tools, &artifact, "add", json!({"a": 2, "b": 0.5})).await,
         Ok(json!("The sum of 2 and 0.5 is 2.5."))
     );
-    let weather = call(&tools, &artifact, "weather", json!({"location": "New York"})).await.unwrap();
+    let weather = call(&tools, &artifact, "weather", json!({"location": "New York"}))
+        .await
+        .unwrap();
     assert!(weather.get("temperature").is_some(), "structured content: {weather}");
 
     let status = mcp.status("everything").unwrap();
-    assert!(status.listed.contains(&"echo".to_string()) && status.listed.len() > 3, "{status:?}");
+    assert!(
+        status.listed.contains(&"echo".to_string()) && status.listed.len() > 3,
+        "{status:?}"
+    );
     assert_eq!(status.declared.values().flatten().count(), 0, "{status:?}");
-    assert!(!tools.deduplicates(&artifact.tools["echo"]), "MCP calls carry no idempotency key");
+    assert!(
+        !tools.deduplicates(&artifact.tools["echo"]),
+        "MCP calls carry no idempotency key"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_error_is_an_error_the_model_sees() {
     let Some(server) = everything() else { return };
     let artifact = compile(&program(REFERENCE, &["reference"]));
-    let mcp = Arc::new(McpClient::attach(&artifact, &config(stdio(&server, json!({})), &[])).await.unwrap());
+    let mcp = Arc::new(
+        McpClient::attach(&artifact, &config(stdio(&server, json!({})), &[]))
+            .await
+            .unwrap(),
+    );
     let tools = runner(&artifact, mcp);
-    let error = call(&tools, &artifact, "reference", json!({"resourceId": -1})).await.unwrap_err();
+    let error = call(&tools, &artifact, "reference", json!({"resourceId": -1}))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind, ToolErrorKind::Failed, "{error:?}");
     assert!(
         error.message.starts_with("MCP tool `reference` reported an error: ") && error.message.contains("resourceId"),
@@ -143,7 +164,10 @@ tool files(path: string "A path") -> string {
         ]
     );
     let text = error.to_string();
-    assert!(text.contains("MCP server `files` is not configured by the host (needed by `files`)"), "{text}");
+    assert!(
+        text.contains("MCP server `files` is not configured by the host (needed by `files`)"),
+        "{text}"
+    );
 
     // A host that attaches nothing cannot build the runner: the server is named.
     let refused = Tools::builder(Arc::new(tenx_engine::testing::ManualClock::new(0)))
@@ -159,14 +183,22 @@ tool files(path: string "A path") -> string {
 async fn tools_the_server_announces_later_are_never_reachable() {
     let Some(server) = everything() else { return };
     let artifact = compile(&program(ECHO, &["echo"]));
-    let mcp = Arc::new(McpClient::attach(&artifact, &config(stdio(&server, json!({})), &[])).await.unwrap());
+    let mcp = Arc::new(
+        McpClient::attach(&artifact, &config(stdio(&server, json!({})), &[]))
+            .await
+            .unwrap(),
+    );
     // The server registers more tools once initialised and announces them.
     eventually(Duration::from_secs(20), || {
-        mcp.status("everything").is_some_and(|status| status.announcements >= 1 && status.listings >= 2)
+        mcp.status("everything")
+            .is_some_and(|status| status.announcements >= 1 && status.listings >= 2)
     })
     .await;
     let status = mcp.status("everything").unwrap();
-    assert!(status.listed.contains(&"simulate-research-query".to_string()), "{status:?}");
+    assert!(
+        status.listed.contains(&"simulate-research-query".to_string()),
+        "{status:?}"
+    );
     assert_eq!(status.declared.keys().collect::<Vec<_>>(), ["echo"]);
     assert_eq!(mcp.tools().keys().collect::<Vec<_>>(), ["echo"]);
 
@@ -193,7 +225,10 @@ async fn tools_the_server_announces_later_are_never_reachable() {
         .await
         .unwrap_err();
     assert_eq!(refused.message, "no tool `simulate-research-query` is declared");
-    assert_eq!(call(&tools, &artifact, "echo", json!({"message": "still"})).await, Ok(json!("Echo: still")));
+    assert_eq!(
+        call(&tools, &artifact, "echo", json!({"message": "still"})).await,
+        Ok(json!("Echo: still"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,7 +241,8 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_is_restarted_for_the_ne
         node().unwrap().display(),
         server.display()
     );
-    let settings = json!({"servers": {"everything": {"transport": "stdio", "command": "/bin/sh", "args": ["-c", script]}}});
+    let settings =
+        json!({"servers": {"everything": {"transport": "stdio", "command": "/bin/sh", "args": ["-c", script]}}});
     let artifact = compile(&program(&format!("{ECHO}{SLOW}"), &["echo", "slow"]));
     let mcp = Arc::new(McpClient::attach(&artifact, &config(settings, &[])).await.unwrap());
     let tools = Arc::new(runner(&artifact, Arc::clone(&mcp)));
@@ -217,7 +253,10 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_is_restarted_for_the_ne
         tokio::spawn(async move { call(&tools, &artifact, "slow", json!({"duration": 30, "steps": 1})).await })
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let killed = std::process::Command::new("kill").args(["-9", &first_pid]).status().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &first_pid])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let error = in_flight.await.unwrap().unwrap_err();
     assert_eq!(error.kind, ToolErrorKind::Connection, "{error:?}");
@@ -227,7 +266,10 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_is_restarted_for_the_ne
     );
 
     // The next call starts the server again, checks the tools again, and runs.
-    assert_eq!(call(&tools, &artifact, "echo", json!({"message": "back"})).await, Ok(json!("Echo: back")));
+    assert_eq!(
+        call(&tools, &artifact, "echo", json!({"message": "back"})).await,
+        Ok(json!("Echo: back"))
+    );
     let second_pid = std::fs::read_to_string(pid_file.path()).unwrap().trim().to_string();
     assert_ne!(first_pid, second_pid);
     assert!(mcp.status("everything").unwrap().listings >= 2);
@@ -252,15 +294,32 @@ async fn a_server_that_cannot_be_restarted_backs_off() {
     let mcp = Arc::new(McpClient::attach(&artifact, &config(settings, &[])).await.unwrap());
     let tools = runner(&artifact, mcp);
     let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    assert!(std::process::Command::new("kill").args(["-9", &pid]).status().unwrap().success());
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    let first = call(&tools, &artifact, "echo", json!({"message": "x"})).await.unwrap_err();
+    let first = call(&tools, &artifact, "echo", json!({"message": "x"}))
+        .await
+        .unwrap_err();
     assert_eq!(first.kind, ToolErrorKind::Connection);
-    assert!(first.message.starts_with("could not reconnect to MCP server `everything`: "), "{first:?}");
-    let second = call(&tools, &artifact, "echo", json!({"message": "x"})).await.unwrap_err();
     assert!(
-        second.message.starts_with("MCP server `everything` is down; the next attempt to reconnect is in "),
+        first
+            .message
+            .starts_with("could not reconnect to MCP server `everything`: "),
+        "{first:?}"
+    );
+    let second = call(&tools, &artifact, "echo", json!({"message": "x"}))
+        .await
+        .unwrap_err();
+    assert!(
+        second
+            .message
+            .starts_with("MCP server `everything` is down; the next attempt to reconnect is in "),
         "{second:?}"
     );
 }
@@ -272,10 +331,15 @@ async fn timeouts_and_cancellation() {
     let settings = stdio(&server, json!({"timeout_ms": 3000}));
     let mcp = Arc::new(McpClient::attach(&artifact, &config(settings, &[])).await.unwrap());
     let tools = runner(&artifact, mcp);
-    let error = call(&tools, &artifact, "slow", json!({"duration": 20, "steps": 1})).await.unwrap_err();
+    let error = call(&tools, &artifact, "slow", json!({"duration": 20, "steps": 1}))
+        .await
+        .unwrap_err();
     assert_eq!(
         (error.kind, error.message.as_str()),
-        (ToolErrorKind::Timeout, "MCP server `everything` did not answer within 3000 ms")
+        (
+            ToolErrorKind::Timeout,
+            "MCP server `everything` did not answer within 3000 ms"
+        )
     );
     let cancel = CancellationToken::new();
     let cancelling = {
@@ -291,7 +355,10 @@ async fn timeouts_and_cancellation() {
     cancelling.await.unwrap();
     assert_eq!(error.message, "the call was cancelled");
     // The connection survives both.
-    assert_eq!(call(&tools, &artifact, "echo", json!({"message": "ok"})).await, Ok(json!("Echo: ok")));
+    assert_eq!(
+        call(&tools, &artifact, "echo", json!({"message": "ok"})).await,
+        Ok(json!("Echo: ok"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -300,9 +367,12 @@ async fn a_stdio_server_receives_only_the_variables_its_configuration_names() {
     let artifact = compile(&program(ENV, &["env"]));
     let settings = stdio(&server, json!({"env": ["TENX_MCP_GIVEN"]}));
     let mcp = Arc::new(
-        McpClient::attach(&artifact, &config(settings, &[("TENX_MCP_GIVEN", "yes"), ("TENX_SECRET", "no")]))
-            .await
-            .unwrap(),
+        McpClient::attach(
+            &artifact,
+            &config(settings, &[("TENX_MCP_GIVEN", "yes"), ("TENX_SECRET", "no")]),
+        )
+        .await
+        .unwrap(),
     );
     let tools = runner(&artifact, mcp);
     let text = call(&tools, &artifact, "env", json!({})).await.unwrap();

@@ -155,7 +155,10 @@ pub async fn call_with(
 pub async fn eventually(limit: Duration, mut ready: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + limit;
     while !ready() {
-        assert!(tokio::time::Instant::now() < deadline, "the condition did not hold within {limit:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the condition did not hold within {limit:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

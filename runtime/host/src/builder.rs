@@ -118,7 +118,10 @@ impl HostBuilder {
 
     /// Wraps the tool runner once it is built (to observe or delay calls in tests).
     #[must_use]
-    pub fn wrap_tools(mut self, wrap: impl FnOnce(Arc<dyn ToolRunner>) -> Arc<dyn ToolRunner> + Send + 'static) -> Self {
+    pub fn wrap_tools(
+        mut self,
+        wrap: impl FnOnce(Arc<dyn ToolRunner>) -> Arc<dyn ToolRunner> + Send + 'static,
+    ) -> Self {
         self.wrap_tools = Some(Box::new(wrap));
         self
     }
@@ -126,7 +129,8 @@ impl HostBuilder {
     /// Resolves the environment through `lookup` (every missing name at once), builds the tool
     /// runner and the engine.
     pub fn build(self, lookup: impl Fn(&str) -> Option<String>) -> Result<Engine, HostError> {
-        let environment = crate::environment::resolve(&self.artifact.artifact, lookup).map_err(HostError::Environment)?;
+        let environment =
+            crate::environment::resolve(&self.artifact.artifact, lookup).map_err(HostError::Environment)?;
         self.build_with(&environment)
     }
 

@@ -83,11 +83,15 @@ async fn a_version_1_file_gains_the_in_flight_index() {
     let (_dir, path) = temp_file();
     drop(open(&path).await);
     let connection = Connection::open(&path).unwrap();
-    connection.execute_batch("DROP INDEX receipts_in_flight; PRAGMA user_version = 1;").unwrap();
+    connection
+        .execute_batch("DROP INDEX receipts_in_flight; PRAGMA user_version = 1;")
+        .unwrap();
     drop(connection);
     let store = SqliteStore::open(&path).await.unwrap();
     let connection = Connection::open(&path).unwrap();
-    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
     assert_eq!(version, schema_version());
     let index: String = connection
         .query_row(

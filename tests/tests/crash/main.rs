@@ -208,10 +208,18 @@ fn kill_9_between_pause_and_resume_loses_nothing_and_refunds_once() {
     assert_eq!(pending.interrupt.as_ref().unwrap().id, interrupt);
     assert_eq!(paused.thread.context.len(), 2, "the request and the model's call");
     assert!(paused.records.is_empty());
-    assert!(paused.unfinished.is_empty(), "a paused thread waits: recovery leaves it");
+    assert!(
+        paused.unfinished.is_empty(),
+        "a paused thread waits: recovery leaves it"
+    );
     assert!(setup.service.requests().is_empty());
 
-    let second = setup.child(&[(ACTION, "resume"), (THREAD, "a"), (INTERRUPT, &interrupt), (ANSWER, APPROVE)]);
+    let second = setup.child(&[
+        (ACTION, "resume"),
+        (THREAD, "a"),
+        (INTERRUPT, &interrupt),
+        (ANSWER, APPROVE),
+    ]);
     assert_eq!(second.expect("ran")["status"], json!(ExecutionStatus::Completed));
     second.exits();
 
@@ -227,7 +235,12 @@ fn kill_9_between_the_call_and_its_receipt_resends_the_same_key_once() {
     let setup = setup();
     let interrupt = setup.paused_refund("b");
     setup.service.hold();
-    let second = setup.child(&[(ACTION, "resume"), (THREAD, "b"), (INTERRUPT, &interrupt), (ANSWER, APPROVE)]);
+    let second = setup.child(&[
+        (ACTION, "resume"),
+        (THREAD, "b"),
+        (INTERRUPT, &interrupt),
+        (ANSWER, APPROVE),
+    ]);
     second.expect("sending");
     eventually("the service has the refund", || setup.service.requests().len() == 1);
     second.kill();
@@ -235,7 +248,10 @@ fn kill_9_between_the_call_and_its_receipt_resends_the_same_key_once() {
     // The answer and the call in flight were stored before the refund was sent.
     let killed = setup.stored("b");
     assert!(killed.thread.pending.is_none());
-    let in_flight = killed.thread.run.as_ref().unwrap().branches[""].in_flight.clone().unwrap();
+    let in_flight = killed.thread.run.as_ref().unwrap().branches[""]
+        .in_flight
+        .clone()
+        .unwrap();
     assert_eq!((in_flight.tool.as_str(), in_flight.approved), ("issue_refund", true));
     assert_eq!(killed.in_flight.len(), 1);
     assert_eq!(killed.in_flight[0].key, KEY);
@@ -254,13 +270,24 @@ fn kill_9_between_the_call_and_its_receipt_resends_the_same_key_once() {
 #[test]
 fn kill_9_during_a_call_that_cannot_deduplicate_makes_it_outcome_unknown_never_rerun() {
     let setup = setup();
-    let first = setup.child(&[(ACTION, "start"), (THREAD, "c"), (MESSAGE, "Ship parcel 77"), (HOLD_NATIVE, "1")]);
+    let first = setup.child(&[
+        (ACTION, "start"),
+        (THREAD, "c"),
+        (MESSAGE, "Ship parcel 77"),
+        (HOLD_NATIVE, "1"),
+    ]);
     first.expect("shipped");
     first.kill();
     assert_eq!(setup.carrier_effects(), ["77"]);
     let killed = setup.stored("c");
     assert_eq!(killed.in_flight.len(), 1);
-    assert!(!killed.thread.run.as_ref().unwrap().branches[""].in_flight.as_ref().unwrap().approved);
+    assert!(
+        !killed.thread.run.as_ref().unwrap().branches[""]
+            .in_flight
+            .as_ref()
+            .unwrap()
+            .approved
+    );
 
     assert_eq!(setup.recover(), json!([{"thread": "c", "outcome": "finished"}]));
     assert_eq!(setup.carrier_effects(), ["77"], "never run again");
@@ -269,8 +296,15 @@ fn kill_9_during_a_call_that_cannot_deduplicate_makes_it_outcome_unknown_never_r
     let results = done.tool_results();
     assert_eq!(results.len(), 1);
     assert!(results[0].1, "an error the model sees");
-    assert!(results[0].0.as_str().unwrap().contains("(outcome_unknown)"), "{results:?}");
-    assert!(done.final_text().contains("outcome_unknown"), "the model saw it: {}", done.final_text());
+    assert!(
+        results[0].0.as_str().unwrap().contains("(outcome_unknown)"),
+        "{results:?}"
+    );
+    assert!(
+        done.final_text().contains("outcome_unknown"),
+        "the model saw it: {}",
+        done.final_text()
+    );
     assert!(done.in_flight.is_empty());
     let outcomes: Vec<&Value> = done.records.iter().map(|(_, what, _)| what).collect();
     assert_eq!(outcomes, [&json!("outcome_unknown")]);

@@ -22,7 +22,13 @@ pub struct Child {
 pub fn spawn(store: &Path, artifact: &Path, vars: &[(&str, &str)]) -> Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
-        .args(["--ignored", "--exact", "child::crash_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--ignored",
+            "--exact",
+            "child::crash_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(child::STORE, store)
         .env(child::ARTIFACT, artifact)
         .stdout(Stdio::piped())
@@ -38,10 +44,10 @@ pub fn spawn(store: &Path, artifact: &Path, vars: &[(&str, &str)]) -> Child {
             let Ok(line) = line else { break };
             // libtest may print `test child::crash_child ... ` before the child's first line.
             let Some(start) = line.find('{') else { continue };
-            if let Ok(value) = serde_json::from_str::<Value>(line[start..].trim()) {
-                if send.send(value).is_err() {
-                    break;
-                }
+            if let Ok(value) = serde_json::from_str::<Value>(line[start..].trim())
+                && send.send(value).is_err()
+            {
+                break;
             }
         }
     });

@@ -98,7 +98,8 @@ async fn refund(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         let (_, answer) = effects.entry(key).or_insert_with(|| {
             let text = format!(
                 "Refunded {} cents on order {} (refund {refunds}).",
-                request["amount_cents"], request["order_id"].as_str().unwrap_or_default()
+                request["amount_cents"],
+                request["order_id"].as_str().unwrap_or_default()
             );
             (1, json!(text))
         });

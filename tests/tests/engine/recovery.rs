@@ -163,7 +163,14 @@ async fn an_approved_call_in_flight_is_sent_again_with_the_same_key_and_the_run_
     assert_eq!(outcomes, vec![Value::Null, json!("resent"), json!("completed")]);
     assert!(store.unfinished().await.unwrap().is_empty());
     // A second recovery finds nothing to do.
-    assert!(second.recover(&mut RecordingEvents::new()).await.unwrap().threads.is_empty());
+    assert!(
+        second
+            .recover(&mut RecordingEvents::new())
+            .await
+            .unwrap()
+            .threads
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -182,7 +189,10 @@ async fn a_call_that_cannot_deduplicate_becomes_outcome_unknown_and_is_never_sen
     let thread = store.load("t").await.unwrap().unwrap();
     let outputs = tool_outputs(&thread.context);
     assert_eq!(outputs.len(), 1);
-    assert!(outputs[0].as_str().unwrap().contains("(outcome_unknown)"), "{outputs:?}");
+    assert!(
+        outputs[0].as_str().unwrap().contains("(outcome_unknown)"),
+        "{outputs:?}"
+    );
     // The model's `{result}` turn repeats what it was told.
     assert!(assistant_texts(&thread.context)[0].contains("outcome_unknown"));
     let receipt = store.receipt("t", "refund-1042-5900").await.unwrap().unwrap();
@@ -199,7 +209,12 @@ async fn waiting_threads_are_left_alone_and_a_held_thread_is_skipped_as_busy() {
         busy_wait: Duration::from_millis(50),
         ..EngineOptions::default()
     };
-    let host = engine(example_artifact("refund_approval"), store.clone(), tools.clone(), options);
+    let host = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        options,
+    );
     let mut events = RecordingEvents::new();
     for thread in ["paused", "held"] {
         let request = RunRequest {
@@ -227,8 +242,15 @@ async fn waiting_threads_are_left_alone_and_a_held_thread_is_skipped_as_busy() {
     assert_eq!(store.unfinished().await.unwrap(), vec!["held".to_owned()]);
     let lease = store.lock("held").await.unwrap();
     let report = host.recover(&mut events).await.unwrap();
-    assert_eq!(report.outcome("held"), Some(&RecoveryOutcome::Skipped(SkipReason::Busy)));
-    assert_eq!(report.outcome("paused"), None, "a thread waiting at a question is not listed");
+    assert_eq!(
+        report.outcome("held"),
+        Some(&RecoveryOutcome::Skipped(SkipReason::Busy))
+    );
+    assert_eq!(
+        report.outcome("paused"),
+        None,
+        "a thread waiting at a question is not listed"
+    );
     drop(lease);
     assert!(tools.keys().is_empty());
 }

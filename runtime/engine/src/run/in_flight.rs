@@ -39,23 +39,27 @@ impl Working<'_> {
 /// Finishes an agent node's call that was in flight: its result goes into the conversation (and
 /// state) as if the call had just returned, and is committed; the turn's later calls and the
 /// model follow as usual.
-pub(crate) async fn finish_agent_call(working: &mut Working<'_>, node: &str, call: InFlightCall) -> Result<(), StepError> {
+pub(crate) async fn finish_agent_call(
+    working: &mut Working<'_>,
+    node: &str,
+    call: InFlightCall,
+) -> Result<(), StepError> {
     let queued = super::agent::unanswered_calls(&working.record.context, node)
         .into_iter()
         .find(|queued| queued.id == call.call_id);
-    let outcome = super::execute::run_tool(
-        working,
-        node,
-        &call.tool,
-        &call.call_id,
-        &call.arguments,
-        call.approved,
-    )
-    .await?;
+    let outcome =
+        super::execute::run_tool(working, node, &call.tool, &call.call_id, &call.arguments, call.approved).await?;
     // The conversation shows the call as the model made it. A call that is no longer open
     // (impossible: the commit of its result clears it) only gets its receipt stored.
     if let Some(queued) = queued {
-        super::calls::push_result(working, node, &queued, &call.tool, outcome.output.clone(), outcome.is_error);
+        super::calls::push_result(
+            working,
+            node,
+            &queued,
+            &call.tool,
+            outcome.output.clone(),
+            outcome.is_error,
+        );
         if !outcome.is_error {
             super::execute::write_tool_result(working, node, &call.tool, &outcome.output)?;
         }

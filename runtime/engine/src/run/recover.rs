@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
+use crate::RunError;
 use crate::engine::{Engine, Inner};
 use crate::ports::{EventSink, ThreadLease};
 use crate::wire::ExecutionStatus;
-use crate::RunError;
 
 use super::Working;
 use super::working::store_error;

@@ -120,7 +120,10 @@ mod tests {
         for id in &interrupts {
             assert_eq!(id.len(), 36);
             assert!(id.starts_with("int_"));
-            assert!(id[4..].bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f')), "{id}");
+            assert!(
+                id[4..].bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f')),
+                "{id}"
+            );
         }
         let thread = ids.thread_id();
         assert_eq!(thread.len(), 36);

@@ -9,10 +9,7 @@ use crate::options::RetryPolicy;
 /// `None` when the server asks for longer than the policy's cap (then the call is not retried).
 pub fn wait(policy: &RetryPolicy, attempt: u32, retry_after: Option<Duration>) -> Option<Duration> {
     let exponent = attempt.saturating_sub(1).min(30);
-    let ceiling = policy
-        .base
-        .saturating_mul(1_u32 << exponent)
-        .min(policy.max_backoff);
+    let ceiling = policy.base.saturating_mul(1_u32 << exponent).min(policy.max_backoff);
     let ceiling_ms = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
     let jittered = Duration::from_millis(fastrand::u64(0..=ceiling_ms));
     match retry_after {
@@ -72,8 +69,15 @@ mod tests {
     fn retry_after_is_honoured_up_to_the_cap() {
         let policy = policy();
         assert!(wait(&policy, 1, Some(Duration::from_secs(2))).unwrap() >= Duration::from_secs(2));
-        assert_eq!(wait(&policy, 1, Some(Duration::from_secs(5))), Some(Duration::from_secs(5)));
-        assert_eq!(wait(&policy, 1, Some(Duration::from_secs(6))), None, "longer than the cap");
+        assert_eq!(
+            wait(&policy, 1, Some(Duration::from_secs(5))),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            wait(&policy, 1, Some(Duration::from_secs(6))),
+            None,
+            "longer than the cap"
+        );
         assert!(wait(&policy, 1, Some(Duration::ZERO)).unwrap() <= Duration::from_millis(100));
     }
 
@@ -91,7 +95,10 @@ mod tests {
             retry_after_at("Sun, 06 Nov 1994 08:49:37 GMT", at - 1_500),
             Some(Duration::from_millis(1_500))
         );
-        assert_eq!(retry_after_at("Sun, 06 Nov 1994 08:49:37 GMT", at + 10), Some(Duration::ZERO));
+        assert_eq!(
+            retry_after_at("Sun, 06 Nov 1994 08:49:37 GMT", at + 10),
+            Some(Duration::ZERO)
+        );
         assert_eq!(retry_after_at("soon", 0), None);
         assert_eq!(retry_after_at("-5", 0), None);
         assert_eq!(retry_after_at("", 0), None);

@@ -149,7 +149,8 @@ mod tests {
 
     #[test]
     fn only_identifiers_are_kept_from_an_error_body() {
-        let body = br#"{"error": {"type": "a prompt: tell me the secret", "code": "x", "param": "messages[3].content"}}"#;
+        let body =
+            br#"{"error": {"type": "a prompt: tell me the secret", "code": "x", "param": "messages[3].content"}}"#;
         assert_eq!(
             error_identifiers(body).as_deref(),
             Some("code `x`, param `messages[3].content`")

@@ -41,7 +41,7 @@ use tenx_artifact::{Model, Provider};
 use tenx_engine::ports::ModelClient;
 
 pub use options::{ProviderOptions, RetryPolicy, Timeouts};
-pub use setup::{SetupError, Settings};
+pub use setup::{Settings, SetupError};
 pub use transport::Transport;
 
 /// The client of the model declared as `declared` (`model`), with its resolved `api_key`

@@ -31,7 +31,10 @@ impl Events<reqwest::Error> {
 
 impl<E: Send + 'static> Events<E> {
     /// The events of any byte stream (an answer's body, or bytes in memory for a benchmark).
-    pub fn from_bytes<B: AsRef<[u8]>>(bytes: impl Stream<Item = Result<B, E>> + Send + 'static, idle: Duration) -> Self {
+    pub fn from_bytes<B: AsRef<[u8]>>(
+        bytes: impl Stream<Item = Result<B, E>> + Send + 'static,
+        idle: Duration,
+    ) -> Self {
         Self {
             stream: Box::pin(bytes.eventsource()),
             idle,

@@ -220,10 +220,7 @@ fn respond(canned: Canned) -> Response {
     let mut response = Response::new(body);
     *response.status_mut() = StatusCode::from_u16(canned.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     for (name, value) in &canned.headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
             response.headers_mut().append(name, value);
         }
     }

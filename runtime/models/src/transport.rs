@@ -97,29 +97,30 @@ impl Transport {
             // Not reqwest's own `timeout`: that one also covers the body, and a stream may
             // rightly last longer than the wait for its headers.
             let headers_timeout = self.options.timeouts.headers;
-            let (failure, retry_after) = match cancellable(caller, cancel, within(caller, headers_timeout, sent)).await?? {
-                Ok(response) if response.status().is_success() => return Ok(response),
-                Ok(response) => {
-                    let status = response.status();
-                    let retry_after = retry_after(response.headers());
-                    let error_body = self
-                        .read(caller, response, MAX_ERROR_BODY_BYTES, true, cancel)
-                        .await
-                        .unwrap_or_default();
-                    let failure = caller.status(status, &error_body, attempt);
-                    if !is_retryable(status) {
-                        return Err(failure);
+            let (failure, retry_after) =
+                match cancellable(caller, cancel, within(caller, headers_timeout, sent)).await?? {
+                    Ok(response) if response.status().is_success() => return Ok(response),
+                    Ok(response) => {
+                        let status = response.status();
+                        let retry_after = retry_after(response.headers());
+                        let error_body = self
+                            .read(caller, response, MAX_ERROR_BODY_BYTES, true, cancel)
+                            .await
+                            .unwrap_or_default();
+                        let failure = caller.status(status, &error_body, attempt);
+                        if !is_retryable(status) {
+                            return Err(failure);
+                        }
+                        (failure, retry_after)
                     }
-                    (failure, retry_after)
-                }
-                Err(transport) => {
-                    let failure = caller.transport(&transport, attempt);
-                    if transport.is_timeout() || !(transport.is_connect() || transport.is_request()) {
-                        return Err(failure);
+                    Err(transport) => {
+                        let failure = caller.transport(&transport, attempt);
+                        if transport.is_timeout() || !(transport.is_connect() || transport.is_request()) {
+                            return Err(failure);
+                        }
+                        (failure, None)
                     }
-                    (failure, None)
-                }
-            };
+                };
             if attempt >= attempts {
                 return Err(failure);
             }

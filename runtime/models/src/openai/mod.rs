@@ -19,7 +19,7 @@ use tenx_engine::ports::{DeltaSink, ModelClient, ModelError, ModelReply, ModelRe
 use tokio_util::sync::CancellationToken;
 
 use crate::failure::Caller;
-use crate::setup::{SetupError, Settings};
+use crate::setup::{Settings, SetupError};
 use crate::sse::Events;
 use crate::transport::{Endpoint, MAX_BODY_BYTES, Transport, within};
 pub use stream::StreamAssembler;
@@ -68,7 +68,8 @@ impl OpenAiModel {
     ) -> Result<ModelReply, ModelError> {
         let caller = &self.caller;
         let prepared = request::body(&caller.model, &self.params, request, self.stream);
-        let body = serde_json::to_vec(&prepared.body).map_err(|_| caller.malformed("the request could not be encoded"))?;
+        let body =
+            serde_json::to_vec(&prepared.body).map_err(|_| caller.malformed("the request could not be encoded"))?;
         let response = self.transport.post(caller, &self.endpoint, &body, cancel).await?;
         let output = prepared.output.as_ref();
         if !self.stream {

@@ -32,7 +32,10 @@ pub struct Prepared {
 pub fn body(model: &str, params: &Map<String, Value>, request: &ModelRequest<'_>, stream: bool) -> Prepared {
     let mut body = params.clone();
     body.insert("model".into(), json!(model));
-    body.insert("messages".into(), Value::Array(messages(&request.system, request.messages)));
+    body.insert(
+        "messages".into(),
+        Value::Array(messages(&request.system, request.messages)),
+    );
     if !request.tools.is_empty() {
         body.insert("tools".into(), Value::Array(request.tools.iter().map(tool).collect()));
     }

@@ -141,7 +141,8 @@ mod tests {
     fn anything_else_falls_back() {
         let open = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
         assert!(!is_strict_compatible(&open), "additionalProperties missing");
-        let optional = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
+        let optional =
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
         assert!(!is_strict_compatible(&optional), "a property not required");
         let length = json!({"type": "object", "properties": {"a": {"type": "string", "minLength": 1}},
             "required": ["a"], "additionalProperties": false});
@@ -149,13 +150,17 @@ mod tests {
         let nested_open = json!({"type": "object", "properties": {"a": {"type": "object", "properties": {}}},
             "required": ["a"], "additionalProperties": false});
         assert!(!is_strict_compatible(&nested_open), "a nested open object");
-        assert!(!is_strict_compatible(&json!({"type": "array", "items": {}})), "root not an object");
+        assert!(
+            !is_strict_compatible(&json!({"type": "array", "items": {}})),
+            "root not an object"
+        );
         let one_of = json!({"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}]}},
             "required": ["a"], "additionalProperties": false});
         assert!(!is_strict_compatible(&one_of), "oneOf");
         let mut deep = json!({"type": "object", "properties": {}, "additionalProperties": false});
         for _ in 0..10 {
-            deep = json!({"type": "object", "properties": {"d": deep}, "required": ["d"], "additionalProperties": false});
+            deep =
+                json!({"type": "object", "properties": {"d": deep}, "required": ["d"], "additionalProperties": false});
         }
         assert!(!is_strict_compatible(&deep), "deeper than 10 objects");
     }

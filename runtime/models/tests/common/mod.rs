@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tenx_artifact::{Model, Provider};
 use tenx_engine::ports::{DeltaSink, ModelRequest, ToolSpec};
-use tenx_engine::wire::Message;
+use tenx_engine::wire::{ContentBlock, FunctionCall, Message, Role, ToolCall, ToolResultStatus};
 use tenx_models::{ProviderOptions, RetryPolicy, Timeouts, Transport};
 use tokio_util::sync::CancellationToken;
 
@@ -117,4 +117,69 @@ impl DeltaSink for Pieces {
             token.cancel();
         }
     }
+}
+
+/// A user message.
+pub fn user(text: &str) -> Message {
+    Message::text("m-user", Role::User, text, 0.0)
+}
+
+/// An assistant turn that called `calls` (id, name, arguments).
+fn assistant_calls(calls: &[(&str, &str, &str)]) -> Message {
+    let mut message = Message::text("m-a", Role::Assistant, "", 0.0);
+    message.content.clear();
+    let mut wire = Vec::new();
+    for (id, name, arguments) in calls {
+        message.content.push(ContentBlock::ToolCall {
+            id: (*id).into(),
+            name: (*name).into(),
+            args: serde_json::from_str(arguments).unwrap(),
+            tool_type: None,
+        });
+        wire.push(ToolCall {
+            id: (*id).into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: (*name).into(),
+                arguments: (*arguments).into(),
+            },
+        });
+    }
+    message.tools_calls = Some(wire);
+    message
+}
+
+/// A tool message answering `call`.
+fn result(call: &str, output: Value, is_error: bool) -> Message {
+    let mut message = Message::text("m-t", Role::Tool, "", 0.0);
+    message.content = vec![ContentBlock::ToolResult {
+        call_id: call.into(),
+        output,
+        is_error,
+        status: Some(if is_error {
+            ToolResultStatus::Failed
+        } else {
+            ToolResultStatus::Completed
+        }),
+    }];
+    message.metadata.insert("tool_call_id".into(), json!(call));
+    message
+}
+
+/// A conversation with parallel calls, a rejected approval, a handoff and a retry note.
+pub fn long_conversation() -> Vec<Message> {
+    vec![
+        user("Refund order 1042, 59.00"),
+        assistant_calls(&[
+            ("call_1", "lookup_order", r#"{"order_id":"1042"}"#),
+            ("call_2", "issue_refund", r#"{"order_id":"1042","amount_cents":5900}"#),
+        ]),
+        result("call_1", json!({"paid_cents": 5900, "refunded_cents": 0}), false),
+        result("call_2", json!("Refund declined."), true),
+        Message::text("m-s", Role::System, "Your last answer was not accepted.", 0.0),
+        Message::text("m-a2", Role::Assistant, "The refund was declined.", 0.0),
+        user("Then hand me to billing."),
+        assistant_calls(&[("call_3", "transfer_to_billing", r#"{"reason":"declined"}"#)]),
+        result("call_3", json!("Handed off to `billing`."), false),
+    ]
 }

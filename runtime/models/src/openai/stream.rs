@@ -170,3 +170,81 @@ impl StreamAssembler {
         self.parts.into_reply(caller, output, deltas)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller() -> Caller {
+        Caller {
+            provider: "openai",
+            model: "llama3.1:8b".into(),
+        }
+    }
+
+    struct Sink(Vec<String>);
+
+    impl DeltaSink for Sink {
+        fn text(&mut self, piece: &str) {
+            self.0.push(piece.to_owned());
+        }
+    }
+
+    #[test]
+    fn a_whole_call_in_one_chunk_without_index_id_or_done_is_read() {
+        // As Ollama streams a tool call: whole, in one chunk, and this one without index or id.
+        let mut assembler = StreamAssembler::new(None);
+        let mut sink = Sink(Vec::new());
+        for data in [
+            r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"lookup_order","arguments":"{\"order_id\":\"1042\"}"}},{"function":{"name":"ping","arguments":""}}]},"finish_reason":null}]}"#,
+            r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"tool_calls"}]}"#,
+        ] {
+            assembler.push(&caller(), data, &mut sink).unwrap();
+        }
+        assert!(!assembler.is_done());
+        let reply = assembler.finish(&caller(), None, &mut sink).unwrap();
+        assert!(sink.0.is_empty());
+        let calls: Vec<(&str, &str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|call| (call.id.as_str(), call.name.as_str(), call.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("call_0", "lookup_order", r#"{"order_id":"1042"}"#),
+                ("call_1", "ping", "{}")
+            ]
+        );
+    }
+
+    #[test]
+    fn an_error_chunk_and_a_nameless_call_fail_clearly() {
+        let mut sink = Sink(Vec::new());
+        let error = StreamAssembler::new(None)
+            .push(
+                &caller(),
+                r#"{"error":{"message":"model crashed","type":"server_error","code":500}}"#,
+                &mut sink,
+            )
+            .unwrap_err();
+        assert_eq!(error.kind, ModelErrorKind::Server);
+        assert_eq!(
+            error.message,
+            "provider `openai`, model `llama3.1:8b`: the stream reported an error (type `server_error`)"
+        );
+        let mut assembler = StreamAssembler::new(None);
+        assembler
+            .push(
+                &caller(),
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+                &mut sink,
+            )
+            .unwrap();
+        let error = assembler.finish(&caller(), None, &mut sink).unwrap_err();
+        assert_eq!(
+            error.message,
+            "provider `openai`, model `llama3.1:8b`: malformed answer: tool call 0 has no function name"
+        );
+    }
+}

@@ -93,6 +93,35 @@ async fn reassemble(body: &[u8], caller: &Caller) -> Duration {
     elapsed
 }
 
+/// Reassembles already-framed `data` payloads once (no SSE decoding).
+fn assemble_only(data: &[String], caller: &Caller) -> Duration {
+    let started = Instant::now();
+    let mut assembler = StreamAssembler::new(None);
+    let mut sink = Count(0);
+    for payload in data {
+        assembler.push(caller, payload, &mut sink).unwrap();
+    }
+    let reply = assembler.finish(caller, None, &mut sink).unwrap();
+    let elapsed = started.elapsed();
+    assert!(!reply.text.is_empty() || !reply.tool_calls.is_empty());
+    elapsed
+}
+
+/// Decodes the SSE framing of `body` once (no reassembly).
+async fn decode_only(body: &[u8], caller: &Caller) -> Duration {
+    let pieces: Vec<Result<Vec<u8>, Infallible>> = body.chunks(1_400).map(|piece| Ok(piece.to_vec())).collect();
+    let cancel = CancellationToken::new();
+    let started = Instant::now();
+    let mut events = Events::from_bytes(futures_util::stream::iter(pieces), Duration::from_secs(5));
+    let mut count = 0_usize;
+    while events.next(caller, &cancel).await.unwrap().is_some() {
+        count += 1;
+    }
+    let elapsed = started.elapsed();
+    assert!(count > 1_000);
+    elapsed
+}
+
 /// Median time of `runs` calls of `client`.
 async fn calls(client: &dyn ModelClient, model: &Model, runs: usize) -> Duration {
     let messages = [Message::text("m", Role::User, "Refund order 1042, 59.00", 0.0)];
@@ -138,9 +167,25 @@ async fn main() {
             runs.push(reassemble(&body, &caller).await);
         }
         println!(
-            "reassemble a 1,000-chunk stream ({label}, {} KB): median {:?}",
+            "reassemble a 1,000-chunk stream ({label}, {} KB), bytes to reply: median {:?}",
             body.len() / 1024,
             median(runs)
+        );
+        let data: Vec<String> = String::from_utf8(body.clone())
+            .unwrap()
+            .split("\n\n")
+            .filter_map(|event| event.strip_prefix("data: "))
+            .map(str::to_owned)
+            .collect();
+        let assembled: Vec<Duration> = (0..300).map(|_| assemble_only(&data, &caller)).collect();
+        let mut decoded = Vec::new();
+        for _ in 0..300 {
+            decoded.push(decode_only(&body, &caller).await);
+        }
+        println!(
+            "  of which: SSE decoding median {:?}, reassembly of the decoded events median {:?}",
+            median(decoded),
+            median(assembled)
         );
     }
 

@@ -18,5 +18,6 @@ mod concurrency;
 mod flow;
 mod handoffs;
 mod providers;
+mod recovery;
 mod retries;
 mod steering;

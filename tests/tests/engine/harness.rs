@@ -125,6 +125,8 @@ pub enum Models {
     Scripted,
     /// Every model is this steered model.
     Steered(Steered),
+    /// Every model is this client (a provider's, against a local fake server).
+    Given(Arc<dyn ModelClient>),
 }
 
 impl Host {
@@ -141,6 +143,7 @@ impl Host {
         for (name, model) in &artifact.artifact.models {
             let client: Arc<dyn ModelClient> = match &models {
                 Models::Steered(steered) => Arc::new(steered.clone()),
+                Models::Given(client) => Arc::clone(client),
                 Models::Scripted => {
                     assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
                     Arc::new(ScriptedModel::new())

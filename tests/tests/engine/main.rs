@@ -17,5 +17,7 @@ mod bypass;
 mod concurrency;
 mod flow;
 mod handoffs;
+mod providers;
+mod recovery;
 mod retries;
 mod steering;

@@ -1,0 +1,130 @@
+//! The refund example with its model switched to `provider = openai`, against a local fake
+//! chat-completions server replaying recorded answers: the same approval flow as with the
+//! scripted model, and the conversation the provider is sent on the way.
+
+use serde_json::json;
+use tenx_engine::Identity;
+use tenx_engine::testing::FakeTools;
+use tenx_engine::wire::{ExecutionStatus, Role};
+use tenx_models::test_support::{Canned, FakeProvider};
+use tenx_models::{ProviderOptions, Transport};
+
+use crate::harness::{Host, Models, assistant_texts, compile_named, dev, example};
+
+const ASK: &str = "Refund order 1042, 59.00";
+
+/// A recorded answer of `runtime/models/tests/fixtures/openai/`.
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        tenx_tests::repo_root()
+            .join("runtime/models/tests/fixtures/openai")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The refund example with `support_model` declared as an OpenAI-compatible model at `base_url`.
+fn refund_program(base_url: &str) -> String {
+    let text = example("refund_approval");
+    let start = text.find("model support_model {").unwrap();
+    let end = start + text[start..].find("\n}\n").unwrap() + 3;
+    format!(
+        "{}model support_model {{\n  provider = openai\n  name     = \"gpt-4o-mini\"\n  base_url = \"{base_url}\"\n}}\n{}",
+        &text[..start],
+        &text[end..]
+    )
+}
+
+#[tokio::test]
+async fn the_refund_example_runs_its_approval_flow_with_openai_against_the_fake() {
+    let fake = FakeProvider::start([
+        Canned::sse(fixture("refund_call.sse"), 11),
+        Canned::sse(fixture("refund_answer.sse"), 11),
+    ])
+    .await
+    .unwrap();
+    let artifact = compile_named(
+        "examples/refund_approval/main.tenx",
+        &refund_program(&format!("{}/v1", fake.url())),
+    );
+    let declared = artifact.artifact.models["support_model"].clone();
+    let transport = Transport::new(ProviderOptions::default()).unwrap();
+    let client = tenx_models::client_for("support_model", &declared, None, &transport).unwrap();
+    let tools = FakeTools::new().returns("issue_refund", json!("Refunded 5900 cents on order 1042."));
+    let host = Host::from_artifact(artifact, tools, Models::Given(client), dev());
+    let anyone = Identity::anonymous();
+
+    let paused = host.say("t1", ASK, &anyone).await.unwrap();
+    assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedBefore);
+    assert_eq!(host.tools.total_calls(), 0, "nothing runs before the approval");
+    let interrupt = paused.thread.pending.as_ref().unwrap().interrupt.clone().unwrap();
+    assert_eq!(interrupt.message, "Approve a refund of 5900 cents for order 1042?");
+    assert_eq!(interrupt.value["action"], "issue_refund");
+    assert_eq!(
+        interrupt.value["normalized_arguments"],
+        json!({"order_id": "1042", "amount_cents": 5900})
+    );
+
+    let done = host
+        .answer("t1", json!({"approved": true}), Some(&interrupt.id), &anyone)
+        .await
+        .unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(host.tools.calls_of("issue_refund"), 1);
+    assert_eq!(
+        assistant_texts(&done.messages),
+        vec!["Refunded 5900 cents on order 1042.".to_owned()]
+    );
+    let last = done
+        .messages
+        .iter()
+        .rev()
+        .find(|message| message.role == Role::Assistant)
+        .unwrap();
+    assert_eq!(
+        last.usages.map(|usage| usage.total_tokens),
+        Some(271),
+        "usage is recorded"
+    );
+
+    let received = fake.received();
+    assert_eq!(
+        received.len(),
+        2,
+        "one model call before the approval, one after the refund"
+    );
+    let first = received[0].json();
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["issue_refund", "lookup_order"]);
+    let second = received[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(messages[1]["content"], json!(ASK));
+    assert_eq!(
+        messages[2]["tool_calls"],
+        json!([{"id": "call_R3fUnD1042aB1cD2eF3gH4iJ", "type": "function",
+            "function": {"name": "issue_refund", "arguments": "{\"order_id\":\"1042\",\"amount_cents\":5900}"}}])
+    );
+    assert_eq!(
+        messages[3],
+        json!({"role": "tool", "tool_call_id": "call_R3fUnD1042aB1cD2eF3gH4iJ",
+            "content": "Refunded 5900 cents on order 1042."})
+    );
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .is_some_and(|prompt: &str| prompt.starts_with("You are a support agent")),
+        "{}",
+        messages[0]
+    );
+    assert_eq!(second["model"], json!("gpt-4o-mini"));
+}

@@ -54,7 +54,8 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
             let next = super::drive::next_after(working, node)?;
             return Ok(Flow::Go(next));
         }
-        working.commit().await?;
+        // No commit here either: the calls commit this step with the first thing they do (the
+        // call in flight, a question, a handoff, or the round's results).
     }
 }
 

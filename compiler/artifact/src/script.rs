@@ -229,7 +229,9 @@ pub struct Selection<'s> {
 
 /// Picks the turns for a run that starts at `user_message` (the last user message).
 pub fn select<'s>(script: &'s Script, user_message: &str) -> Result<Selection<'s>, ScriptError> {
-    select_with(script, user_message, |pattern| compile(pattern).map(std::sync::Arc::new))
+    select_with(script, user_message, |pattern| {
+        compile(pattern).map(std::sync::Arc::new)
+    })
 }
 
 /// [`select`] with the rules' regexes compiled by `compiled` (the runtime passes a cache, so a

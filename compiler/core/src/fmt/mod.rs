@@ -1,0 +1,118 @@
+//! `tenxc fmt`: source text → the same program in the one canonical layout. Pure: the CLI reads
+//! and writes the files.
+//!
+//! The layout is the one of the examples and `docs/language.md`: two-space indentation, one
+//! entry per line in blocks, `=` aligned down runs of entries and `->` down runs of edges and
+//! route arms, lists and argument lists on one line when they fit in the line width (default
+//! [`DEFAULT_LINE_WIDTH`], `[fmt] line_width` in `tenx.toml`) and one element per line when they
+//! do not. Comments stay where they were, on their own line or at the end of one; runs of empty
+//! lines become one empty line. Strings, text blocks, numbers and names are written exactly as
+//! in the source.
+//!
+//! Formatting never changes what a program means: the formatted text is parsed again and must
+//! hold the same tokens and the same comments, or the file is left as it was
+//! ([`format_source`] returns an error). A file with a syntax error is never formatted.
+//!
+//! Files: [`cst`] (the parse tree), [`trivia`] (comments, empty lines), [`printer`] (state and
+//! comment placement), [`sequence`] (bracketed lists), [`values`], [`blocks`], [`graph`],
+//! [`items`], [`render`] (document → text), [`verify`] (the same-program check).
+
+mod blocks;
+mod cst;
+mod graph;
+mod items;
+mod printer;
+mod render;
+mod sequence;
+mod trivia;
+mod values;
+mod verify;
+
+use printer::{Piece, Printer};
+use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+
+/// The line width when `tenx.toml` does not set one.
+pub const DEFAULT_LINE_WIDTH: usize = 100;
+
+/// The formatter's one setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FmtOptions {
+    /// Lines are kept within this many columns where the layout allows.
+    pub line_width: usize,
+}
+
+impl Default for FmtOptions {
+    fn default() -> Self {
+        FmtOptions {
+            line_width: DEFAULT_LINE_WIDTH,
+        }
+    }
+}
+
+/// Formats the file `text` (named by `file` in diagnostics). Returns the formatted text, or the
+/// syntax errors that keep the file from being formatted.
+///
+/// # Errors
+///
+/// The file's syntax errors (the `TENX00xx` codes), or a `TENX0001` when the formatted text
+/// would not be the same program (a formatter bug: the file is then left as it was).
+pub fn format_source(file: FileId, text: &str, options: &FmtOptions) -> Result<String, Vec<Diagnostic>> {
+    let errors: Vec<Diagnostic> = crate::syntax::parse(file, text)
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.is_error() && d.code.as_str().starts_with("TENX00"))
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let refused = |at: usize, why: &str| {
+        vec![
+            Diagnostic::new(Code::TENX0001, format!("cannot format this file: {why}"), file, Span::at(at))
+                .label("here")
+                .note("the file was left as it was; please report this with the file"),
+        ]
+    };
+    let items = cst::parse(text).map_err(|at| refused(at, "it does not parse as the compiler reads it"))?;
+    let formatted = print(text, &items, options.line_width);
+    match verify::same_program(text, &items, &formatted) {
+        Ok(()) => Ok(formatted),
+        Err(at) => Err(refused(at, "the formatted text would not be the same program")),
+    }
+}
+
+/// Prints the parsed `items` of `text`. Items start in column 0, so each is laid out on its own.
+fn print(text: &str, items: &[cst::Node], width: usize) -> String {
+    let tokens = trivia::tokens(items);
+    let comments = trivia::comments(text, &tokens);
+    let arena = pretty::Arena::new();
+    let mut printer = Printer::new(text, &arena, comments, width.max(1));
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut prev_end = 0;
+    for (i, item) in items.iter().enumerate() {
+        let leading = printer.leading(prev_end, item.start);
+        let body = printer.item(item);
+        let limit = items.get(i + 1).map_or(text.len(), |next| next.start);
+        let trailing = printer.trailing(item.end, limit);
+        prev_end = Printer::end_after(item.end, &trailing);
+        let doc = printer
+            .pieces(&leading, i == 0)
+            .append(body)
+            .append(printer.trailing_doc(&trailing));
+        out.push_str(&render::render(doc, width));
+        out.push('\n');
+    }
+    let rest = printer.leading(prev_end, text.len());
+    let last = rest.iter().rposition(|p| matches!(p, Piece::Comment(_)));
+    if let Some(last) = last {
+        let kept = rest.get(..=last).unwrap_or_default();
+        let skip_blank = items.is_empty();
+        let doc = printer.pieces(kept, skip_blank);
+        let rendered = render::render(doc, width);
+        out.push_str(rendered.trim_end_matches([' ', '\n']));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

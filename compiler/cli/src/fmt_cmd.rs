@@ -104,7 +104,7 @@ fn format_one(
             tally.refused += 1;
             let rendered = render_human(&diagnostics, &sources, HumanOptions { color });
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "{rendered}{name}: not formatted: it has syntax errors");
+            let _ = writeln!(stderr, "{rendered}{name}: left as it was");
             if path.is_none() && !check {
                 // Standard input is echoed unchanged, so a pipe never loses the text.
                 let _ = std::io::stdout().lock().write_all(text.as_bytes());
@@ -171,7 +171,7 @@ fn summary(tally: &Tally, check: bool) -> String {
         format!("formatted {}, {} already formatted", files(tally.changed), tally.unchanged)
     };
     if tally.refused > 0 {
-        text.push_str(&format!(", {} left as they were (syntax errors)", files(tally.refused)));
+        text.push_str(&format!(", {} left as they were (see the errors above)", files(tally.refused)));
     }
     text.push('\n');
     text

@@ -2,8 +2,10 @@
 //! of neighbouring entries.
 //!
 //! A run is a sequence of entries of one kind with no empty line or own-line comment between
-//! them. An entry joins its run's alignment only when it is written on one line and still fits
-//! the width once padded; one that does not is written with a single space, and splits the run.
+//! them, where no key is more than two and a half times as long as the key before it (so a long
+//! `description` does not push `tags = […]` far to the right). An entry joins its run's
+//! alignment only when it is written on one line and still fits the width once padded; one that
+//! does not is written with a single space, and splits the run.
 
 use super::cst::Node;
 use super::printer::{Doc, Piece, Printer};
@@ -88,10 +90,9 @@ impl<'a> Printer<'a> {
     /// The lines of a block, each after a line break, aligned.
     fn lines(&self, lines: Vec<Line<'a>>, indent: usize) -> Doc<'a> {
         let columns = self.alignment(&lines, indent);
-        let mut doc = self.nil();
-        for (i, (line, column)) in lines.into_iter().zip(columns).enumerate() {
-            doc = doc.append(self.hardline()).append(self.pieces(&line.leading, i == 0));
-            let printed = match line.shape {
+        let mut laid = Vec::with_capacity(lines.len());
+        for (line, column) in lines.into_iter().zip(columns) {
+            let body = match line.shape {
                 Shape::Aligned {
                     head,
                     head_width,
@@ -107,7 +108,22 @@ impl<'a> Printer<'a> {
                 }
                 Shape::Plain(doc) => doc,
             };
-            doc = doc.append(printed).append(self.trailing_doc(&line.trailing));
+            let width = if line.trailing.is_empty() {
+                None
+            } else {
+                self.flat(&body).map(|t| t.chars().count())
+            };
+            laid.push((line.leading, body, width, line.trailing));
+        }
+        let spans: Vec<(bool, Option<usize>)> = laid.iter().map(|(leading, _, width, _)| (leading.is_empty(), *width)).collect();
+        let gaps = comment_gaps(&spans);
+        let mut doc = self.nil();
+        for (i, ((leading, body, _, trailing), gap)) in laid.into_iter().zip(gaps).enumerate() {
+            doc = doc
+                .append(self.hardline())
+                .append(self.pieces(&leading, i == 0))
+                .append(body)
+                .append(self.trailing_doc(&trailing, gap));
         }
         doc
     }
@@ -249,6 +265,32 @@ impl<'a> Printer<'a> {
     }
 }
 
+/// The spaces before each line's trailing comment: comments of neighbouring one-line entries
+/// (`spans`: whether the line follows its neighbour directly, and its width when it has a
+/// trailing comment and is one line) start in one column, two spaces after the longest line.
+pub(crate) fn comment_gaps(spans: &[(bool, Option<usize>)]) -> Vec<usize> {
+    let mut gaps = vec![2; spans.len()];
+    let mut start = 0;
+    while start < spans.len() {
+        let mut end = start;
+        while spans.get(end).is_some_and(|(_, width)| width.is_some())
+            && (end == start || spans.get(end).is_some_and(|(adjacent, _)| *adjacent))
+        {
+            end += 1;
+        }
+        if end > start + 1 {
+            let column = (start..end).filter_map(|i| spans.get(i).and_then(|s| s.1)).max().unwrap_or(0);
+            for i in start..end {
+                if let (Some(gap), Some((_, Some(width)))) = (gaps.get_mut(i), spans.get(i)) {
+                    *gap = column - width + 2;
+                }
+            }
+        }
+        start = end.max(start + 1);
+    }
+    gaps
+}
+
 /// Whether a value is a single text block.
 fn is_text_block(value: &Node) -> bool {
     matches!(value.children.as_slice(), [only] if only.rule == Rule::text_block)
@@ -276,9 +318,18 @@ fn runs(lines: &[Line<'_>], member: &[bool]) -> Vec<Vec<usize>> {
     let mut runs: Vec<Vec<usize>> = Vec::new();
     let mut current: Vec<usize> = Vec::new();
     let mut current_kind = None;
+    let mut previous_width = 0;
     for (i, line) in lines.iter().enumerate() {
         let is_member = member.get(i).copied().unwrap_or(false);
-        let joins = is_member && line.leading.is_empty() && kind(line) == current_kind && !current.is_empty();
+        let width = head_width(Some(line)).unwrap_or(0);
+        let (short, long) = (width.min(previous_width), width.max(previous_width));
+        let comparable = 2 * long <= 5 * short;
+        previous_width = width;
+        let joins = is_member
+            && line.leading.is_empty()
+            && kind(line) == current_kind
+            && comparable
+            && !current.is_empty();
         if !joins && !current.is_empty() {
             runs.push(std::mem::take(&mut current));
         }

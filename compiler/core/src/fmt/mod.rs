@@ -88,17 +88,22 @@ fn print(text: &str, items: &[cst::Node], width: usize) -> String {
     let mut printer = Printer::new(text, &arena, comments, width.max(1));
     let mut out = String::with_capacity(text.len() + text.len() / 8);
     let mut prev_end = 0;
+    let mut laid = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let leading = printer.leading(prev_end, item.start);
-        let body = printer.item(item);
+        let body = render::render(printer.item(item), width);
         let limit = items.get(i + 1).map_or(text.len(), |next| next.start);
         let trailing = printer.trailing(item.end, limit);
         prev_end = Printer::end_after(item.end, &trailing);
-        let doc = printer
-            .pieces(&leading, i == 0)
-            .append(body)
-            .append(printer.trailing_doc(&trailing));
-        out.push_str(&render::render(doc, width));
+        let one_line = (!trailing.is_empty() && !body.contains('\n')).then(|| body.chars().count());
+        laid.push((leading, body, one_line, trailing));
+    }
+    let spans: Vec<(bool, Option<usize>)> = laid.iter().map(|(leading, _, width, _)| (leading.is_empty(), *width)).collect();
+    let gaps = blocks::comment_gaps(&spans);
+    for (i, ((leading, body, _, trailing), gap)) in laid.into_iter().zip(gaps).enumerate() {
+        out.push_str(&render::render(printer.pieces(&leading, i == 0), width));
+        out.push_str(&body);
+        out.push_str(&render::render(printer.trailing_doc(&trailing, gap), width));
         out.push('\n');
     }
     let rest = printer.leading(prev_end, text.len());

@@ -141,12 +141,14 @@ impl<'a> Printer<'a> {
         pieces
     }
 
-    /// Takes the comments that follow `end` on its line and end before `limit`.
+    /// Takes the comment that ends the line of `end` (before `limit`), with any block comments
+    /// before it on that line.
     pub fn trailing(&mut self, end: usize, limit: usize) -> Vec<Comment> {
         let mut out = Vec::new();
         let mut cursor = end;
         while let Some(comment) = self.comments.get(self.next).copied() {
-            if comment.end > limit || line_break_between(self.src, cursor, comment.start) {
+            // A comment with more text after it on its line belongs to that text.
+            if comment.end > limit || !comment.ends_line || line_break_between(self.src, cursor, comment.start) {
                 break;
             }
             self.next += 1;
@@ -186,11 +188,11 @@ impl<'a> Printer<'a> {
         doc
     }
 
-    /// Comments at the end of a line, after two spaces (block comments one space apart).
-    pub fn trailing_doc(&self, trailing: &[Comment]) -> Doc<'a> {
+    /// Comments at the end of a line, the first after `gap` spaces, the others one apart.
+    pub fn trailing_doc(&self, trailing: &[Comment], gap: usize) -> Doc<'a> {
         let mut doc = self.nil();
         for (i, comment) in trailing.iter().enumerate() {
-            doc = doc.append(self.text(if i == 0 { "  " } else { " " }));
+            doc = doc.append(self.owned(" ".repeat(if i == 0 { gap } else { 1 })));
             doc = doc.append(self.text(self.comment_text(comment)));
         }
         doc

@@ -13,6 +13,8 @@ pub(crate) fn render(doc: Doc<'_>, width: usize) -> String {
     let mut out = Writer::default();
     // Writing into a `String` cannot fail.
     let _ = doc.into_doc().render_raw(width, &mut out);
+    // Spaces at the very end are kept: the caller writes more after them on the same line.
+    out.text.extend(std::iter::repeat_n(' ', out.spaces));
     out.text
 }
 

@@ -1,8 +1,9 @@
 //! Bracketed, comma-separated lists: lists `[…]`, maps `{…}`, arguments and parameters `(…)`,
 //! handoff lists. One line when they fit, else one element per line.
 //!
-//! A list that holds a comment or an empty line between its elements is always written one
-//! element per line, so comments keep their lines and the author's groups stay apart.
+//! A list that holds a comment ending a line, or an empty line between its elements, is always
+//! written one element per line, so comments keep their lines and the author's groups stay
+//! apart. A block comment inside a line stays before its element.
 
 use super::cst::Node;
 use super::printer::{Doc, Piece, Printer};
@@ -76,8 +77,9 @@ impl<'a> Printer<'a> {
             items.push(Element { leading, doc, trailing });
         }
         let dangling: Vec<Piece> = self.leading(prev_end, closer);
-        let has_comment = |pieces: &[Piece]| pieces.iter().any(|p| matches!(p, Piece::Comment(_)));
-        let broken = has_comment(&dangling)
+        // A comment that ends its line needs the line break after it; one inside a line does not.
+        let has_comment = |pieces: &[Piece]| pieces.iter().any(|p| matches!(p, Piece::Comment(c) if c.ends_line));
+        let broken = dangling.iter().any(|p| matches!(p, Piece::Comment(_)))
             || items.iter().enumerate().any(|(i, item)| {
                 !item.trailing.is_empty()
                     || has_comment(&item.leading)
@@ -97,7 +99,7 @@ impl<'a> Printer<'a> {
                     .append(self.pieces(&item.leading, i == 0))
                     .append(item.doc)
                     .append(self.text(if comma { "," } else { "" }))
-                    .append(self.trailing_doc(&item.trailing));
+                    .append(self.trailing_doc(&item.trailing, 2));
             }
             inner = inner.append(self.dangling(&dangling));
             return open.append(inner.nest(INDENT)).append(self.hardline()).append(close);
@@ -105,7 +107,8 @@ impl<'a> Printer<'a> {
         let edge = if brackets.spaced { self.line() } else { self.line_() };
         let mut inner = edge.clone();
         for (i, item) in items.into_iter().enumerate() {
-            inner = inner.append(item.doc);
+            // Only comments inside the line can be here: any other would have broken the list.
+            inner = inner.append(self.pieces(&item.leading, true)).append(item.doc);
             if i + 1 < count {
                 inner = inner.append(self.text(",")).append(self.line());
             } else if brackets.trailing_comma {

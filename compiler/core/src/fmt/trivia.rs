@@ -21,7 +21,7 @@ pub(crate) struct Comment {
 }
 
 /// Rules printed exactly as written, whose insides hold no comment.
-fn is_token(node: &Node) -> bool {
+pub(crate) fn is_token(node: &Node) -> bool {
     node.children.is_empty()
         || matches!(
             node.rule,

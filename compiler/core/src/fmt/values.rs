@@ -168,7 +168,7 @@ impl<'a> Printer<'a> {
 
     /// Every token of `node`, one after another with nothing between (a key, a name).
     pub(crate) fn all_tokens(&mut self, node: &Node) -> Doc<'a> {
-        if node.children.is_empty() || matches!(node.rule, Rule::string | Rule::path | Rule::field_ref) {
+        if super::trivia::is_token(node) {
             return self.token(node);
         }
         let mut doc = self.nil();

@@ -5,7 +5,7 @@
 //! checked over every example, fixture, port, catalog page example and `docs/language.md`
 //! example; `fmt_roundtrip` checks them over thousands of mutated programs.
 
-#![expect(clippy::unwrap_used, clippy::panic, reason = "test code: a failure stops the test")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test code: a failure stops the test")]
 
 use tenx_tests::formatting::{build, format};
 use tenx_tests::{files_under, port_files, repo_root, tenx_blocks};
@@ -46,8 +46,15 @@ fn formatting_is_idempotent_and_never_changes_the_artifact() {
             refused += 1;
             // Only a file with a syntax error is refused.
             let outcome = tenx_tests::check_text(&name, &text);
-            if !outcome.diagnostics.iter().any(|d| d.is_error() && d.code.as_str().starts_with("TENX00")) {
-                failures.push(format!("{name}: refused without a syntax error\n{}", outcome.rendered()));
+            if !outcome
+                .diagnostics
+                .iter()
+                .any(|d| d.is_error() && d.code.as_str().starts_with("TENX00"))
+            {
+                failures.push(format!(
+                    "{name}: refused without a syntax error\n{}",
+                    outcome.rendered()
+                ));
             }
             continue;
         };
@@ -91,7 +98,11 @@ fn formatter_fixtures() {
         let text = std::fs::read_to_string(&path).unwrap();
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let formatted = format(&text).unwrap_or_else(|| panic!("{stem}: not formatted"));
-        assert_eq!(format(&formatted).as_deref(), Some(formatted.as_str()), "{stem}: not idempotent");
+        assert_eq!(
+            format(&formatted).as_deref(),
+            Some(formatted.as_str()),
+            "{stem}: not idempotent"
+        );
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path("../snapshots");
         settings.set_prepend_module_to_snapshot(false);

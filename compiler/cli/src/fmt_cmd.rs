@@ -71,7 +71,15 @@ pub fn run(args: &FmtArgs) -> Result<ExitCode> {
             let bytes = std::fs::read(&file.path)
                 .into_diagnostic()
                 .wrap_err_with(|| format!("cannot read `{}`", file.name))?;
-            format_one(&file.name, bytes, Some(&file.path), args.check, &options, color, &mut tally)?;
+            format_one(
+                &file.name,
+                bytes,
+                Some(&file.path),
+                args.check,
+                &options,
+                color,
+                &mut tally,
+            )?;
         }
     }
     let mut stderr = std::io::stderr().lock();
@@ -160,7 +168,13 @@ fn write_in_place(path: &Path, text: &str) -> Result<()> {
 /// `formatted 2 files, 5 already formatted` (or `2 files would be reformatted` under `--check`),
 /// and the files left alone.
 fn summary(tally: &Tally, check: bool) -> String {
-    let files = |n: usize| if n == 1 { "1 file".to_owned() } else { format!("{n} files") };
+    let files = |n: usize| {
+        if n == 1 {
+            "1 file".to_owned()
+        } else {
+            format!("{n} files")
+        }
+    };
     let mut text = if check {
         format!(
             "{} would be reformatted, {} already formatted",
@@ -168,10 +182,17 @@ fn summary(tally: &Tally, check: bool) -> String {
             tally.unchanged
         )
     } else {
-        format!("formatted {}, {} already formatted", files(tally.changed), tally.unchanged)
+        format!(
+            "formatted {}, {} already formatted",
+            files(tally.changed),
+            tally.unchanged
+        )
     };
     if tally.refused > 0 {
-        text.push_str(&format!(", {} left as they were (see the errors above)", files(tally.refused)));
+        text.push_str(&format!(
+            ", {} left as they were (see the errors above)",
+            files(tally.refused)
+        ));
     }
     text.push('\n');
     text

@@ -27,7 +27,11 @@ fn fmt_rewrites_a_file_and_then_has_nothing_to_do() {
     let output = tenxc_in(&dir, &["fmt", "main.tenx"]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), TIDY);
-    assert!(stderr(&output).contains("formatted 1 file, 0 already formatted"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("formatted 1 file, 0 already formatted"),
+        "{}",
+        stderr(&output)
+    );
     let again = tenxc_in(&dir, &["fmt", "--check", "main.tenx"]);
     assert_eq!(code(&again), 0, "{}", stderr(&again));
     assert_eq!(stdout(&again), "");
@@ -40,10 +44,17 @@ fn check_prints_a_diff_exits_1_and_writes_nothing() {
     let output = tenxc_in(&dir, &["fmt", "--check", "main.tenx"]);
     assert_eq!(code(&output), 1, "{}", stderr(&output));
     let diff = stdout(&output);
-    assert!(diff.starts_with("--- main.tenx\n+++ main.tenx (formatted)\n@@"), "{diff}");
+    assert!(
+        diff.starts_with("--- main.tenx\n+++ main.tenx (formatted)\n@@"),
+        "{diff}"
+    );
     assert!(diff.contains("-model m {provider=scripted\n"), "{diff}");
     assert!(diff.contains("+  turns    = [{ text: \"hi\" }]\n"), "{diff}");
-    assert!(stderr(&output).contains("1 file would be reformatted"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("1 file would be reformatted"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), MESSY);
 }
 
@@ -56,7 +67,11 @@ fn a_file_with_syntax_errors_is_left_untouched_and_exits_1() {
         let output = tenxc_in(&dir, args);
         assert_eq!(code(&output), 1, "{args:?}: {}", stderr(&output));
         assert!(stderr(&output).contains("TENX0001"), "{}", stderr(&output));
-        assert!(stderr(&output).contains("broken.tenx: left as it was"), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("broken.tenx: left as it was"),
+            "{}",
+            stderr(&output)
+        );
         assert_eq!(std::fs::read_to_string(&broken).unwrap(), BROKEN);
     }
     // The other file of the folder was still formatted.

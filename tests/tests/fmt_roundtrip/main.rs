@@ -36,7 +36,12 @@ const DEFAULT_CASES: usize = 300;
 fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
-        .map(|value| value.trim().parse().unwrap_or_else(|_| panic!("{name} must be a number")))
+        .map(|value| {
+            value
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} must be a number"))
+        })
         .unwrap_or(default)
 }
 
@@ -119,5 +124,8 @@ fn formatting_mutated_programs_keeps_their_artifact() {
         failures.len(),
         failures.iter().take(3).cloned().collect::<Vec<_>>().join("\n\n")
     );
-    assert!(built * 4 >= cases, "only {built} of {cases} programs built; the property proves little");
+    assert!(
+        built * 4 >= cases,
+        "only {built} of {cases} programs built; the property proves little"
+    );
 }

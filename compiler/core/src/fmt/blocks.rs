@@ -84,7 +84,9 @@ impl<'a> Printer<'a> {
             return open.append(close);
         }
         let inner = self.lines(lines, indent).append(self.dangling(&dangling));
-        open.append(inner.nest(INDENT as isize)).append(self.hardline()).append(close)
+        open.append(inner.nest(INDENT as isize))
+            .append(self.hardline())
+            .append(close)
     }
 
     /// The lines of a block, each after a line break, aligned.
@@ -115,7 +117,10 @@ impl<'a> Printer<'a> {
             };
             laid.push((line.leading, body, width, line.trailing));
         }
-        let spans: Vec<(bool, Option<usize>)> = laid.iter().map(|(leading, _, width, _)| (leading.is_empty(), *width)).collect();
+        let spans: Vec<(bool, Option<usize>)> = laid
+            .iter()
+            .map(|(leading, _, width, _)| (leading.is_empty(), *width))
+            .collect();
         let gaps = comment_gaps(&spans);
         let mut doc = self.nil();
         for (i, ((leading, body, _, trailing), gap)) in laid.into_iter().zip(gaps).enumerate() {
@@ -150,11 +155,12 @@ impl<'a> Printer<'a> {
                 let column = run.iter().filter_map(|&i| head_width(lines.get(i))).max().unwrap_or(0);
                 for &i in run {
                     if let Some(Line {
-                        shape: Shape::Aligned {
-                            sep_width,
-                            tail_width: Some(tail),
-                            ..
-                        },
+                        shape:
+                            Shape::Aligned {
+                                sep_width,
+                                tail_width: Some(tail),
+                                ..
+                            },
                         ..
                     }) = lines.get(i)
                         && indent + column + sep_width + tail > self.width
@@ -222,7 +228,11 @@ impl<'a> Printer<'a> {
                 }
                 Rule::equals => {
                     let before = self.inline_comments(child.start);
-                    sep = self.text(" ").append(before).append(self.token(child)).append(self.text(" "));
+                    sep = self
+                        .text(" ")
+                        .append(before)
+                        .append(self.token(child))
+                        .append(self.text(" "));
                 }
                 Rule::handoff_list => {
                     let items: Vec<&Node> = child.all(Rule::handoff_item).collect();
@@ -279,7 +289,10 @@ pub(crate) fn comment_gaps(spans: &[(bool, Option<usize>)]) -> Vec<usize> {
             end += 1;
         }
         if end > start + 1 {
-            let column = (start..end).filter_map(|i| spans.get(i).and_then(|s| s.1)).max().unwrap_or(0);
+            let column = (start..end)
+                .filter_map(|i| spans.get(i).and_then(|s| s.1))
+                .max()
+                .unwrap_or(0);
             for i in start..end {
                 if let (Some(gap), Some((_, Some(width)))) = (gaps.get_mut(i), spans.get(i)) {
                     *gap = column - width + 2;
@@ -325,11 +338,8 @@ fn runs(lines: &[Line<'_>], member: &[bool]) -> Vec<Vec<usize>> {
         let (short, long) = (width.min(previous_width), width.max(previous_width));
         let comparable = 2 * long <= 5 * short;
         previous_width = width;
-        let joins = is_member
-            && line.leading.is_empty()
-            && kind(line) == current_kind
-            && comparable
-            && !current.is_empty();
+        let joins =
+            is_member && line.leading.is_empty() && kind(line) == current_kind && comparable && !current.is_empty();
         if !joins && !current.is_empty() {
             runs.push(std::mem::take(&mut current));
         }

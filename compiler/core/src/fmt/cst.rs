@@ -119,7 +119,10 @@ fn content_end(text: &str, from: usize, end: usize) -> usize {
                 i = text.get(i..end).and_then(|s| s.find('\n')).map_or(end, |n| i + n);
             }
             Some(b'/') if next == Some(b'*') => {
-                i = text.get(i + 2..end).and_then(|s| s.find("*/")).map_or(end, |n| i + 2 + n + 2);
+                i = text
+                    .get(i + 2..end)
+                    .and_then(|s| s.find("*/"))
+                    .map_or(end, |n| i + 2 + n + 2);
             }
             Some(b' ' | b'\t' | b'\n' | b'\r') => i += 1,
             // A byte order mark is whitespace to the grammar.

@@ -87,10 +87,19 @@ impl<'a> Printer<'a> {
         let open_at = node
             .children
             .iter()
-            .take_while(|c| !matches!(c.rule, Rule::label_arm | Rule::when_arm | Rule::else_arm | Rule::close_brace))
+            .take_while(|c| {
+                !matches!(
+                    c.rule,
+                    Rule::label_arm | Rule::when_arm | Rule::else_arm | Rule::close_brace
+                )
+            })
             .last()
             .map_or(node.start, |c| c.end);
-        let open_at = self.src.get(open_at..).and_then(|s| s.find('{')).map_or(open_at, |n| open_at + n);
+        let open_at = self
+            .src
+            .get(open_at..)
+            .and_then(|s| s.find('{'))
+            .map_or(open_at, |n| open_at + n);
         let arms = self.statements(node, open_at, indent + INDENT, Printer::route_arm);
         doc.append(self.text(" ")).append(arms)
     }
@@ -104,11 +113,18 @@ impl<'a> Printer<'a> {
     fn state_block(&mut self, node: &Node, indent: usize) -> Doc<'a> {
         let keyword = node.child(Rule::kw_state).map_or(node.start, |k| k.end);
         let keyword_doc = node.child(Rule::kw_state).map(|k| self.token(k));
-        let open_at = self.src.get(keyword..).and_then(|s| s.find('{')).map_or(keyword, |n| keyword + n);
+        let open_at = self
+            .src
+            .get(keyword..)
+            .and_then(|s| s.find('{'))
+            .map_or(keyword, |n| keyword + n);
         let fields = self.statements(node, open_at, indent + INDENT, |printer, param, _| {
             Shape::Plain(printer.param(param))
         });
-        keyword_doc.unwrap_or_else(|| self.nil()).append(self.text(" ")).append(fields)
+        keyword_doc
+            .unwrap_or_else(|| self.nil())
+            .append(self.text(" "))
+            .append(fields)
     }
 
     /// A condition, on one line: `score < 0.5 and not (done or verdict in ["a", "b"])`.

@@ -67,9 +67,14 @@ pub fn format_source(file: FileId, text: &str, options: &FmtOptions) -> Result<S
     }
     let refused = |at: usize, why: &str| {
         vec![
-            Diagnostic::new(Code::TENX0001, format!("cannot format this file: {why}"), file, Span::at(at))
-                .label("here")
-                .note("the file was left as it was; please report this with the file"),
+            Diagnostic::new(
+                Code::TENX0001,
+                format!("cannot format this file: {why}"),
+                file,
+                Span::at(at),
+            )
+            .label("here")
+            .note("the file was left as it was; please report this with the file"),
         ]
     };
     let items = cst::parse(text).map_err(|at| refused(at, "it does not parse as the compiler reads it"))?;
@@ -98,7 +103,10 @@ fn print(text: &str, items: &[cst::Node], width: usize) -> String {
         let one_line = (!trailing.is_empty() && !body.contains('\n')).then(|| body.chars().count());
         laid.push((leading, body, one_line, trailing));
     }
-    let spans: Vec<(bool, Option<usize>)> = laid.iter().map(|(leading, _, width, _)| (leading.is_empty(), *width)).collect();
+    let spans: Vec<(bool, Option<usize>)> = laid
+        .iter()
+        .map(|(leading, _, width, _)| (leading.is_empty(), *width))
+        .collect();
     let gaps = blocks::comment_gaps(&spans);
     for (i, ((leading, body, _, trailing), gap)) in laid.into_iter().zip(gaps).enumerate() {
         out.push_str(&render::render(printer.pieces(&leading, i == 0), width));

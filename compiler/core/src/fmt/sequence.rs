@@ -130,7 +130,9 @@ impl<'a> Printer<'a> {
             match piece {
                 Piece::Blank => doc = doc.append(self.hardline()),
                 Piece::Comment(comment) => {
-                    doc = doc.append(self.hardline()).append(self.text(self.comment_text(comment)));
+                    doc = doc
+                        .append(self.hardline())
+                        .append(self.text(self.comment_text(comment)));
                 }
             }
         }

@@ -55,5 +55,3 @@ fn empty_and_comment_only_files() {
     assert_eq!(fmt(""), "");
     assert_eq!(fmt("\n\n// only\n\n"), "// only\n");
 }
-
-

@@ -76,7 +76,10 @@ fn scan_gap(text: &str, from: usize, to: usize, out: &mut Vec<Comment>) {
             });
             i = end.max(i + 2);
         } else if first == b'/' && second == b'*' {
-            let end = text.get(i + 2..to).and_then(|s| s.find("*/")).map_or(to, |n| i + 2 + n + 2);
+            let end = text
+                .get(i + 2..to)
+                .and_then(|s| s.find("*/"))
+                .map_or(to, |n| i + 2 + n + 2);
             out.push(Comment {
                 start: i,
                 end,

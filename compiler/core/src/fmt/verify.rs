@@ -36,7 +36,11 @@ fn flatten<'t>(text: &'t str, items: &[Node]) -> Vec<(Rule, &'t str, usize)> {
     let mut stack: Vec<&Node> = items.iter().rev().collect();
     while let Some(node) = stack.pop() {
         let leaf = node.children.is_empty();
-        let token = if leaf { text.get(node.start..node.end).unwrap_or("") } else { "" };
+        let token = if leaf {
+            text.get(node.start..node.end).unwrap_or("")
+        } else {
+            ""
+        };
         out.push((node.rule, token, node.start));
         stack.extend(node.children.iter().rev());
     }

@@ -130,7 +130,11 @@ fn format_one(
     match (check, path) {
         (true, _) => {
             if changed {
-                let diff = similar::TextDiff::from_lines(&text, &formatted)
+                // A diff of a large file with changes everywhere could take minutes to be
+                // minimal; past the deadline it is still correct, only longer.
+                let diff = similar::TextDiff::configure()
+                    .timeout(std::time::Duration::from_secs(1))
+                    .diff_lines(&text, &formatted)
                     .unified_diff()
                     .context_radius(3)
                     .header(name, &format!("{name} (formatted)"))

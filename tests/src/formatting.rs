@@ -9,7 +9,7 @@
 //! the whole id ([`Built::id`]) is the same too.
 
 use std::collections::BTreeSet;
-use tenx_compiler::fmt::{FmtOptions, format_source};
+use tenx_compiler::fmt::{FmtOptions, Refused, format_source};
 use tenx_compiler::{ImportReader, LintLevels};
 use tenx_diagnostics::{Diagnostic, FileId, ImportRefusal};
 
@@ -24,9 +24,22 @@ pub struct Built {
     pub declared: BTreeSet<String>,
 }
 
-/// Formats `text`; `None` when the formatter refuses it (a syntax error).
-pub fn format(text: &str) -> Option<String> {
-    format_source(FileId(0), text, &FmtOptions::default()).ok()
+/// Formats `text`: `Ok(None)` when it has a syntax error, `Err(offset)` when the formatter
+/// refused to change the program (a formatter bug, found at that offset).
+pub fn format(text: &str) -> Result<Option<String>, usize> {
+    match format_source(FileId(0), text, &FmtOptions::default()) {
+        Ok(formatted) => Ok(Some(formatted)),
+        Err(Refused::SyntaxErrors(_)) => Ok(None),
+        Err(Refused::NotTheSameProgram(at)) => Err(at),
+    }
+}
+
+/// [`format`], or the text as it is when it is not formatted.
+fn format_or_keep(text: String) -> String {
+    match format(&text) {
+        Ok(Some(formatted)) => formatted,
+        _ => text,
+    }
 }
 
 /// Builds `text` as the root file `name` (relative to the repository root), its imports read
@@ -34,7 +47,7 @@ pub fn format(text: &str) -> Option<String> {
 /// the formatter refuses is kept as it is). `None` when the program has an error.
 pub fn build(name: &str, text: &str, formatted: bool) -> Option<Built> {
     let root_text = if formatted {
-        format(text).unwrap_or_else(|| text.to_owned())
+        format_or_keep(text.to_owned())
     } else {
         text.to_owned()
     };
@@ -82,7 +95,7 @@ impl ImportReader for Formatting {
             return Ok(bytes);
         }
         Ok(match String::from_utf8(bytes) {
-            Ok(text) => format(&text).unwrap_or(text).into_bytes(),
+            Ok(text) => format_or_keep(text).into_bytes(),
             Err(error) => error.into_bytes(),
         })
     }

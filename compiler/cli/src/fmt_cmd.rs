@@ -13,7 +13,7 @@ use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tenx_compiler::fmt::{FmtOptions, format_source};
+use tenx_compiler::fmt::{FmtOptions, Refused, format_source};
 use tenx_diagnostics::SourceSet;
 use tenx_diagnostics::render::{HumanOptions, render_human};
 use tenxc::programs;
@@ -103,16 +103,27 @@ fn format_one(
     let (file, invalid) = tenx_compiler::add_source_bytes(&mut sources, name, bytes);
     let text = sources.get(file).map(|f| f.text.clone()).unwrap_or_default();
     let result = match invalid {
-        Some(diagnostic) => Err(vec![diagnostic]),
+        Some(diagnostic) => Err(Refused::SyntaxErrors(vec![diagnostic])),
         None => format_source(file, &text, options),
     };
     let formatted = match result {
         Ok(formatted) => formatted,
-        Err(diagnostics) => {
+        Err(refused) => {
             tally.refused += 1;
-            let rendered = render_human(&diagnostics, &sources, HumanOptions { color });
+            let why = match refused {
+                Refused::SyntaxErrors(diagnostics) => render_human(&diagnostics, &sources, HumanOptions { color }),
+                Refused::NotTheSameProgram(at) => {
+                    let place = sources
+                        .get(file)
+                        .map(|f| f.line_col(at))
+                        .map_or(String::new(), |p| format!(":{}:{}", p.line, p.column));
+                    format!(
+                        "internal error: formatting `{name}` would change the program (at {name}{place}); please report it with the file\n"
+                    )
+                }
+            };
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "{rendered}{name}: left as it was");
+            let _ = writeln!(stderr, "{why}{name}: left as it was");
             if path.is_none() && !check {
                 // Standard input is echoed unchanged, so a pipe never loses the text.
                 let _ = std::io::stdout().lock().write_all(text.as_bytes());

@@ -11,7 +11,7 @@
 //!
 //! Formatting never changes what a program means: the formatted text is parsed again and must
 //! hold the same tokens and the same comments, or the file is left as it was
-//! ([`format_source`] returns an error). A file with a syntax error is never formatted.
+//! ([`Refused::NotTheSameProgram`]). A file with a syntax error is never formatted.
 //!
 //! Files: [`cst`] (the parse tree), [`trivia`] (comments, empty lines), [`printer`] (state and
 //! comment placement), [`sequence`] (bracketed lists), [`values`], [`blocks`], [`graph`],
@@ -29,7 +29,7 @@ mod values;
 mod verify;
 
 use printer::{Piece, Printer};
-use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
+use tenx_diagnostics::{Diagnostic, FileId};
 
 /// The line width when `tenx.toml` does not set one.
 pub const DEFAULT_LINE_WIDTH: usize = 100;
@@ -49,40 +49,38 @@ impl Default for FmtOptions {
     }
 }
 
-/// Formats the file `text` (named by `file` in diagnostics). Returns the formatted text, or the
-/// syntax errors that keep the file from being formatted.
+/// Why a file was not formatted.
+#[derive(Debug, Clone)]
+pub enum Refused {
+    /// The file has syntax errors (the `TENX00xx` codes); they are these diagnostics.
+    SyntaxErrors(Vec<Diagnostic>),
+    /// The formatted text would not have been the same program, first differing at this byte
+    /// offset of the file: a formatter bug, never a problem of the file.
+    NotTheSameProgram(usize),
+}
+
+/// Formats the file `text` (named by `file` in diagnostics).
 ///
 /// # Errors
 ///
-/// The file's syntax errors (the `TENX00xx` codes), or a `TENX0001` when the formatted text
-/// would not be the same program (a formatter bug: the file is then left as it was).
-pub fn format_source(file: FileId, text: &str, options: &FmtOptions) -> Result<String, Vec<Diagnostic>> {
+/// [`Refused::SyntaxErrors`] for a file with a syntax error, and
+/// [`Refused::NotTheSameProgram`] when the formatted text would not be the same program (a
+/// formatter bug: the file is then left as it was).
+pub fn format_source(file: FileId, text: &str, options: &FmtOptions) -> Result<String, Refused> {
     let errors: Vec<Diagnostic> = crate::syntax::parse(file, text)
         .diagnostics
         .into_iter()
         .filter(|d| d.is_error() && d.code.as_str().starts_with("TENX00"))
         .collect();
     if !errors.is_empty() {
-        return Err(errors);
+        return Err(Refused::SyntaxErrors(errors));
     }
-    let refused = |at: usize, why: &str| {
-        vec![
-            Diagnostic::new(
-                Code::TENX0001,
-                format!("cannot format this file: {why}"),
-                file,
-                Span::at(at),
-            )
-            .label("here")
-            .note("the file was left as it was; please report this with the file"),
-        ]
-    };
-    let items = cst::parse(text).map_err(|at| refused(at, "it does not parse as the compiler reads it"))?;
+    // The compiler's parse found no error, so the formatter's own parse cannot either; if it
+    // ever did, that is a formatter bug.
+    let items = cst::parse(text).map_err(Refused::NotTheSameProgram)?;
     let formatted = print(text, &items, options.line_width);
-    match verify::same_program(text, &items, &formatted) {
-        Ok(()) => Ok(formatted),
-        Err(at) => Err(refused(at, "the formatted text would not be the same program")),
-    }
+    verify::same_program(text, &items, &formatted).map_err(Refused::NotTheSameProgram)?;
+    Ok(formatted)
 }
 
 /// Prints the parsed `items` of `text`. Items start in column 0, so each is laid out on its own.

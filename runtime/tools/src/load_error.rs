@@ -9,9 +9,10 @@ pub enum LoadProblem {
     /// Native handlers the artifact needs and the host did not register (sorted).
     #[error("native handlers not registered: {}", .0.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "))]
     MissingNativeHandlers(Vec<String>),
-    /// An `mcp` tool: MCP is not supported by this runtime yet (it comes with issue 12).
-    #[error("tool `{tool}` runs on MCP server `{server}`, and this runtime cannot run MCP tools yet")]
-    McpNotSupported {
+    /// An `mcp` tool whose server the host did not attach (not configured, or no MCP tools
+    /// were handed to the builder).
+    #[error("tool `{tool}` runs on MCP server `{server}`, which the host does not configure")]
+    McpServerNotAttached {
         /// The tool's declared name.
         tool: String,
         /// The server it names.

@@ -1,7 +1,8 @@
-//! [`Tools`]: the engine's `ToolRunner` for `http`, `builtin` and `native` tools, built once per
-//! artifact. Building checks everything that can be checked before a run (every native handler
-//! registered, no `mcp` tool, every builtin known, every URL and header filled and valid) and
-//! reports all problems together; a call then dispatches on the tool's `run`.
+//! [`Tools`]: the engine's `ToolRunner` for `http`, `builtin`, `native` and `mcp` tools, built
+//! once per artifact. Building checks everything that can be checked before a run (every native
+//! handler registered, every `mcp` tool attached by the host, every builtin known, every URL and
+//! header filled and valid) and reports all problems together; a call then dispatches on the
+//! tool's `run`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use crate::builtin::Builtin;
 use crate::env_template::Variables;
 use crate::http::{self, HttpTool};
 use crate::load_error::{LoadError, LoadProblem};
+use crate::mcp::McpTools;
 use crate::native::{NativeCall, NativeHandler, NativeHandlers};
 
 /// How one declared tool runs, prepared at load.
@@ -24,6 +26,7 @@ enum Prepared {
     Builtin(Builtin),
     Native(Arc<dyn NativeHandler>),
     Remote,
+    Mcp(Arc<dyn McpTools>),
 }
 
 /// One declared tool: its binding as declared (to check each invocation against) and how it runs.
@@ -32,7 +35,7 @@ struct Entry {
     prepared: Prepared,
 }
 
-/// Runs an artifact's `http`, `builtin` and `native` tools. Build it with [`Tools::builder`].
+/// Runs an artifact's `http`, `builtin`, `native` and `mcp` tools. Build it with [`Tools::builder`].
 pub struct Tools {
     tools: BTreeMap<String, Entry>,
     client: Option<reqwest::Client>,
@@ -52,6 +55,7 @@ impl std::fmt::Debug for Tools {
 pub struct ToolsBuilder {
     clock: Arc<dyn Clock>,
     natives: NativeHandlers,
+    mcp: Option<Arc<dyn McpTools>>,
 }
 
 impl Tools {
@@ -61,6 +65,7 @@ impl Tools {
         ToolsBuilder {
             clock,
             natives: NativeHandlers::new(),
+            mcp: None,
         }
     }
 }
@@ -70,6 +75,13 @@ impl ToolsBuilder {
     #[must_use]
     pub fn natives(mut self, natives: NativeHandlers) -> Self {
         self.natives = natives;
+        self
+    }
+
+    /// The MCP tools the host attached for this artifact (`tenx_mcp::McpClient::attach`).
+    #[must_use]
+    pub fn mcp(mut self, mcp: Arc<dyn McpTools>) -> Self {
+        self.mcp = Some(mcp);
         self
     }
 
@@ -110,12 +122,19 @@ impl ToolsBuilder {
                     known
                 }
                 Run::Native { name: handler } => self.natives.get(handler).cloned().map(Prepared::Native),
-                Run::Mcp { server, .. } => {
-                    problems.push(LoadProblem::McpNotSupported {
-                        tool: name.clone(),
-                        server: server.clone(),
-                    });
-                    None
+                Run::Mcp { server, tool } => {
+                    let attached = self
+                        .mcp
+                        .as_ref()
+                        .filter(|mcp| mcp.attached(name, server, tool))
+                        .map(|mcp| Prepared::Mcp(Arc::clone(mcp)));
+                    if attached.is_none() {
+                        problems.push(LoadProblem::McpServerNotAttached {
+                            tool: name.clone(),
+                            server: server.clone(),
+                        });
+                    }
+                    attached
                 }
                 Run::Remote => Some(Prepared::Remote),
             };
@@ -181,6 +200,7 @@ impl Tools {
                     .await
             }
             Prepared::Remote => Err(failed("a remote tool is run by the API client, never by the runtime")),
+            Prepared::Mcp(mcp) => mcp.call(invocation).await,
         }
     }
 }
@@ -223,6 +243,7 @@ impl ToolRunner for Tools {
                     _ => None,
                 })
                 .unwrap_or(false),
+            // MCP calls carry no idempotency key a server honours.
             Run::Remote | Run::Mcp { .. } => false,
         }
     }

@@ -5,12 +5,14 @@
 //! (the version check, then the thread, its receipts and its records), and [`Store::lock`] gives
 //! one holder per thread at a time (see [`locks`]).
 //!
-//! What it holds is small: each thread, receipt and record is kept [`packed`] (one compact
-//! buffer, encoded before the lock is taken), with the few fields the store itself reads
-//! (version, owner, times, whether a receipt is in flight) beside it. A read decodes a fresh
-//! copy, equal to what was committed. Nothing else grows with the number of threads: a lock
-//! entry lives only while it is held or awaited.
+//! What it holds is small: each receipt and record, and each thread whose run is at rest
+//! (paused, completed, failed; see [`kept`]), is kept [`packed`] (one compact buffer, encoded
+//! before the lock is taken), with the few fields the store itself reads (version, owner, times,
+//! whether a receipt is in flight) beside it. A read returns a fresh copy, equal to what was
+//! committed. Nothing else grows with the number of threads: a lock entry lives only while it
+//! is held or awaited.
 
+mod kept;
 mod locks;
 mod packed;
 
@@ -21,6 +23,7 @@ use async_trait::async_trait;
 
 use crate::ports::{Commit, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary, Timestamp};
 use crate::thread::ThreadRecord;
+use kept::Kept;
 use locks::Locks;
 use packed::Packed;
 
@@ -42,14 +45,14 @@ struct Data {
     records: HashMap<String, Vec<Packed<Record>>>,
 }
 
-/// A thread's checkpoint, packed, with what commits and listings read without decoding it.
+/// A thread's checkpoint (see [`kept`]), with what commits and listings read without decoding it.
 #[derive(Debug)]
 struct StoredThread {
     version: u64,
     owner: Option<String>,
     created_at: Timestamp,
     updated_at: Timestamp,
-    record: Packed<ThreadRecord>,
+    record: Kept,
 }
 
 /// A receipt, packed, with whether it is in flight (recovery lists those).
@@ -83,15 +86,17 @@ impl MemoryStore {
 fn pack(commit: Commit) -> Result<(Option<u64>, Packing), StoreError> {
     let thread = match commit.thread {
         Some(thread) => {
-            let record = Packed::pack(&thread, &format_args!("thread '{}'", thread.thread_id))?;
+            let (thread_id, version, owner) = (thread.thread_id.clone(), thread.version, thread.owner.clone());
+            let (created_at, updated_at) = (thread.created_at, thread.updated_at);
+            let record = Kept::of(thread)?;
             let stored = StoredThread {
-                version: thread.version,
-                owner: thread.owner,
-                created_at: thread.created_at,
-                updated_at: thread.updated_at,
+                version,
+                owner,
+                created_at,
+                updated_at,
                 record,
             };
-            Some((thread.thread_id, stored))
+            Some((thread_id, stored))
         }
         None => None,
     };
@@ -123,10 +128,8 @@ fn pack(commit: Commit) -> Result<(Option<u64>, Packing), StoreError> {
 #[async_trait]
 impl Store for MemoryStore {
     async fn load(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
-        let packed = self.data().threads.get(thread_id).map(|stored| stored.record.clone());
-        packed
-            .map(|record| record.unpack(&format_args!("thread '{thread_id}'")))
-            .transpose()
+        let kept = self.data().threads.get(thread_id).map(|stored| stored.record.clone());
+        kept.map(|record| record.read(thread_id)).transpose()
     }
 
     async fn commit(&self, commit: Commit) -> Result<(), StoreError> {

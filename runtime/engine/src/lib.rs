@@ -34,4 +34,5 @@ pub use error::{ErrorCode, RunError};
 pub use identity::Identity;
 pub use memory::MemoryStore;
 pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest};
+pub use run::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
 pub use scripted::ScriptedModel;

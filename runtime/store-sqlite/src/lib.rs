@@ -19,6 +19,7 @@ pub mod lease;
 pub mod migrate;
 mod options;
 pub mod queries;
+mod recovery;
 mod store;
 pub mod worker;
 

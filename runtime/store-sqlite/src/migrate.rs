@@ -8,7 +8,10 @@ use tenx_engine::ports::StoreError;
 use crate::error::sql;
 
 /// The migrations, in order: migration `n` (1-based) brings the schema to version `n`.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_initial.sql"),
+    include_str!("../migrations/0002_unfinished.sql"),
+];
 
 /// `PRAGMA application_id` of a tenx store ("tenx" in ASCII), set by the first migration.
 pub(crate) const APPLICATION_ID: i64 = 0x7465_6e78;

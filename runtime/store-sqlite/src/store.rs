@@ -129,6 +129,10 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
+        self.readers.run(crate::recovery::unfinished).await
+    }
+
     async fn lock(&self, thread_id: &str) -> Result<Box<dyn ThreadLease>, StoreError> {
         let settings = LeaseSettings {
             ttl: self.lease_ttl,

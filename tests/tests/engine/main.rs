@@ -17,5 +17,6 @@ mod bypass;
 mod concurrency;
 mod flow;
 mod handoffs;
+mod recovery;
 mod retries;
 mod steering;

@@ -136,6 +136,36 @@ pub trait Store: Send + Sync {
     /// Deletes a thread with its receipts (records are kept). Whether it existed.
     async fn delete_thread(&self, thread_id: &str) -> Result<bool, StoreError>;
 
+    /// The threads a run may have been left unfinished in, by id in code-point order: every
+    /// thread whose checkpoint has a run in progress and waits for nothing (no open question,
+    /// no remote call), and every thread with a receipt still in flight. Recovery reads this at
+    /// start-up (`Engine::recover`) and checks each thread under its lock.
+    ///
+    /// The default lists every thread and loads each; a store with an index overrides it.
+    async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
+        const PAGE: usize = 1024;
+        let mut found = std::collections::BTreeSet::new();
+        let mut offset = 0_usize;
+        loop {
+            let page = self.list_threads(None, offset, PAGE).await?;
+            for summary in &page {
+                let Some(thread) = self.load(&summary.thread_id).await? else {
+                    continue;
+                };
+                if (thread.run.is_some() && thread.pending.is_none())
+                    || !self.in_flight(&summary.thread_id).await?.is_empty()
+                {
+                    found.insert(summary.thread_id.clone());
+                }
+            }
+            if page.len() < PAGE {
+                break;
+            }
+            offset = offset.saturating_add(PAGE);
+        }
+        Ok(found.into_iter().collect())
+    }
+
     /// Takes the thread's lock, waiting for as long as another holder keeps it (the engine
     /// bounds the wait). The lock is released when the lease is dropped, and by the store when
     /// its holder dies.

@@ -20,6 +20,9 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
     let Some(agent) = artifact.agents.get(agent_name) else {
         return Err(NodeFailure::new(format!("agent `{agent_name}` is not in the artifact")).into());
     };
+    if let Some(call) = working.in_flight_at(node) {
+        super::in_flight::finish_agent_call(working, node, call).await?;
+    }
     loop {
         let open = unanswered_calls(&working.record.context, node);
         if !open.is_empty() {

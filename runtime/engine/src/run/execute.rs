@@ -34,8 +34,22 @@ pub(crate) fn idempotency_key(
     }
 }
 
-/// Runs one call of a declared tool exactly once per (thread, key).
+/// Runs one call of a declared tool exactly once per (thread, key). When it returns, the
+/// branch no longer has the call in flight: the next commit stores its receipt.
 pub(crate) async fn run_tool(
+    working: &mut Working<'_>,
+    node: &str,
+    declared: &str,
+    call_id: &str,
+    arguments: &Value,
+    approved: bool,
+) -> Result<Outcome, StepError> {
+    let outcome = run_tool_once(working, node, declared, call_id, arguments, approved).await?;
+    working.clear_in_flight()?;
+    Ok(outcome)
+}
+
+async fn run_tool_once(
     working: &mut Working<'_>,
     node: &str,
     declared: &str,
@@ -85,6 +99,7 @@ pub(crate) async fn run_tool(
                 return Ok(unknown(tool));
             }
             // The key reaches the service: send the same call again; it deduplicates.
+            working.record("tool_call", fields("resent"));
         }
         None => {
             let marker = Receipt {
@@ -95,7 +110,14 @@ pub(crate) async fn run_tool(
                     started_at: working.now(),
                 },
             };
-            working.commit_receipt(marker).await?;
+            let call = crate::thread::InFlightCall {
+                node: node.to_owned(),
+                tool: declared.to_owned(),
+                call_id: call_id.to_owned(),
+                arguments: arguments.clone(),
+                approved,
+            };
+            working.commit_in_flight(call, marker).await?;
         }
     }
     working.emit(Event::ToolCall {

@@ -7,8 +7,9 @@
 //! open question), [`drive`] (the step loop and its transitions), [`agent`] (agent nodes: model
 //! calls, guards, final answers), [`calls`] (one tool call of a model: refusals, bound
 //! arguments, approvals), [`execute`] (exactly-once execution), [`tool_node`], [`interrupt`],
-//! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed), and
-//! [`working`] (the working copy of the thread and its commits).
+//! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed),
+//! [`working`] (the working copy of the thread and its commits), [`in_flight`] (the call being
+//! sent, committed before it is) and [`recover`] (runs a dead process left unfinished).
 
 mod agent;
 mod answer;
@@ -18,10 +19,12 @@ mod entry;
 mod execute;
 mod finish;
 mod glue;
+mod in_flight;
 mod input;
 mod interrupt;
 mod pause;
 mod read;
+mod recover;
 mod retry;
 mod start;
 mod tool_node;
@@ -32,6 +35,7 @@ use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
+pub use recover::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
 pub(crate) use working::Working;
 
 /// The runs in progress in this process, by thread: how a `cancel` or a stop reaches them.

@@ -17,6 +17,10 @@ pub(crate) async fn tool_node(working: &mut Working<'_>, node: &str, tool_name: 
     let Some(tool) = working.artifact().tools.get(tool_name) else {
         return Err(NodeFailure::new(format!("tool `{tool_name}` is not in the artifact")).into());
     };
+    if let Some(call) = working.in_flight_at(node) {
+        // A crash interrupted this call: finish it (approved already, its step counted).
+        return run_approved(working, node, &call.tool, &call.call_id, &call.arguments, call.approved).await;
+    }
     working.count_step()?;
     let call_id = format!("{node}-{}", working.branch()?.steps);
     let arguments = super::interrupt::tool_node_arguments(working, tool_name)?;

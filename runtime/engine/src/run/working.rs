@@ -137,17 +137,6 @@ impl<'e> Working<'e> {
         Ok(())
     }
 
-    /// Writes receipts alone (an in-flight marker before a call is sent), leaving the thread.
-    pub(crate) async fn commit_receipt(&mut self, receipt: Receipt) -> Result<(), RunError> {
-        let commit = Commit {
-            thread: None,
-            expected_version: self.stored_version,
-            receipts: vec![receipt],
-            records: Vec::new(),
-        };
-        self.engine.ports.store.commit(commit).await.map_err(store_error)
-    }
-
     /// The interrupt an interrupt node of the graph asks.
     pub(crate) fn interrupt_at(&self, node: &str) -> Option<&'e tenx_artifact::Interrupt> {
         let graph: &'e Graph = self.graph;

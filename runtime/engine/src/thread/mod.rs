@@ -1,10 +1,12 @@
 //! What a thread is, as the engine checkpoints it after every step: the conversation, the typed
 //! state, where the run is, and what it waits for. Stamped with the artifact that made it.
 
+mod in_flight;
 mod pending;
 mod progress;
 mod record;
 
+pub use in_flight::InFlightCall;
 pub use pending::{Pending, PendingKind, QueuedCall};
 pub use progress::{ApprovedStep, Branch, ROOT_BRANCH, RunProgress};
 pub use record::ThreadRecord;

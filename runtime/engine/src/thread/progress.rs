@@ -41,6 +41,10 @@ pub struct Branch {
     pub last_node: Option<String>,
     /// An interrupt node's approval of the tool node that follows it, waiting to be used there.
     pub approved: Option<ApprovedStep>,
+    /// The call being executed: committed with its in-flight marker, cleared with its receipt,
+    /// so recovery after a crash finishes exactly this call (see `run/in_flight.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<super::InFlightCall>,
 }
 
 /// An approval an interrupt node gave for the tool node after it: used once, at that node, and

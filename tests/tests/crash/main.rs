@@ -1,0 +1,338 @@
+//! `kill -9` crash tests with real processes and SQLite (issue 11, "Tests"): a child process
+//! (this binary re-run as [`child::crash_child`]) builds the engine as a host does and is killed
+//! with SIGKILL at the moments that matter; the next child answers or recovers. Every scenario
+//! checks that nothing is lost (the thread, its messages, its records are all readable after the
+//! restart) and that no effect happens twice (the payments service counts requests and effects
+//! per idempotency key; the carrier writes a line per effect).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed step should stop the test"
+)]
+
+mod child;
+mod process;
+mod service;
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use tenx_artifact::{TrustPolicy, load, seal};
+use tenx_compiler::LintLevels;
+use tenx_engine::ports::{Receipt, ReceiptState, Store};
+use tenx_engine::thread::ThreadRecord;
+use tenx_engine::wire::{ContentBlock, ExecutionStatus, Role};
+use tenx_store_sqlite::SqliteStore;
+
+use child::{ACTION, ANSWER, EFFECTS, HOLD_BEFORE_SEND, HOLD_NATIVE, INTERRUPT, MESSAGE, THREAD, WAIT};
+use process::{Child, eventually};
+use service::Service;
+
+const REFUND: &str = "Refund order 1042, 59.00";
+const KEY: &str = "refund-1042-5900";
+const APPROVE: &str = r#"{"approved": true}"#;
+
+/// One scenario's files and service.
+struct Setup {
+    _dir: tempfile::TempDir,
+    store: PathBuf,
+    artifact: PathBuf,
+    effects: PathBuf,
+    service: Service,
+}
+
+/// What the store file holds for a thread, read by this (the parent) process.
+struct Stored {
+    thread: ThreadRecord,
+    /// `(kind, outcome or decision, idempotency key)` of every record.
+    records: Vec<(String, Value, Value)>,
+    in_flight: Vec<Receipt>,
+    refund_receipt: Option<Receipt>,
+    unfinished: Vec<String>,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let text = include_str!("graph.tenx");
+    let (mut sources, file, _) =
+        tenx_tests::load_text("tests/tests/crash/graph.tenx", text, tenxc::disk::MAX_SOURCE_BYTES);
+    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
+    assert!(
+        !checked.diagnostics.iter().any(|d| d.is_error()),
+        "{:#?}",
+        checked.diagnostics
+    );
+    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
+    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
+    load(&bytes, &TrustPolicy::signature_optional()).unwrap();
+    let artifact = dir.path().join("desk.tenxg");
+    std::fs::write(&artifact, bytes).unwrap();
+    Setup {
+        store: dir.path().join("threads.db"),
+        effects: dir.path().join("effects.txt"),
+        artifact,
+        _dir: dir,
+        service: Service::start(),
+    }
+}
+
+impl Setup {
+    fn child(&self, vars: &[(&str, &str)]) -> Child {
+        let mut all = vec![
+            ("PAYMENTS_URL", self.service.url()),
+            (EFFECTS, self.effects.to_str().unwrap()),
+        ];
+        all.extend_from_slice(vars);
+        process::spawn(&self.store, &self.artifact, &all)
+    }
+
+    /// Starts the refund run in a child, which pauses at the approval and exits.
+    fn paused_refund(&self, thread: &str) -> String {
+        let first = self.child(&[(ACTION, "start"), (THREAD, thread), (MESSAGE, REFUND)]);
+        let ran = first.expect("ran");
+        assert_eq!(ran["status"], json!(ExecutionStatus::InterruptedBefore));
+        first.exits();
+        ran["interrupt_id"].as_str().unwrap().to_owned()
+    }
+
+    fn recover(&self) -> Value {
+        let recovering = self.child(&[(ACTION, "recover")]);
+        let recovered = recovering.expect("recovered");
+        recovering.exits();
+        recovered["threads"].clone()
+    }
+
+    fn stored(&self, thread: &str) -> Stored {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let store = SqliteStore::open(&self.store).await.unwrap();
+            let records = store
+                .records(thread)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|record| {
+                    let what = record
+                        .fields
+                        .get("outcome")
+                        .cloned()
+                        .filter(|outcome| !outcome.is_null())
+                        .or_else(|| record.fields.get("decision").cloned())
+                        .unwrap_or(Value::Null);
+                    let key = record.fields.get("idempotency_key").cloned().unwrap_or(Value::Null);
+                    (record.kind, what, key)
+                })
+                .collect();
+            Stored {
+                thread: store.load(thread).await.unwrap().unwrap(),
+                records,
+                in_flight: store.in_flight(thread).await.unwrap(),
+                refund_receipt: store.receipt(thread, KEY).await.unwrap(),
+                unfinished: store.unfinished().await.unwrap(),
+            }
+        })
+    }
+
+    fn carrier_effects(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.effects)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Stored {
+    fn final_text(&self) -> String {
+        let last = self.thread.context.last().unwrap();
+        assert_eq!(last.role, Role::Assistant);
+        last.text_content()
+    }
+
+    fn tool_results(&self) -> Vec<(Value, bool)> {
+        self.thread
+            .context
+            .iter()
+            .flat_map(|message| &message.content)
+            .filter_map(|block| match block {
+                ContentBlock::ToolResult { output, is_error, .. } => Some((output.clone(), *is_error)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The refund finished from the service's one effect, and nothing is left running.
+    fn assert_refunded_once(&self) {
+        assert_eq!(self.thread.execution.status, ExecutionStatus::Completed);
+        assert_eq!(self.final_text(), "Refunded 5900 cents on order 1042 (refund 1).");
+        assert_eq!(
+            self.tool_results(),
+            vec![(json!("Refunded 5900 cents on order 1042 (refund 1)."), false)]
+        );
+        let roles: Vec<Role> = self.thread.context.iter().map(|message| message.role).collect();
+        assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+        assert!(self.in_flight.is_empty());
+        assert!(matches!(
+            self.refund_receipt.as_ref().unwrap().state,
+            ReceiptState::Done { is_error: false, .. }
+        ));
+        assert!(self.unfinished.is_empty(), "{:?}", self.unfinished);
+    }
+}
+
+fn approval(decision: &str) -> (String, Value, Value) {
+    ("approval".to_owned(), json!(decision), Value::Null)
+}
+
+fn call(outcome: &str) -> (String, Value, Value) {
+    ("tool_call".to_owned(), json!(outcome), json!(KEY))
+}
+
+#[test]
+fn kill_9_between_pause_and_resume_loses_nothing_and_refunds_once() {
+    let setup = setup();
+    let first = setup.child(&[(ACTION, "start"), (THREAD, "a"), (MESSAGE, REFUND), (WAIT, "1")]);
+    let ran = first.expect("ran");
+    assert_eq!(ran["status"], json!(ExecutionStatus::InterruptedBefore));
+    let interrupt = ran["interrupt_id"].as_str().unwrap().to_owned();
+    first.kill();
+
+    let paused = setup.stored("a");
+    let pending = paused.thread.pending.as_ref().unwrap();
+    assert_eq!(pending.interrupt.as_ref().unwrap().id, interrupt);
+    assert_eq!(paused.thread.context.len(), 2, "the request and the model's call");
+    assert!(paused.records.is_empty());
+    assert!(
+        paused.unfinished.is_empty(),
+        "a paused thread waits: recovery leaves it"
+    );
+    assert!(setup.service.requests().is_empty());
+
+    let second = setup.child(&[
+        (ACTION, "resume"),
+        (THREAD, "a"),
+        (INTERRUPT, &interrupt),
+        (ANSWER, APPROVE),
+    ]);
+    assert_eq!(second.expect("ran")["status"], json!(ExecutionStatus::Completed));
+    second.exits();
+
+    assert_eq!(setup.service.requests(), [KEY]);
+    assert_eq!(setup.service.effects(), [(KEY.to_owned(), 1)].into());
+    let done = setup.stored("a");
+    done.assert_refunded_once();
+    assert_eq!(done.records, [approval("approve"), call("completed")]);
+}
+
+#[test]
+fn kill_9_between_the_call_and_its_receipt_resends_the_same_key_once() {
+    let setup = setup();
+    let interrupt = setup.paused_refund("b");
+    setup.service.hold();
+    let second = setup.child(&[
+        (ACTION, "resume"),
+        (THREAD, "b"),
+        (INTERRUPT, &interrupt),
+        (ANSWER, APPROVE),
+    ]);
+    second.expect("sending");
+    eventually("the service has the refund", || setup.service.requests().len() == 1);
+    second.kill();
+
+    // The answer and the call in flight were stored before the refund was sent.
+    let killed = setup.stored("b");
+    assert!(killed.thread.pending.is_none());
+    let in_flight = killed.thread.run.as_ref().unwrap().branches[""]
+        .in_flight
+        .clone()
+        .unwrap();
+    assert_eq!((in_flight.tool.as_str(), in_flight.approved), ("issue_refund", true));
+    assert_eq!(killed.in_flight.len(), 1);
+    assert_eq!(killed.in_flight[0].key, KEY);
+    assert_eq!(killed.records, [approval("approve")]);
+    assert_eq!(killed.unfinished, ["b"]);
+
+    setup.service.release();
+    assert_eq!(setup.recover(), json!([{"thread": "b", "outcome": "finished"}]));
+    assert_eq!(setup.service.requests(), [KEY, KEY], "the same key, sent again");
+    assert_eq!(setup.service.effects(), [(KEY.to_owned(), 1)].into(), "applied once");
+    let done = setup.stored("b");
+    done.assert_refunded_once();
+    assert_eq!(done.records, [approval("approve"), call("resent"), call("completed")]);
+}
+
+#[test]
+fn kill_9_during_a_call_that_cannot_deduplicate_makes_it_outcome_unknown_never_rerun() {
+    let setup = setup();
+    let first = setup.child(&[
+        (ACTION, "start"),
+        (THREAD, "c"),
+        (MESSAGE, "Ship parcel 77"),
+        (HOLD_NATIVE, "1"),
+    ]);
+    first.expect("shipped");
+    first.kill();
+    assert_eq!(setup.carrier_effects(), ["77"]);
+    let killed = setup.stored("c");
+    assert_eq!(killed.in_flight.len(), 1);
+    assert!(
+        !killed.thread.run.as_ref().unwrap().branches[""]
+            .in_flight
+            .as_ref()
+            .unwrap()
+            .approved
+    );
+
+    assert_eq!(setup.recover(), json!([{"thread": "c", "outcome": "finished"}]));
+    assert_eq!(setup.carrier_effects(), ["77"], "never run again");
+    let done = setup.stored("c");
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    let results = done.tool_results();
+    assert_eq!(results.len(), 1);
+    assert!(results[0].1, "an error the model sees");
+    assert!(
+        results[0].0.as_str().unwrap().contains("(outcome_unknown)"),
+        "{results:?}"
+    );
+    assert!(
+        done.final_text().contains("outcome_unknown"),
+        "the model saw it: {}",
+        done.final_text()
+    );
+    assert!(done.in_flight.is_empty());
+    let outcomes: Vec<&Value> = done.records.iter().map(|(_, what, _)| what).collect();
+    assert_eq!(outcomes, [&json!("outcome_unknown")]);
+    assert!(done.unfinished.is_empty());
+}
+
+#[test]
+fn kill_9_after_the_in_flight_marker_and_before_sending_sends_the_key_once() {
+    let setup = setup();
+    let interrupt = setup.paused_refund("d");
+    let second = setup.child(&[
+        (ACTION, "resume"),
+        (THREAD, "d"),
+        (INTERRUPT, &interrupt),
+        (ANSWER, APPROVE),
+        (HOLD_BEFORE_SEND, "1"),
+    ]);
+    assert_eq!(second.expect("sending")["key"], KEY);
+    second.kill();
+    assert!(setup.service.requests().is_empty(), "nothing was sent");
+    let killed = setup.stored("d");
+    assert_eq!(killed.in_flight.len(), 1);
+    assert_eq!(killed.records, [approval("approve")]);
+
+    assert_eq!(setup.recover(), json!([{"thread": "d", "outcome": "finished"}]));
+    assert_eq!(setup.service.requests(), [KEY]);
+    assert_eq!(setup.service.effects(), [(KEY.to_owned(), 1)].into());
+    let done = setup.stored("d");
+    done.assert_refunded_once();
+    assert_eq!(done.records, [approval("approve"), call("resent"), call("completed")]);
+}

@@ -1,0 +1,256 @@
+//! Recovery in process: a run is "killed" while a tool call is in flight (its task aborted, so
+//! nothing after the in-flight marker is stored), then a second engine over the same store
+//! recovers it. The crash tests with real processes and SQLite are in `tests/tests/crash.rs`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tenx_artifact::LoadedArtifact;
+use tenx_engine::ports::{ModelClient, Ports, Store, ToolError, ToolInvocation, ToolRunner};
+use tenx_engine::testing::{ManualClock, RecordingEvents, SequentialIds};
+use tenx_engine::wire::ExecutionStatus;
+use tenx_engine::{
+    Engine, EngineOptions, Identity, MemoryStore, RecoveryOutcome, RunRequest, ScriptedModel, SkipReason,
+};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::{T0, assistant_texts, example_artifact, tool_outputs, user};
+
+/// A tool runner whose calls can be held forever (the process "dies" during them).
+struct Holding {
+    hold: AtomicBool,
+    arrived: Notify,
+    deduplicates: bool,
+    keys: Mutex<Vec<String>>,
+}
+
+impl Holding {
+    fn new(hold: bool, deduplicates: bool) -> Arc<Self> {
+        Arc::new(Self {
+            hold: AtomicBool::new(hold),
+            arrived: Notify::new(),
+            deduplicates,
+            keys: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn keys(&self) -> Vec<String> {
+        self.keys.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl ToolRunner for Holding {
+    async fn call(&self, invocation: ToolInvocation<'_>, _: &CancellationToken) -> Result<Value, ToolError> {
+        self.keys.lock().unwrap().push(invocation.idempotency_key.to_owned());
+        if self.hold.load(Ordering::SeqCst) {
+            self.arrived.notify_one();
+            std::future::pending::<()>().await;
+        }
+        Ok(json!(format!("Refunded under {}.", invocation.idempotency_key)))
+    }
+
+    fn deduplicates(&self, _: &tenx_artifact::Tool) -> bool {
+        self.deduplicates
+    }
+}
+
+fn engine(artifact: LoadedArtifact, store: Arc<MemoryStore>, tools: Arc<Holding>, options: EngineOptions) -> Engine {
+    let mut models: BTreeMap<String, Arc<dyn ModelClient>> = BTreeMap::new();
+    for name in artifact.artifact.models.keys() {
+        models.insert(name.clone(), Arc::new(ScriptedModel::new()));
+    }
+    let ports = Ports {
+        store,
+        models,
+        tools,
+        clock: Arc::new(ManualClock::new(T0)),
+        ids: Arc::new(SequentialIds::new()),
+    };
+    Engine::new(artifact, ports, options).unwrap()
+}
+
+/// Runs the refund example to its approval, answers it, and "kills" the process while the
+/// approved refund is in flight. Returns the store.
+async fn killed_during_the_refund(deduplicates: bool) -> Arc<MemoryStore> {
+    let store = Arc::new(MemoryStore::new());
+    let tools = Holding::new(true, deduplicates);
+    let first = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+    );
+    let mut events = RecordingEvents::new();
+    let request = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Refund order 1042, 59.00")],
+        ..RunRequest::default()
+    };
+    let paused = first.run(request, &mut events).await.unwrap();
+    let interrupt = paused.thread.pending.unwrap().interrupt.unwrap().id;
+    let answer = RunRequest {
+        thread_id: Some("t".to_owned()),
+        resume: Some(tenx_engine::ResumeAnswer {
+            value: json!({"approved": true}),
+            interrupt_id: Some(interrupt),
+        }),
+        ..RunRequest::default()
+    };
+    let running = tokio::spawn(async move {
+        let mut events = RecordingEvents::new();
+        first.run(answer, &mut events).await
+    });
+    tokio::time::timeout(Duration::from_secs(60), tools.arrived.notified())
+        .await
+        .expect("the refund was sent");
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+    assert_eq!(tools.keys(), vec!["refund-1042-5900".to_owned()]);
+    store
+}
+
+async fn records(store: &MemoryStore) -> Vec<Value> {
+    store
+        .records("t")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|record| record.fields)
+        .collect()
+}
+
+#[tokio::test]
+async fn an_approved_call_in_flight_is_sent_again_with_the_same_key_and_the_run_finishes() {
+    let store = killed_during_the_refund(true).await;
+    // The answer and the call in flight were committed before the refund was sent.
+    let stored = store.load("t").await.unwrap().unwrap();
+    assert!(stored.pending.is_none());
+    let in_flight = stored.run.as_ref().unwrap().branches[""].in_flight.clone().unwrap();
+    assert_eq!(in_flight.tool, "issue_refund");
+    assert!(in_flight.approved);
+    assert_eq!(store.in_flight("t").await.unwrap().len(), 1);
+    assert_eq!(records(&store).await[0]["decision"], "approve");
+    assert_eq!(store.unfinished().await.unwrap(), vec!["t".to_owned()]);
+
+    let tools = Holding::new(false, true);
+    let second = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+    );
+    let report = second.recover(&mut RecordingEvents::new()).await.unwrap();
+    assert_eq!(report.outcome("t"), Some(&RecoveryOutcome::Finished));
+    assert_eq!(
+        tools.keys(),
+        vec!["refund-1042-5900".to_owned()],
+        "the same key, sent once more"
+    );
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(
+        assistant_texts(&thread.context),
+        vec!["Refunded under refund-1042-5900.".to_owned()]
+    );
+    assert!(store.in_flight("t").await.unwrap().is_empty());
+    let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, vec![Value::Null, json!("resent"), json!("completed")]);
+    assert!(store.unfinished().await.unwrap().is_empty());
+    // A second recovery finds nothing to do.
+    assert!(
+        second
+            .recover(&mut RecordingEvents::new())
+            .await
+            .unwrap()
+            .threads
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_call_that_cannot_deduplicate_becomes_outcome_unknown_and_is_never_sent_again() {
+    let store = killed_during_the_refund(false).await;
+    let tools = Holding::new(false, false);
+    let second = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+    );
+    let report = second.recover(&mut RecordingEvents::new()).await.unwrap();
+    assert_eq!(report.outcome("t"), Some(&RecoveryOutcome::Finished));
+    assert!(tools.keys().is_empty(), "never sent again");
+    let thread = store.load("t").await.unwrap().unwrap();
+    let outputs = tool_outputs(&thread.context);
+    assert_eq!(outputs.len(), 1);
+    assert!(
+        outputs[0].as_str().unwrap().contains("(outcome_unknown)"),
+        "{outputs:?}"
+    );
+    // The model's `{result}` turn repeats what it was told.
+    assert!(assistant_texts(&thread.context)[0].contains("outcome_unknown"));
+    let receipt = store.receipt("t", "refund-1042-5900").await.unwrap().unwrap();
+    assert_eq!(receipt.state, tenx_engine::ports::ReceiptState::OutcomeUnknown);
+    let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, vec![Value::Null, json!("outcome_unknown")]);
+}
+
+#[tokio::test]
+async fn waiting_threads_are_left_alone_and_a_held_thread_is_skipped_as_busy() {
+    let store = Arc::new(MemoryStore::new());
+    let tools = Holding::new(false, true);
+    let options = EngineOptions {
+        busy_wait: Duration::from_millis(50),
+        ..EngineOptions::default()
+    };
+    let host = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        options,
+    );
+    let mut events = RecordingEvents::new();
+    for thread in ["paused", "held"] {
+        let request = RunRequest {
+            thread_id: Some(thread.to_owned()),
+            messages: vec![user("Refund order 7, 1.00")],
+            identity: Identity::anonymous(),
+            ..RunRequest::default()
+        };
+        host.run(request, &mut events).await.unwrap();
+    }
+    // Make `held` look mid-run: its question answered, no call in flight yet.
+    let mut held = store.load("held").await.unwrap().unwrap();
+    held.pending = None;
+    let version = held.version;
+    held.version += 1;
+    store
+        .commit(tenx_engine::ports::Commit {
+            thread: Some(held),
+            expected_version: Some(version),
+            receipts: Vec::new(),
+            records: Vec::new(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.unfinished().await.unwrap(), vec!["held".to_owned()]);
+    let lease = store.lock("held").await.unwrap();
+    let report = host.recover(&mut events).await.unwrap();
+    assert_eq!(
+        report.outcome("held"),
+        Some(&RecoveryOutcome::Skipped(SkipReason::Busy))
+    );
+    assert_eq!(
+        report.outcome("paused"),
+        None,
+        "a thread waiting at a question is not listed"
+    );
+    drop(lease);
+    assert!(tools.keys().is_empty());
+}

@@ -2,6 +2,8 @@
 //! disk the way `tenxc check` does, render its diagnostics without colour, and read the
 //! `// expect:` header of a fixture.
 
+pub mod formatting;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use tenx_compiler::LintLevels;

@@ -108,6 +108,16 @@ fn every_snapshot_has_its_fixture() {
             );
             continue;
         }
+        // `fmt__<name>` belongs to the formatter's input fixture `tests/fmt/<name>.tenx`.
+        if let Some(input) = name.strip_prefix("fmt__") {
+            let fixture = repo_root().join("tests/fmt").join(format!("{input}.tenx"));
+            assert!(
+                fixture.is_file(),
+                "snapshot {name}.snap has no formatter fixture {}: delete it",
+                fixture.display()
+            );
+            continue;
+        }
         // `port__<name>` belongs to `tests/ports/<name>.tenx` or `tests/ports/<name>/main.tenx`.
         if let Some(port) = name.strip_prefix("port__") {
             let ports = repo_root().join("tests/ports");

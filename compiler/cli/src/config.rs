@@ -8,6 +8,13 @@
 //! ```
 //!
 //! The file is read first; command-line flags override it.
+//!
+//! `tenxc fmt` reads its one setting from the same file:
+//!
+//! ```toml
+//! [fmt]
+//! line_width = 100   # the default
+//! ```
 
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use serde::Deserialize;
@@ -21,6 +28,50 @@ use tenx_diagnostics::Code;
 struct ProjectFile {
     #[serde(default)]
     lints: LintsSection,
+    #[serde(default)]
+    fmt: FmtSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FmtSection {
+    line_width: Option<usize>,
+}
+
+/// The narrowest and widest line widths `[fmt] line_width` accepts.
+const LINE_WIDTHS: std::ops::RangeInclusive<usize> = 40..=400;
+
+/// The formatter's options: `[fmt]` of `tenx.toml` (given or found), or the defaults.
+pub fn fmt_options(config: Option<&Path>) -> Result<tenx_compiler::fmt::FmtOptions> {
+    let mut options = tenx_compiler::fmt::FmtOptions::default();
+    let path = match config {
+        Some(p) => Some(p.to_path_buf()),
+        None => find_project_file(),
+    };
+    let Some(path) = path else { return Ok(options) };
+    let file = read_project_file(&path)?;
+    if let Some(width) = file.fmt.line_width {
+        if !LINE_WIDTHS.contains(&width) {
+            return Err(miette!(
+                help = "the default is 100",
+                "{}: `[fmt] line_width` must be between {} and {}, not {width}",
+                path.display(),
+                LINE_WIDTHS.start(),
+                LINE_WIDTHS.end()
+            ));
+        }
+        options.line_width = width;
+    }
+    Ok(options)
+}
+
+fn read_project_file(path: &Path) -> Result<ProjectFile> {
+    let text = std::fs::read_to_string(path)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("cannot read `{}`", path.display()))?;
+    toml::from_str(&text)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("`{}` is not a valid tenx project file", path.display()))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -47,12 +98,7 @@ pub fn lint_levels(config: Option<&Path>, deny: &[String], allow: &[String]) -> 
         None => find_project_file(),
     };
     if let Some(path) = path {
-        let text = std::fs::read_to_string(&path)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("cannot read `{}`", path.display()))?;
-        let file: ProjectFile = toml::from_str(&text)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("`{}` is not a valid tenx project file", path.display()))?;
+        let file = read_project_file(&path)?;
         levels.deny_warnings = file.lints.deny_warnings;
         apply(&mut levels, &file.lints.deny, Level::Deny, &path.display().to_string())?;
         apply(

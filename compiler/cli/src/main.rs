@@ -1,6 +1,7 @@
 //! `tenxc`, the tenx compiler: `check` proves a `.tenx` program safe, `build` seals it into an
 //! artifact, `inspect` verifies and summarises an artifact, `graph` draws a program, `keygen`
-//! makes a signing key pair, and `explain` prints the catalog page of a diagnostic code.
+//! makes a signing key pair, `fmt` rewrites sources in the canonical layout, and `explain` prints
+//! the catalog page of a diagnostic code.
 //!
 //! Exit codes: 0 clean, 1 the program has errors, 2 usage or IO error.
 
@@ -9,6 +10,7 @@ mod check_cmd;
 mod config;
 mod explain_cmd;
 mod files;
+mod fmt_cmd;
 mod graph_cmd;
 mod inspect_cmd;
 mod keygen_cmd;
@@ -20,7 +22,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "tenxc", version, about, long_about = None, propagate_version = true)]
 #[command(
-    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc build app.tenx -o app.tenxg\n  tenxc inspect app.tenxg\n  tenxc graph app.tenx --format mermaid\n  tenxc explain TENX0604"
+    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc build app.tenx -o app.tenxg\n  tenxc inspect app.tenxg\n  tenxc graph app.tenx --format mermaid\n  tenxc fmt --check .\n  tenxc explain TENX0604"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,6 +50,12 @@ enum Command {
     Graph(graph_cmd::GraphArgs),
     /// Make an Ed25519 key pair for `build --sign` and `inspect --trust`.
     Keygen(keygen_cmd::KeygenArgs),
+    /// Rewrite `.tenx` files in the one canonical layout, or with `--check` show what would change.
+    ///
+    /// A file with syntax errors is left as it was. Exit status: 0 done (or, with `--check`,
+    /// nothing would change), 1 a syntax error or a file `--check` would change, 2 usage or IO
+    /// error.
+    Fmt(fmt_cmd::FmtArgs),
     /// Print the catalog page of a diagnostic code (`TENX0302` or `unknown-node`).
     Explain {
         /// The code, e.g. `TENX0604`, or its name, e.g. `approval-bypass`. Without a code, lists
@@ -88,6 +96,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect_cmd::run(&args),
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Keygen(args) => keygen_cmd::run(&args),
+        Command::Fmt(args) => fmt_cmd::run(&args),
         Command::Explain { code } => explain_cmd::run(code.as_deref()),
     })
 }

@@ -7,11 +7,13 @@
 //! Stages, one folder each: [`syntax`] (pest → AST), [`resolve`] (imports, namespace,
 //! references), [`check`] (graph structure, schemas, templates, policy, validators, models,
 //! unused declarations), [`lower`] (checked program → `tenx_artifact::Artifact`, see
-//! [`compile`]). [`lints`] applies lint levels at the end.
+//! [`compile`]). [`lints`] applies lint levels at the end. [`fmt`] prints a file in the canonical layout
+//! (`tenxc fmt`).
 
 pub mod ast;
 pub mod check;
 pub mod decision;
+pub mod fmt;
 pub mod ids;
 pub mod lints;
 pub mod load;

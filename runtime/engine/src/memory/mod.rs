@@ -4,17 +4,28 @@
 //! It is as honest as a durable store: a [`Commit`] is checked and applied whole under one lock
 //! (the version check, then the thread, its receipts and its records), and [`Store::lock`] gives
 //! one holder per thread at a time (see [`locks`]).
+//!
+//! What it holds is small: each receipt and record, and each thread whose run is at rest
+//! (paused, completed, failed; see [`kept`]), is kept [`packed`] (one compact buffer, encoded
+//! before the lock is taken), with the few fields the store itself reads (version, owner, times,
+//! whether a receipt is in flight) beside it. A read returns a fresh copy, equal to what was
+//! committed. Nothing else grows with the number of threads: a lock entry lives only while it
+//! is held or awaited.
 
+mod kept;
 mod locks;
+mod packed;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
-use crate::ports::{Commit, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary};
+use crate::ports::{Commit, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary, Timestamp};
 use crate::thread::ThreadRecord;
+use kept::Kept;
 use locks::Locks;
+use packed::Packed;
 
 /// Threads, receipts and records in memory.
 #[derive(Debug, Default)]
@@ -27,11 +38,35 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Data {
     /// Threads by id.
-    threads: HashMap<String, ThreadRecord>,
+    threads: HashMap<String, StoredThread>,
     /// Receipts by thread, then by idempotency key.
-    receipts: HashMap<String, BTreeMap<String, Receipt>>,
+    receipts: HashMap<String, BTreeMap<String, StoredReceipt>>,
     /// Records by thread, oldest first (kept when the thread is deleted).
-    records: HashMap<String, Vec<Record>>,
+    records: HashMap<String, Vec<Packed<Record>>>,
+}
+
+/// A thread's checkpoint (see [`kept`]), with what commits and listings read without decoding it.
+#[derive(Debug)]
+struct StoredThread {
+    version: u64,
+    owner: Option<String>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    record: Kept,
+}
+
+/// A receipt, packed, with whether it is in flight (recovery lists those).
+#[derive(Debug)]
+struct StoredReceipt {
+    in_flight: bool,
+    receipt: Packed<Receipt>,
+}
+
+/// A commit encoded, ready to apply under the lock.
+struct Packing {
+    thread: Option<(String, StoredThread)>,
+    receipts: Vec<(String, String, StoredReceipt)>,
+    records: Vec<(String, Packed<Record>)>,
 }
 
 impl MemoryStore {
@@ -47,55 +82,110 @@ impl MemoryStore {
     }
 }
 
+/// Encodes a commit (before the lock is taken: encoding is most of a commit's cost).
+fn pack(commit: Commit) -> Result<(Option<u64>, Packing), StoreError> {
+    let thread = match commit.thread {
+        Some(thread) => {
+            let (thread_id, version, owner) = (thread.thread_id.clone(), thread.version, thread.owner.clone());
+            let (created_at, updated_at) = (thread.created_at, thread.updated_at);
+            let record = Kept::of(thread)?;
+            let stored = StoredThread {
+                version,
+                owner,
+                created_at,
+                updated_at,
+                record,
+            };
+            Some((thread_id, stored))
+        }
+        None => None,
+    };
+    let mut receipts = Vec::with_capacity(commit.receipts.len());
+    for receipt in commit.receipts {
+        let packed = Packed::pack(&receipt, &format_args!("a receipt of thread '{}'", receipt.thread_id))?;
+        let stored = StoredReceipt {
+            in_flight: matches!(receipt.state, ReceiptState::InFlight { .. }),
+            receipt: packed,
+        };
+        receipts.push((receipt.thread_id, receipt.key, stored));
+    }
+    let mut records = Vec::with_capacity(commit.records.len());
+    for record in commit.records {
+        let packed = Packed::pack(&record, &format_args!("a record of thread '{}'", record.thread_id))?;
+        records.push((record.thread_id, packed));
+    }
+    let expected = commit.expected_version;
+    Ok((
+        expected,
+        Packing {
+            thread,
+            receipts,
+            records,
+        },
+    ))
+}
+
 #[async_trait]
 impl Store for MemoryStore {
     async fn load(&self, thread_id: &str) -> Result<Option<ThreadRecord>, StoreError> {
-        Ok(self.data().threads.get(thread_id).cloned())
+        let kept = self.data().threads.get(thread_id).map(|stored| stored.record.clone());
+        kept.map(|record| record.read(thread_id)).transpose()
     }
 
     async fn commit(&self, commit: Commit) -> Result<(), StoreError> {
+        let (expected_version, packing) = pack(commit)?;
         let mut data = self.data();
-        if let Some(thread) = &commit.thread {
-            let stored = data.threads.get(&thread.thread_id).map(|stored| stored.version);
-            if stored != commit.expected_version {
+        if let Some((thread_id, _)) = &packing.thread {
+            let stored = data.threads.get(thread_id).map(|stored| stored.version);
+            if stored != expected_version {
                 return Err(StoreError::Conflict);
             }
         }
-        if let Some(thread) = commit.thread {
-            data.threads.insert(thread.thread_id.clone(), thread);
+        if let Some((thread_id, thread)) = packing.thread {
+            data.threads.insert(thread_id, thread);
         }
-        for receipt in commit.receipts {
-            data.receipts
-                .entry(receipt.thread_id.clone())
-                .or_default()
-                .insert(receipt.key.clone(), receipt);
+        for (thread_id, key, receipt) in packing.receipts {
+            data.receipts.entry(thread_id).or_default().insert(key, receipt);
         }
-        for record in commit.records {
-            data.records.entry(record.thread_id.clone()).or_default().push(record);
+        for (thread_id, record) in packing.records {
+            data.records.entry(thread_id).or_default().push(record);
         }
         Ok(())
     }
 
     async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError> {
-        Ok(self
+        let packed = self
             .data()
             .receipts
             .get(thread_id)
             .and_then(|receipts| receipts.get(key))
-            .cloned())
+            .map(|stored| stored.receipt.clone());
+        packed
+            .map(|receipt| receipt.unpack(&format_args!("receipt '{key}' of thread '{thread_id}'")))
+            .transpose()
     }
 
     async fn in_flight(&self, thread_id: &str) -> Result<Vec<Receipt>, StoreError> {
-        let data = self.data();
-        let receipts = data.receipts.get(thread_id).into_iter().flat_map(BTreeMap::values);
-        Ok(receipts
-            .filter(|receipt| matches!(receipt.state, ReceiptState::InFlight { .. }))
-            .cloned()
-            .collect())
+        let packed: Vec<Packed<Receipt>> = {
+            let data = self.data();
+            let receipts = data.receipts.get(thread_id).into_iter().flat_map(BTreeMap::values);
+            receipts
+                .filter(|stored| stored.in_flight)
+                .map(|stored| stored.receipt.clone())
+                .collect()
+        };
+        packed
+            .iter()
+            .map(|receipt| receipt.unpack(&format_args!("a receipt of thread '{thread_id}'")))
+            .collect()
     }
 
     async fn records(&self, thread_id: &str) -> Result<Vec<Record>, StoreError> {
-        Ok(self.data().records.get(thread_id).cloned().unwrap_or_default())
+        let packed = self.data().records.get(thread_id).cloned().unwrap_or_default();
+        packed
+            .iter()
+            .map(|record| record.unpack(&format_args!("a record of thread '{thread_id}'")))
+            .collect()
     }
 
     async fn list_threads(
@@ -105,23 +195,23 @@ impl Store for MemoryStore {
         limit: usize,
     ) -> Result<Vec<ThreadSummary>, StoreError> {
         let data = self.data();
-        let mut threads: Vec<&ThreadRecord> = data
+        let mut threads: Vec<(&String, &StoredThread)> = data
             .threads
-            .values()
-            .filter(|thread| owner.is_none_or(|owner| thread.owner.as_deref() == Some(owner)))
+            .iter()
+            .filter(|(_, thread)| owner.is_none_or(|owner| thread.owner.as_deref() == Some(owner)))
             .collect();
-        threads.sort_by(|a, b| {
+        threads.sort_by(|(a_id, a), (b_id, b)| {
             b.updated_at
                 .cmp(&a.updated_at)
                 .then_with(|| b.created_at.cmp(&a.created_at))
-                .then_with(|| a.thread_id.cmp(&b.thread_id))
+                .then_with(|| a_id.cmp(b_id))
         });
         Ok(threads
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|thread| ThreadSummary {
-                thread_id: thread.thread_id.clone(),
+            .map(|(thread_id, thread)| ThreadSummary {
+                thread_id: thread_id.clone(),
                 owner: thread.owner.clone(),
                 created_at: thread.created_at,
                 updated_at: thread.updated_at,

@@ -330,3 +330,131 @@ async fn a_cancelled_wait_does_not_keep_the_lock() {
     let again = tokio::time::timeout(Duration::from_millis(100), store.lock("t")).await;
     assert!(again.is_ok());
 }
+
+/// A thread paused at an approval, with every kind of value a checkpoint holds: floats that do
+/// not survive a decimal round trip, big and negative integers, nested objects, internally
+/// tagged enums (content blocks, the pending kind) and unicode.
+fn paused_thread(id: &str) -> ThreadRecord {
+    use crate::thread::{Branch, Pending, PendingKind, RunProgress};
+    use crate::wire::{
+        ContentBlock, ExecutionStatus, FunctionCall, InterruptObject, Message, Role, TokenUsage, ToolCall,
+    };
+
+    let arguments = json!({"order_id": "1042", "amount_cents": 500});
+    let interrupt = InterruptObject {
+        id: "int_0123456789abcdef0123456789abcdef".into(),
+        key: "tool:call_1:0".into(),
+        node: "desk".into(),
+        value: json!({"action": "issue_refund", "normalized_arguments": arguments, "evidence": [], "expires_at": null}),
+        message: "Refund 500 cents on order 1042? ✓ «ok»".into(),
+        reason: "tool_approval".into(),
+        response_schema: json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}),
+        tool_call_id: Some("call_1".into()),
+    };
+    let mut assistant = Message::text("msg_2", Role::Assistant, "", 1_796_083_200.123_456_7);
+    assistant.content = vec![ContentBlock::ToolCall {
+        id: "call_1".into(),
+        name: "issue_refund".into(),
+        args: arguments.clone(),
+        tool_type: None,
+    }];
+    assistant.tools_calls = Some(vec![ToolCall {
+        id: "call_1".into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: "issue_refund".into(),
+            arguments: arguments.to_string(),
+        },
+    }]);
+    assistant
+        .metadata
+        .insert("allowed_tools".into(), json!(["issue_refund", "lookup_order"]));
+    assistant.usages = Some(TokenUsage {
+        completion_tokens: 7,
+        prompt_tokens: 11,
+        total_tokens: 18,
+        ..TokenUsage::default()
+    });
+    let mut record = thread(id, Some("ana"), 2, 1_796_083_200_000);
+    record.state.insert("ratio".into(), json!(0.1 + 0.2));
+    record.state.insert("big".into(), json!(u64::MAX));
+    record.state.insert("negative".into(), json!(-42));
+    record
+        .state
+        .insert("nested".into(), json!({"a": [1, 2.5, "x", null, true], "b": {}}));
+    record.context = vec![
+        Message::text("msg_1", Role::User, "refund 1042", 1_796_083_199.999_999_9),
+        assistant,
+    ];
+    record.execution.status = ExecutionStatus::InterruptedBefore;
+    record.execution.interrupt_data = Some(json!({"interrupt": interrupt}));
+    record.pending = Some(Pending {
+        kind: PendingKind::ToolApproval {
+            node: "desk".into(),
+            tool: "issue_refund".into(),
+            call_id: "call_1".into(),
+            arguments,
+            queued: Vec::new(),
+        },
+        interrupt: Some(interrupt),
+        expires_at: Some(1_796_086_800_000),
+        fingerprint: Some("sha256:5bd5".into()),
+        asked_at: 1_796_083_200_000,
+        state_version: 1,
+        rejection_key: None,
+    });
+    let mut branches = BTreeMap::new();
+    branches.insert(
+        String::new(),
+        Branch {
+            node: "desk".into(),
+            steps: 2,
+            ..Branch::default()
+        },
+    );
+    record.run = Some(RunProgress {
+        run_id: "run_1".into(),
+        started_by: crate::Identity::default(),
+        recursion_limit: 25,
+        input_text: "refund 1042".into(),
+        branches,
+    });
+    record
+        .model_cursors
+        .insert("desk_model".into(), json!({"turn": 1, "run": {"id": "run_1"}}));
+    record
+}
+
+#[tokio::test]
+async fn a_read_returns_exactly_what_was_committed() {
+    let store = MemoryStore::new();
+    let thread = paused_thread("t");
+    let done = receipt(
+        "t",
+        "refund-1042-500",
+        ReceiptState::Done {
+            result: json!({"id": "re_1", "amount": 5.000_000_000_000_001}),
+            is_error: false,
+        },
+    );
+    let mut commit = save(thread.clone(), None);
+    commit.receipts = vec![done.clone()];
+    commit.records = vec![record("t", 7)];
+    store.commit(commit).await.unwrap();
+    assert_eq!(store.load("t").await.unwrap(), Some(thread.clone()));
+    assert_eq!(store.receipt("t", "refund-1042-500").await.unwrap(), Some(done));
+    assert_eq!(store.records("t").await.unwrap(), vec![record("t", 7)]);
+    // Every read is a fresh copy: changing one changes nothing stored.
+    let mut changed = store.load("t").await.unwrap().unwrap();
+    changed.context.clear();
+    assert_eq!(store.load("t").await.unwrap(), Some(thread));
+}
+
+#[test]
+fn a_paused_thread_is_kept_in_fewer_bytes_than_its_json() {
+    let thread = paused_thread("t");
+    let packed = packed::Packed::pack(&thread, &"thread").unwrap();
+    let json = serde_json::to_vec(&thread).unwrap();
+    assert!(packed.len() <= json.len(), "{} > {}", packed.len(), json.len());
+    assert_eq!(packed.unpack(&"thread").unwrap(), thread);
+}

@@ -1,0 +1,91 @@
+//! The runtime engine benchmark: the refund-shaped graph of `bench/programs/refund_desk.tenx`,
+//! sealed by the release `tenxc`, run in process with its scripted model and a zero-latency fake
+//! tool runner, so the figures are the engine's own cost, side by side with the same graph in
+//! LangGraph (`bench/langgraph/refund.py`):
+//!
+//! - (a) one user → agent → tool → agent turn on a new thread, in-memory store;
+//! - (b) a run that pauses at the refund's approval and its resume with the answer, SQLite
+//!   store (its defaults: WAL, `synchronous = NORMAL`);
+//! - (c) the resident memory of 10,000 threads paused at the approval, in-memory store, and of
+//!   10,000 and 30,000 on SQLite (bounded by its page cache, not by the number of threads).
+//!
+//! Run: `cargo build --release -p tenxc -p tenx-bench && ./target/release/engine`.
+//! `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out; `TENX_BENCH_LANGGRAPH_PAUSED=N` changes how
+//! many threads LangGraph pauses for (c) (10,000 by default; 0 skips its RSS).
+
+mod langgraph;
+mod measure;
+mod paused;
+mod report;
+mod setup;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+const TURNS: usize = 2000;
+const RESUMES: usize = 500;
+const PAUSED: usize = 10_000;
+const PAUSED_MORE: usize = 30_000;
+const LANGGRAPH_TURNS: usize = 300;
+const LANGGRAPH_RESUMES: usize = 200;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_time().build() else {
+        eprintln!("cannot start a tokio runtime");
+        return ExitCode::from(2);
+    };
+    let outcome = match args.as_slice() {
+        [_, flag, store, count, artifact, database] if flag == paused::CHILD => {
+            runtime.block_on(paused::child(store, count, Path::new(artifact), Path::new(database)))
+        }
+        _ => runtime.block_on(bench()),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn bench() -> Result<(), String> {
+    let root = setup::root();
+    let artifact_path = setup::build_artifact(&root)?;
+    let artifact = setup::load_artifact(&artifact_path)?;
+    let bench_dir = root.join("target/bench");
+    eprintln!("(a) {TURNS} turns …");
+    let turn = measure::turns(artifact.clone(), TURNS).await?;
+    eprintln!("(b) {RESUMES} pauses and resumes on SQLite …");
+    let pause_resume = measure::pause_and_resume(artifact, &bench_dir.join("engine-resume.sqlite"), RESUMES).await?;
+    eprintln!("(c) paused threads, each figure in a fresh process …");
+    let paused_db = bench_dir.join("engine-paused.sqlite");
+    let memory = paused::measure("memory", PAUSED, &artifact_path, &paused_db)?;
+    let sqlite = paused::measure("sqlite", PAUSED, &artifact_path, &paused_db)?;
+    let sqlite_more = paused::measure("sqlite", PAUSED_MORE, &artifact_path, &paused_db)?;
+    let langgraph = if std::env::var("TENX_BENCH_LANGGRAPH").is_ok_and(|value| value == "skip") {
+        Err("TENX_BENCH_LANGGRAPH=skip".to_owned())
+    } else {
+        eprintln!("LangGraph …");
+        let paused = std::env::var("TENX_BENCH_LANGGRAPH_PAUSED")
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(PAUSED);
+        let counts = langgraph::Counts {
+            turns: LANGGRAPH_TURNS,
+            resumes: LANGGRAPH_RESUMES,
+            paused,
+        };
+        langgraph::run(&root, &counts)
+    };
+    report::print(&report::Results {
+        turn,
+        pause_resume,
+        memory,
+        sqlite,
+        sqlite_more,
+        langgraph,
+    });
+    Ok(())
+}

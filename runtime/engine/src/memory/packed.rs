@@ -1,0 +1,65 @@
+//! The compact form the in-memory store keeps its values in: one MessagePack buffer per value
+//! instead of the decoded tree.
+//!
+//! Why: a decoded thread paused at an approval is about 20 KB of small heap blocks (every
+//! `serde_json` object is a B-tree with its own nodes, and the question appears both in the
+//! pending call and in `execution.interrupt_data`); the same thread packed is under 4 KB in one
+//! block. Packing uses field names (structs as maps), so every shape the engine serialises
+//! reads back equal: internally tagged enums, `serde_json::Value`s, integers as integers and
+//! floats with their exact bits (MessagePack stores `f64` as its 8 bytes, where a JSON text
+//! would round-trip through decimal).
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::ports::StoreError;
+
+/// A value of type `T`, packed. Cloning shares the bytes, so a read copies them out of the
+/// store's lock cheaply and decodes outside it.
+pub(super) struct Packed<T> {
+    bytes: Arc<[u8]>,
+    kind: PhantomData<fn() -> T>,
+}
+
+impl<T: Serialize + DeserializeOwned> Packed<T> {
+    /// Packs `value`; `what` names it in the error (a value that cannot be encoded, which the
+    /// engine's own types never are).
+    pub(super) fn pack(value: &T, what: &dyn fmt::Display) -> Result<Self, StoreError> {
+        let bytes =
+            rmp_serde::to_vec_named(value).map_err(|error| StoreError::Failed(format!("encoding {what}: {error}")))?;
+        Ok(Self {
+            bytes: Arc::from(bytes),
+            kind: PhantomData,
+        })
+    }
+
+    /// The value back, equal to the one packed.
+    pub(super) fn unpack(&self, what: &dyn fmt::Display) -> Result<T, StoreError> {
+        rmp_serde::from_slice(&self.bytes).map_err(|error| StoreError::Failed(format!("decoding {what}: {error}")))
+    }
+
+    /// The packed size in bytes.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+impl<T> Clone for Packed<T> {
+    fn clone(&self) -> Self {
+        Self {
+            bytes: Arc::clone(&self.bytes),
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Packed<T> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "Packed({} bytes)", self.bytes.len())
+    }
+}

@@ -34,5 +34,5 @@ pub use error::{ErrorCode, RunError};
 pub use identity::Identity;
 pub use memory::MemoryStore;
 pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest};
-pub use run::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
+pub use run::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason, ThreadOwner};
 pub use scripted::ScriptedModel;

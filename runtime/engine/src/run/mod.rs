@@ -27,6 +27,7 @@ mod read;
 mod recover;
 mod retry;
 mod start;
+mod threads;
 mod tool_node;
 mod working;
 
@@ -37,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use agent::ToolSpecCache;
 pub use recover::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
+pub use threads::ThreadOwner;
 pub(crate) use working::Working;
 
 /// The runs in progress in this process, by thread: how a `cancel` or a stop reaches them.

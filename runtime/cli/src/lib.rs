@@ -1,0 +1,66 @@
+//! `tenx`, the runtime's command line. `tenx serve ARTIFACT` loads a sealed artifact (never
+//! `.tenx` source: the runtime depends on no compiler code), verifies it, and serves the
+//! standard API. Errors are miette reports; exit status 2 for a usage, configuration or load
+//! error. The binary (`src/main.rs`) only calls [`main_with`], so tests run the same code in a
+//! child process of their own.
+
+pub mod serve;
+pub mod settings;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The tenx runtime.
+#[derive(Debug, Parser)]
+#[command(
+    name = "tenx",
+    version,
+    about = "The tenx runtime: serve sealed agent graphs behind the standard API"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a sealed artifact (`.tenxg`) over HTTP.
+    Serve(serve::ServeArgs),
+}
+
+/// Runs the command line `args` (the program name first), as the binary does.
+pub fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = match cli.command {
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(report) => {
+            eprintln!("{report:?}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! `tenx serve`: verify the artifact, resolve settings and the environment (every missing
+//! variable at once, before anything runs), open the store, build the model clients, recover
+//! runs a dead process left, then listen. Prints its settings (never the secret) and a loud
+//! line when auth is off.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use miette::{IntoDiagnostic, Result, WrapErr, miette};
+use tenx_artifact::{Provider, PublicKey, TrustPolicy};
+use tenx_engine::ports::{NullEvents, Store};
+use tenx_engine::{EngineOptions, MemoryStore};
+use tenx_runtime::HostBuilder;
+
+use crate::settings::{self, FlagSettings, StoreChoice};
+
+/// `tenx serve` flags.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The sealed artifact (`tenxc build` output).
+    pub artifact: PathBuf,
+    /// The project file whose `[serve]` section to read (default `tenx.toml`, when present).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The address to listen on (default 127.0.0.1).
+    #[arg(long)]
+    pub host: Option<std::net::IpAddr>,
+    /// The port (default 8000; 0 picks a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// `development` or `production` (overrides `MODE`).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Allowed browser origins, comma-separated (overrides `ORIGINS`).
+    #[arg(long)]
+    pub origins: Option<String>,
+    /// The largest request body in bytes (overrides `MAX_REQUEST_SIZE`).
+    #[arg(long)]
+    pub max_request_size: Option<usize>,
+    /// Where the SQLite store lives (default `.tenx`).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// `sqlite` (default) or `memory`.
+    #[arg(long)]
+    pub store: Option<String>,
+    /// Refuse an artifact without a valid signature by a trusted key.
+    #[arg(long)]
+    pub require_signature: bool,
+    /// A public key file (`tenxc keygen`) whose signatures are trusted; repeatable.
+    #[arg(long)]
+    pub trust: Vec<PathBuf>,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub async fn run(args: ServeArgs) -> Result<()> {
+    init_logging();
+    let loaded = load_artifact(&args)?;
+    let file = match &args.config {
+        Some(path) => settings::read_file(path, true)?,
+        None => settings::read_file(std::path::Path::new("tenx.toml"), false)?,
+    };
+    let flags = FlagSettings {
+        host: args.host,
+        port: args.port,
+        mode: args.mode.clone(),
+        origins: args.origins.clone(),
+        max_request_size: args.max_request_size,
+        data_dir: args.data_dir.clone(),
+        store: args.store.clone(),
+    };
+    let resolved = settings::resolve(file, |name| std::env::var(name).ok(), flags)?;
+    resolved.server.validate().map_err(|error| miette!("{error}"))?;
+
+    let environment = tenx_runtime::environment::resolve_from_process(&loaded.artifact)
+        .map_err(|missing| miette!("{missing}"))
+        .wrap_err("the artifact names environment variables that are not set")?;
+    let store: Arc<dyn Store> = match &resolved.store {
+        StoreChoice::Sqlite(path) => {
+            if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .into_diagnostic()
+                    .wrap_err_with(|| format!("cannot create the data directory `{}`", dir.display()))?;
+            }
+            Arc::new(
+                tenx_store_sqlite::SqliteStore::open(path)
+                    .await
+                    .map_err(|error| miette!("cannot open the store `{}`: {error}", path.display()))?,
+            )
+        }
+        StoreChoice::Memory => Arc::new(MemoryStore::new()),
+    };
+    let transport = tenx_models::Transport::new(tenx_models::ProviderOptions::default())
+        .map_err(|_| miette!("cannot build the HTTP client for model providers"))?;
+    let mut builder = HostBuilder::new(loaded.clone()).store(store).options(EngineOptions {
+        busy_wait: resolved.busy_wait,
+        auth: resolved.server.jwt.is_some(),
+        ..EngineOptions::default()
+    });
+    for (name, model) in &loaded.artifact.models {
+        if model.provider == Provider::Scripted {
+            continue;
+        }
+        let client = tenx_models::client_for(name, model, environment.api_key(model), &transport)
+            .map_err(|error| miette!("{error}"))?;
+        builder = builder.model(name, client);
+    }
+    let engine = builder.build_with(&environment).map_err(|error| miette!("{error}"))?;
+
+    let report = engine
+        .recover(&mut NullEvents)
+        .await
+        .map_err(|error| miette!("recovery at start-up failed: {error}"))?;
+    tracing::info!(recovered = ?report, "recovery at start-up done");
+
+    let state = tenx_server::AppState::new(engine, resolved.server.clone()).map_err(|error| miette!("{error}"))?;
+    let listener = tokio::net::TcpListener::bind(resolved.address)
+        .await
+        .into_diagnostic()
+        .wrap_err_with(|| format!("cannot listen on {}", resolved.address))?;
+    let bound = listener.local_addr().into_diagnostic()?;
+    eprintln!("tenx serve: artifact {} ({})", args.artifact.display(), loaded.id);
+    for (key, value) in resolved.describe() {
+        if key != "listen" {
+            eprintln!("  {key:<17} {value}");
+        }
+    }
+    if resolved.server.jwt.is_none() {
+        eprintln!(
+            "WARNING: auth is off (development mode): anyone who can reach this port may run graphs, read threads and approve every request"
+        );
+    }
+    eprintln!("tenx serve: listening on http://{bound}");
+    axum::serve(listener, tenx_server::router(state))
+        .with_graceful_shutdown(shutdown())
+        .await
+        .into_diagnostic()
+        .wrap_err("the server stopped with an error")?;
+    eprintln!("tenx serve: stopped");
+    Ok(())
+}
+
+fn load_artifact(args: &ServeArgs) -> Result<tenx_artifact::LoadedArtifact> {
+    let keys = args
+        .trust
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("cannot read the public key `{}`", path.display()))?;
+            PublicKey::from_text(&text)
+                .map_err(|error| miette!("`{}` is not a tenx public key: {error}", path.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let policy = if args.require_signature {
+        TrustPolicy::signature_required(keys)
+    } else {
+        keys.into_iter()
+            .fold(TrustPolicy::signature_optional(), TrustPolicy::trust)
+    };
+    let bytes = std::fs::read(&args.artifact)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("cannot read the artifact `{}`", args.artifact.display()))?;
+    tenx_runtime::load(&bytes, &policy).map_err(|error| {
+        miette!(
+            help = "tenx serve runs only sealed artifacts: build one with `tenxc build FILE.tenx -o FILE.tenxg`",
+            "refused `{}`: {error}",
+            args.artifact.display()
+        )
+    })
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,360 @@
+//! `tenx serve`'s settings, from three places: the `[serve]` section of `tenx.toml`, then the
+//! environment (`MODE`, `ORIGINS`, `MAX_REQUEST_SIZE`, `JWT_SECRET_KEY`, `JWT_ALGORITHM`,
+//! `JWT_ISSUER`, `JWT_AUDIENCE`), then flags: a later source overrides an earlier one. The
+//! secret is read from the environment only (a file in a repository is no place for it), and
+//! [`Resolved::describe`] prints everything but it.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tenx_server::{JwtSettings, Mode, ServerSettings};
+
+/// The `[serve]` section of `tenx.toml` (every key optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSettings {
+    /// The address to listen on.
+    pub host: Option<IpAddr>,
+    /// The port.
+    pub port: Option<u16>,
+    /// `development` or `production`.
+    pub mode: Option<String>,
+    /// Allowed browser origins.
+    pub origins: Option<Vec<String>>,
+    /// The largest request body, in bytes.
+    pub max_request_size: Option<usize>,
+    /// Where the SQLite store lives.
+    pub data_dir: Option<PathBuf>,
+    /// `sqlite` (the default) or `memory` (nothing survives a restart).
+    pub store: Option<String>,
+    /// The JWT algorithm (`HS256` by default).
+    pub jwt_algorithm: Option<String>,
+    /// The issuer tokens must name.
+    pub jwt_issuer: Option<String>,
+    /// The audience tokens must name.
+    pub jwt_audience: Option<String>,
+    /// How long a request waits for a busy thread, in seconds (30 by default).
+    pub busy_wait_seconds: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct ProjectFile {
+    #[serde(default)]
+    serve: Option<FileSettings>,
+}
+
+/// What the command line said (each `None` leaves the setting to the file and environment).
+#[derive(Debug, Clone, Default)]
+pub struct FlagSettings {
+    /// `--host`.
+    pub host: Option<IpAddr>,
+    /// `--port`.
+    pub port: Option<u16>,
+    /// `--mode`.
+    pub mode: Option<String>,
+    /// `--origins` (comma-separated).
+    pub origins: Option<String>,
+    /// `--max-request-size`.
+    pub max_request_size: Option<usize>,
+    /// `--data-dir`.
+    pub data_dir: Option<PathBuf>,
+    /// `--store`.
+    pub store: Option<String>,
+}
+
+/// Where threads are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// One SQLite file (WAL) in the data directory.
+    Sqlite(PathBuf),
+    /// In memory: lost on restart.
+    Memory,
+}
+
+/// The settings `tenx serve` runs with.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// Where to listen.
+    pub address: SocketAddr,
+    /// The store.
+    pub store: StoreChoice,
+    /// How long a request waits for a busy thread.
+    pub busy_wait: Duration,
+    /// What the server itself needs.
+    pub server: ServerSettings,
+}
+
+/// Why settings could not be resolved.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum SettingsError {
+    /// The project file could not be read.
+    #[error("cannot read `{path}`: {reason}")]
+    #[diagnostic(code(tenx::config))]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The project file is not valid.
+    #[error("`{path}`: {reason}")]
+    #[diagnostic(code(tenx::config), help("the [serve] keys are listed in docs/serve.md"))]
+    Parse {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A value is not one the setting takes.
+    #[error("{setting}: {reason}")]
+    #[diagnostic(code(tenx::config))]
+    Value {
+        /// The setting (and where it came from).
+        setting: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Reads `[serve]` from `path`; a missing file is no settings.
+pub fn read_file(path: &Path, required: bool) -> Result<FileSettings, SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && !required => {
+            return Ok(FileSettings::default());
+        }
+        Err(error) => {
+            return Err(SettingsError::Read {
+                path: path.display().to_string(),
+                reason: error.to_string(),
+            });
+        }
+    };
+    let file: ProjectFile = toml::from_str(&text).map_err(|error| SettingsError::Parse {
+        path: path.display().to_string(),
+        reason: error.message().to_owned(),
+    })?;
+    Ok(file.serve.unwrap_or_default())
+}
+
+/// Merges the three sources, flags last.
+pub fn resolve(
+    file: FileSettings,
+    lookup: impl Fn(&str) -> Option<String>,
+    flags: FlagSettings,
+) -> Result<Resolved, SettingsError> {
+    let env = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+    let mode_text = flags.mode.or_else(|| env("MODE")).or(file.mode);
+    let mode = match mode_text.as_deref().map(str::trim) {
+        None | Some("development" | "dev") => Mode::Development,
+        Some("production" | "prod") => Mode::Production,
+        Some(other) => {
+            return Err(SettingsError::Value {
+                setting: "MODE".to_owned(),
+                reason: format!("`{other}` is neither `development` nor `production`"),
+            });
+        }
+    };
+    let origins = match flags.origins.or_else(|| env("ORIGINS")) {
+        Some(text) => split_list(&text),
+        None => file.origins.unwrap_or_default(),
+    };
+    let origins = if origins.is_empty() && mode == Mode::Development {
+        vec!["*".to_owned()]
+    } else {
+        origins
+    };
+    let max_request_size = match (flags.max_request_size, env("MAX_REQUEST_SIZE")) {
+        (Some(size), _) => size,
+        (None, Some(text)) => text.trim().parse().map_err(|_| SettingsError::Value {
+            setting: "MAX_REQUEST_SIZE".to_owned(),
+            reason: format!("`{text}` is not a number of bytes"),
+        })?,
+        (None, None) => file.max_request_size.unwrap_or(10 * 1024 * 1024),
+    };
+    let jwt = env("JWT_SECRET_KEY").map(|secret| JwtSettings {
+        secret: secret.into_bytes(),
+        algorithm: env("JWT_ALGORITHM")
+            .or_else(|| file.jwt_algorithm.clone())
+            .unwrap_or_else(|| "HS256".to_owned()),
+        issuer: env("JWT_ISSUER").or_else(|| file.jwt_issuer.clone()),
+        audience: env("JWT_AUDIENCE").or_else(|| file.jwt_audience.clone()),
+    });
+    let host = flags.host.or(file.host).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let port = flags.port.or(file.port).unwrap_or(8000);
+    let store = match flags.store.or(file.store).as_deref() {
+        None | Some("sqlite") => StoreChoice::Sqlite(
+            flags
+                .data_dir
+                .or(file.data_dir)
+                .unwrap_or_else(|| PathBuf::from(".tenx"))
+                .join("threads.sqlite"),
+        ),
+        Some("memory") => StoreChoice::Memory,
+        Some(other) => {
+            return Err(SettingsError::Value {
+                setting: "store".to_owned(),
+                reason: format!("`{other}` is neither `sqlite` nor `memory`"),
+            });
+        }
+    };
+    Ok(Resolved {
+        address: SocketAddr::new(host, port),
+        store,
+        busy_wait: Duration::from_secs(file.busy_wait_seconds.unwrap_or(30)),
+        server: ServerSettings {
+            mode,
+            jwt,
+            origins,
+            max_request_size,
+            run_timeout: None,
+        },
+    })
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl Resolved {
+    /// The settings as printed at start: every value but the secret.
+    pub fn describe(&self) -> Vec<(String, String)> {
+        let store = match &self.store {
+            StoreChoice::Sqlite(path) => format!("sqlite {}", path.display()),
+            StoreChoice::Memory => "memory (threads are lost on restart)".to_owned(),
+        };
+        let auth = match &self.server.jwt {
+            Some(jwt) => {
+                let mut text = format!("jwt {} (secret from JWT_SECRET_KEY)", jwt.algorithm);
+                if let Some(issuer) = &jwt.issuer {
+                    text.push_str(&format!(", issuer {issuer}"));
+                }
+                if let Some(audience) = &jwt.audience {
+                    text.push_str(&format!(", audience {audience}"));
+                }
+                text
+            }
+            None => "none".to_owned(),
+        };
+        vec![
+            ("listen".to_owned(), format!("http://{}", self.address)),
+            ("mode".to_owned(), self.server.mode.as_str().to_owned()),
+            ("auth".to_owned(), auth),
+            ("origins".to_owned(), self.server.origins.join(", ")),
+            (
+                "max_request_size".to_owned(),
+                format!("{} bytes", self.server.max_request_size),
+            ),
+            ("store".to_owned(), store),
+            ("busy_wait".to_owned(), format!("{} s", self.busy_wait.as_secs())),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| (*value).to_owned())
+        }
+    }
+
+    #[test]
+    fn defaults_are_loopback_sqlite_development_without_auth() {
+        let resolved = resolve(FileSettings::default(), env(&[]), FlagSettings::default()).unwrap();
+        assert_eq!(resolved.address.to_string(), "127.0.0.1:8000");
+        assert_eq!(
+            resolved.store,
+            StoreChoice::Sqlite(PathBuf::from(".tenx/threads.sqlite"))
+        );
+        assert_eq!(resolved.server.mode, Mode::Development);
+        assert!(resolved.server.jwt.is_none());
+        assert_eq!(resolved.server.origins, vec!["*"]);
+    }
+
+    #[test]
+    fn flags_override_the_environment_which_overrides_the_file() {
+        let file = FileSettings {
+            port: Some(9000),
+            mode: Some("production".to_owned()),
+            origins: Some(vec!["https://file.example".to_owned()]),
+            max_request_size: Some(1),
+            ..FileSettings::default()
+        };
+        let resolved = resolve(
+            file.clone(),
+            env(&[
+                ("ORIGINS", "https://env.example, https://two.example"),
+                ("MAX_REQUEST_SIZE", "2"),
+            ]),
+            FlagSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(resolved.address.port(), 9000);
+        assert_eq!(resolved.server.mode, Mode::Production);
+        assert_eq!(
+            resolved.server.origins,
+            vec!["https://env.example", "https://two.example"]
+        );
+        assert_eq!(resolved.server.max_request_size, 2);
+        let flags = FlagSettings {
+            port: Some(7000),
+            mode: Some("development".to_owned()),
+            max_request_size: Some(3),
+            ..FlagSettings::default()
+        };
+        let resolved = resolve(file, env(&[("MODE", "production"), ("MAX_REQUEST_SIZE", "2")]), flags).unwrap();
+        assert_eq!(resolved.address.port(), 7000);
+        assert_eq!(resolved.server.mode, Mode::Development);
+        assert_eq!(resolved.server.max_request_size, 3);
+    }
+
+    #[test]
+    fn the_secret_is_never_described() {
+        let resolved = resolve(
+            FileSettings::default(),
+            env(&[
+                ("JWT_SECRET_KEY", "a-very-secret-value-of-some-length!"),
+                ("JWT_ISSUER", "tenx"),
+            ]),
+            FlagSettings::default(),
+        )
+        .unwrap();
+        let printed = format!("{:?} {:?}", resolved.describe(), resolved.server);
+        assert!(printed.contains("HS256"), "{printed}");
+        assert!(printed.contains("issuer tenx"), "{printed}");
+        assert!(!printed.contains("a-very-secret"), "{printed}");
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_setting_named() {
+        let error = resolve(
+            FileSettings::default(),
+            env(&[("MODE", "staging")]),
+            FlagSettings::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "MODE: `staging` is neither `development` nor `production`"
+        );
+        let error = resolve(
+            FileSettings::default(),
+            env(&[("MAX_REQUEST_SIZE", "big")]),
+            FlagSettings::default(),
+        )
+        .unwrap_err();
+        assert_eq!(error.to_string(), "MAX_REQUEST_SIZE: `big` is not a number of bytes");
+    }
+}

@@ -1,0 +1,125 @@
+//! What the server is told at start: the mode, auth, allowed origins and limits. Reading them
+//! from `tenx.toml`, flags and the environment is the `tenx` binary's job; this is the result.
+
+use std::time::Duration;
+
+/// `MODE`: development (no auth allowed, details shown) or production (auth and `ORIGINS`
+/// required, internal details hidden).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Development: auth may be off (anyone may approve, and the log says so).
+    #[default]
+    Development,
+    /// Production.
+    Production,
+}
+
+impl Mode {
+    /// `development` or `production`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Development => "development",
+            Self::Production => "production",
+        }
+    }
+}
+
+/// JWT verification settings (`JWT_SECRET_KEY`, `JWT_ALGORITHM`, `JWT_ISSUER`, `JWT_AUDIENCE`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct JwtSettings {
+    /// The shared secret (HS256, HS384, HS512).
+    pub secret: Vec<u8>,
+    /// The algorithm's name.
+    pub algorithm: String,
+    /// The issuer a token must name, if set.
+    pub issuer: Option<String>,
+    /// The audience a token must name, if set.
+    pub audience: Option<String>,
+}
+
+impl std::fmt::Debug for JwtSettings {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("JwtSettings")
+            .field("secret", &"<set>")
+            .field("algorithm", &self.algorithm)
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .finish()
+    }
+}
+
+/// The server's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// The mode.
+    pub mode: Mode,
+    /// JWT auth; `None` is no auth (development only).
+    pub jwt: Option<JwtSettings>,
+    /// Allowed CORS origins (`*` alone allows any, without credentials).
+    pub origins: Vec<String>,
+    /// The largest request body, in bytes (`MAX_REQUEST_SIZE`, 10 MiB by default).
+    pub max_request_size: usize,
+    /// How long a run may take before the request gives up waiting (`None`: no limit). The
+    /// run itself goes on and is checkpointed.
+    pub run_timeout: Option<Duration>,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Development,
+            jwt: None,
+            origins: vec!["*".to_owned()],
+            max_request_size: 10 * 1024 * 1024,
+            run_timeout: None,
+        }
+    }
+}
+
+/// Why the settings cannot serve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// Production without auth.
+    #[error("production mode needs auth: set JWT_SECRET_KEY (or [serve] jwt_secret_env in tenx.toml)")]
+    ProductionWithoutAuth,
+    /// Production without an explicit origin list.
+    #[error("production mode needs ORIGINS: the origins browsers may call from (not `*`)")]
+    ProductionWithoutOrigins,
+    /// A JWT algorithm this server does not verify.
+    #[error("JWT_ALGORITHM `{0}` is not supported: use HS256, HS384 or HS512")]
+    UnsupportedAlgorithm(String),
+    /// A secret too short to be safe in production.
+    #[error("JWT_SECRET_KEY is shorter than 32 bytes, which production mode refuses")]
+    ShortSecret,
+    /// An empty secret.
+    #[error("JWT_SECRET_KEY is empty")]
+    EmptySecret,
+}
+
+impl ServerSettings {
+    /// Checks the settings before anything is served; production refuses to start without auth
+    /// and without `ORIGINS`.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if let Some(jwt) = &self.jwt {
+            if !matches!(jwt.algorithm.as_str(), "HS256" | "HS384" | "HS512") {
+                return Err(SettingsError::UnsupportedAlgorithm(jwt.algorithm.clone()));
+            }
+            if jwt.secret.is_empty() {
+                return Err(SettingsError::EmptySecret);
+            }
+            if self.mode == Mode::Production && jwt.secret.len() < 32 {
+                return Err(SettingsError::ShortSecret);
+            }
+        }
+        if self.mode == Mode::Production {
+            if self.jwt.is_none() {
+                return Err(SettingsError::ProductionWithoutAuth);
+            }
+            if self.origins.is_empty() || self.origins.iter().any(|origin| origin == "*") {
+                return Err(SettingsError::ProductionWithoutOrigins);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,141 @@
+//! The handlers of the standard API, one file per group: [`health`] (`/ping`, `/health/*`),
+//! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`), [`introspect`] (`/v1/graph`, its
+//! tools and state schema), [`threads`] (the thread routes), [`unconfigured`] (store and file
+//! routes, which answer 503 as the reference does without a store). Shared here: reading a
+//! body within the limit, the caller, and the ownership check (D7).
+
+pub mod health;
+pub mod introspect;
+pub mod run;
+pub mod stream;
+pub mod threads;
+pub mod unconfigured;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tenx_engine::{Identity, RunError, ThreadOwner};
+
+use crate::AppState;
+use crate::envelope::ApiError;
+use crate::middleware::{BodyLimit, too_large};
+
+/// Every route.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/ping", get(health::ping))
+        .route("/health/live", get(health::live))
+        .route("/health/ready", get(health::ready))
+        .route("/v1/graph/invoke", post(run::invoke))
+        .route("/v1/graph/stream", post(stream::stream))
+        .route("/v1/graph/stop", post(run::stop))
+        .route("/v1/graph", get(introspect::graph))
+        .route("/v1/graph/tools", get(introspect::tools))
+        .route("/v1/graph:StateSchema", get(introspect::state_schema))
+        .merge(threads::routes())
+        .merge(unconfigured::routes())
+}
+
+/// The body of `request` as JSON, read within the body limit: 413 past it, 422
+/// `json_invalid` for text that is not JSON, `None` for an empty body.
+pub async fn body(request: Request) -> Result<Option<Value>, ApiError> {
+    let limit = request
+        .extensions()
+        .get::<BodyLimit>()
+        .copied()
+        .unwrap_or(BodyLimit(10 * 1024 * 1024));
+    let limited = http_body_util::Limited::new(request.into_body(), limit.0);
+    let bytes = match limited.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            return Err(too_large(limit.0));
+        }
+        Err(_) => {
+            return Err(ApiError::http(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            ));
+        }
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|error| ApiError::invalid_field(json!(["body", error.column()]), "JSON decode error", "json_invalid"))
+}
+
+/// Splits a request into its headers and its JSON body.
+pub async fn headers_and_body(request: Request) -> Result<(HeaderMap, Option<Value>), ApiError> {
+    let headers = request.headers().clone();
+    Ok((headers, body(request).await?))
+}
+
+/// The verified caller, with the scope a route needs.
+pub fn caller(state: &AppState, headers: &HeaderMap, scope: &str) -> Result<Identity, ApiError> {
+    let identity = crate::auth::identify(state.verifier(), headers)?;
+    crate::auth::require_scope(&identity, scope)?;
+    Ok(identity)
+}
+
+/// D7 for invoke, stream and stop: another user's thread is 403 `Not authorized to <action>
+/// graph`. A missing thread passes (invoke creates it).
+pub async fn refuse_others(
+    state: &AppState,
+    thread_id: &str,
+    identity: &Identity,
+    action: &str,
+) -> Result<ThreadOwner, ApiError> {
+    let owner = state
+        .engine()
+        .thread_owner(thread_id)
+        .await
+        .map_err(|error| api_error(state, error))?;
+    if state.auth_on()
+        && let ThreadOwner::Owned(owner) = &owner
+        && *owner != identity.user_id
+    {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "NOT_AUTHORIZED",
+            format!("Not authorized to {action} graph"),
+        ));
+    }
+    Ok(owner)
+}
+
+/// An engine error as the API answers it; production hides internal detail of 5xx errors.
+pub fn api_error(state: &AppState, error: RunError) -> ApiError {
+    let mut api = ApiError::from(error);
+    if state.settings().mode == crate::Mode::Production && api.status.is_server_error() {
+        api.message = production_message(&api.code).to_owned();
+        api.details = Vec::new();
+    }
+    api
+}
+
+/// What production mode says instead of an internal error's text (reference-api.md §2).
+pub fn production_message(code: &str) -> &'static str {
+    if code.starts_with("NODE_") {
+        "An error occurred in a graph node."
+    } else if code.starts_with("GRAPH_") {
+        "An error occurred executing the graph."
+    } else if code.starts_with("STORAGE_") {
+        "An error occurred accessing storage."
+    } else {
+        "An unexpected error occurred. Please contact support."
+    }
+}
+
+/// An empty body is `{}`.
+pub fn object_or_empty(body: Option<Value>) -> Value {
+    body.unwrap_or_else(|| Value::Object(serde_json::Map::new()))
+}
+
+/// A body that must be present (the reference's `body: Field required`).
+pub fn required_body(body: Option<Value>) -> Result<Value, ApiError> {
+    body.ok_or_else(|| ApiError::invalid_field(json!(["body"]), "Field required", "missing"))
+}

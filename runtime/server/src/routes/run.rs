@@ -1,0 +1,119 @@
+//! `POST /v1/graph/invoke` (run, resume, remote results; the whole run answered at once) and
+//! `POST /v1/graph/stop`.
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use tenx_engine::ports::NullEvents;
+use tenx_engine::{RunOutput, ThreadOwner};
+
+use super::{api_error, caller, headers_and_body, object_or_empty, refuse_others};
+use crate::AppState;
+use crate::envelope::{ApiError, ApiResult, ok};
+use crate::input::{self, Granularity, GraphInput};
+
+/// A parsed run request with its thread id fixed and the ownership checked.
+pub struct Prepared {
+    /// The input.
+    pub input: GraphInput,
+    /// The thread.
+    pub thread_id: String,
+    /// Whether the thread is new.
+    pub is_new_thread: bool,
+}
+
+/// Reads, parses and checks a run request (the steps invoke and stream share): the caller and
+/// the scope, the body, the thread id (a fresh uuid4 when none is given), ownership (D7).
+pub async fn prepare(state: &AppState, request: Request, scope: &str) -> Result<Prepared, ApiError> {
+    let (headers, body) = headers_and_body(request).await?;
+    let identity = caller(state, &headers, scope)?;
+    let mut input = input::parse(&object_or_empty(body), identity)?;
+    let thread_id = input
+        .request
+        .thread_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    input.request.thread_id = Some(thread_id.clone());
+    let owner = if input.request.resume.is_some() {
+        // An approver need not own the thread: the engine decides who may answer.
+        state
+            .engine()
+            .thread_owner(&thread_id)
+            .await
+            .map_err(|error| api_error(state, error))?
+    } else {
+        refuse_others(state, &thread_id, &input.request.identity, "invoke").await?
+    };
+    Ok(Prepared {
+        input,
+        thread_id,
+        is_new_thread: owner == ThreadOwner::Missing,
+    })
+}
+
+/// `POST /v1/graph/invoke`.
+pub async fn invoke(State(state): State<AppState>, request: Request) -> ApiResult {
+    let prepared = prepare(&state, request, "graph:invoke").await?;
+    let granularity = prepared.input.granularity;
+    let mut events = NullEvents;
+    let run = state.engine().run(prepared.input.request, &mut events);
+    let outcome = match state.settings().run_timeout {
+        Some(limit) => match tokio::time::timeout(limit, run).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                return Err(ApiError::http(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    format!("Graph run timed out after {}s", limit.as_secs()),
+                ));
+            }
+        },
+        None => run.await,
+    };
+    let output = outcome.map_err(|error| api_error(&state, error))?;
+    Ok(ok(invoke_output(&output, granularity)))
+}
+
+/// The invoke response's `data` (reference-api.md §4).
+pub fn invoke_output(output: &RunOutput, granularity: Granularity) -> Value {
+    let context = match granularity {
+        Granularity::Low => Value::Null,
+        Granularity::Partial | Granularity::Full => json!(output.thread.context),
+    };
+    let state = match granularity {
+        Granularity::Full => crate::state::agent_state(&output.thread),
+        Granularity::Low | Granularity::Partial => Value::Null,
+    };
+    json!({
+        "messages": output.messages,
+        "state": state,
+        "context": context,
+        "summary": null,
+        "meta": {"is_new_thread": output.is_new_thread, "thread_id": output.thread_id},
+    })
+}
+
+/// `POST /v1/graph/stop` `{thread_id}`: asks the thread's run to stop between steps.
+pub async fn stop(State(state): State<AppState>, request: Request) -> ApiResult {
+    let (headers, body) = headers_and_body(request).await?;
+    let identity = caller(&state, &headers, "graph:stop")?;
+    let body = object_or_empty(body);
+    let thread_id = match body.get("thread_id") {
+        Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_owned(),
+        Some(Value::Number(id)) => id.to_string(),
+        _ => {
+            return Err(ApiError::invalid_field(
+                json!(["body", "thread_id"]),
+                "thread_id cannot be empty or whitespace",
+                "value_error",
+            ));
+        }
+    };
+    if refuse_others(&state, &thread_id, &identity, "stop").await? == ThreadOwner::Missing {
+        return Ok(ok(json!({"ok": false, "running": false, "reason": "no-state"})));
+    }
+    if state.engine().stop(&thread_id) {
+        Ok(ok(json!({"ok": true, "running": true})))
+    } else {
+        Ok(ok(json!({"ok": true, "running": false, "reason": "not-running"})))
+    }
+}

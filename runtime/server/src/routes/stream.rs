@@ -1,0 +1,216 @@
+//! `POST /v1/graph/stream`: the run's events as chunks, one JSON object a line (the reference's
+//! framing, with its `text/event-stream` content type), or Server-Sent Events (`event:` and
+//! `data:` lines) when the client's `Accept` asks for `text/event-stream` alone.
+//!
+//! A refusal (a bad answer, a paused or busy thread, a validator's rejection: everything the
+//! engine refuses before the run changes the thread) is answered as a normal JSON error before
+//! the stream begins, so a client sees the same status as on invoke. A failure after the run
+//! began arrives as an `error` chunk in a 200 stream. A client that disconnects does not stop
+//! the run: it goes on and is checkpointed; `/v1/graph/stop` stops it.
+
+use std::convert::Infallible;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::IntoResponse;
+use serde_json::Value;
+use tenx_engine::ports::{Event, EventSink};
+use tenx_engine::{RunError, RunOutput};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{api_error, run::prepare};
+use crate::AppState;
+use crate::chunks::ChunkContext;
+use crate::envelope::ApiResult;
+
+/// Sends a run's events to the stream.
+struct ChannelSink(mpsc::UnboundedSender<Event>);
+
+impl EventSink for ChannelSink {
+    fn emit(&mut self, event: Event) {
+        // A closed channel means the stream ended early; the run goes on regardless.
+        let _ = self.0.send(event);
+    }
+}
+
+/// `POST /v1/graph/stream`.
+pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResult {
+    let sse = wants_sse(request.headers());
+    let prepared = prepare(&state, request, "graph:stream").await?;
+    let max_steps = prepared
+        .input
+        .request
+        .recursion_limit
+        .unwrap_or_else(|| default_limit(&state, prepared.input.request.graph.as_deref()));
+    let mut context = ChunkContext {
+        thread_id: prepared.thread_id.clone(),
+        is_new_thread: prepared.is_new_thread,
+        run_id: None,
+        max_steps,
+        step: 0,
+        granularity: prepared.input.granularity,
+        timestamp: now_seconds(),
+    };
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let (done_tx, mut done) = oneshot::channel::<Result<RunOutput, RunError>>();
+    let engine = state.engine().clone();
+    let run_request = prepared.input.request;
+    tokio::spawn(async move {
+        let mut sink = ChannelSink(events_tx);
+        let outcome = engine.run(run_request, &mut sink).await;
+        let _ = done_tx.send(outcome);
+    });
+
+    // Hold the response until the run has either begun changing the thread or been refused.
+    let mut held = Vec::new();
+    let mut outcome = None;
+    loop {
+        tokio::select! {
+            biased;
+            event = events.recv() => match event {
+                Some(event) => {
+                    let refusal = matches!(event, Event::Rejected { .. });
+                    held.push(event);
+                    if !refusal {
+                        break;
+                    }
+                }
+                None => {
+                    outcome = (&mut done).await.ok();
+                    break;
+                }
+            },
+            result = &mut done => {
+                outcome = result.ok();
+                break;
+            }
+        }
+    }
+    if let Some(Err(error)) = &outcome
+        && held.iter().all(|event| matches!(event, Event::Rejected { .. }))
+    {
+        return Err(api_error(&state, error.clone()));
+    }
+
+    let (bytes_tx, bytes_rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
+    let engine = state.engine().clone();
+    let production = state.settings().mode == crate::Mode::Production;
+    tokio::spawn(async move {
+        let mut saw_error = false;
+        let send = async |chunk: Value| bytes_tx.send(Ok(frame(&chunk, sse))).await.is_ok();
+        for event in held.into_iter() {
+            saw_error |= matches!(event, Event::Error { .. });
+            for chunk in context.chunks(event) {
+                if !send(chunk).await {
+                    return;
+                }
+            }
+        }
+        while let Some(event) = events.recv().await {
+            saw_error |= matches!(event, Event::Error { .. });
+            for chunk in context.chunks(event) {
+                if !send(chunk).await {
+                    return;
+                }
+            }
+        }
+        let outcome = match outcome {
+            Some(outcome) => Some(outcome),
+            None => done.await.ok(),
+        };
+        match outcome {
+            Some(Ok(output)) => {
+                let usage = totals(&output);
+                let interrupted = output.thread.pending.is_some();
+                let state = crate::state::agent_state(&output.thread);
+                if let Some(chunk) = context.summary(state, interrupted, output.thread.context.len(), usage) {
+                    let _ = send(chunk).await;
+                }
+            }
+            Some(Err(error)) if !saw_error => {
+                let message = if production && error.code.status() >= 500 {
+                    super::production_message(error.code.as_str()).to_owned()
+                } else {
+                    error.message.clone()
+                };
+                if let Some(chunk) = context.error(error.code.as_str(), &message) {
+                    let _ = send(chunk).await;
+                }
+            }
+            Some(Err(_)) => {}
+            None => {
+                if let Some(chunk) = context.error("GRAPH_STREAM_ERROR", "the run ended without an outcome") {
+                    let _ = send(chunk).await;
+                }
+            }
+        }
+        drop(engine);
+    });
+
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(bytes_rx));
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    // The reference labels its line-per-chunk body `text/event-stream` too; clients expect it.
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
+    Ok(response)
+}
+
+/// Whether the client asks for Server-Sent Events framing: `Accept` names `text/event-stream`
+/// and nothing else (a browser `EventSource`, or a client that says so).
+fn wants_sse(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| {
+            accept
+                .split(',')
+                .all(|part| part.trim().starts_with("text/event-stream"))
+        })
+}
+
+fn frame(chunk: &Value, sse: bool) -> Bytes {
+    let json = serde_json::to_string(chunk).unwrap_or_default();
+    if sse {
+        let event = chunk.get("event").and_then(Value::as_str).unwrap_or("message");
+        Bytes::from(format!("event: {event}\ndata: {json}\n\n"))
+    } else {
+        Bytes::from(format!("{json}\n"))
+    }
+}
+
+fn totals(output: &RunOutput) -> [u64; 3] {
+    let mut totals = [0_u64; 3];
+    for message in &output.messages {
+        if let Some(usage) = &message.usages {
+            let [input, output, reasoning] = &mut totals;
+            *input = input.saturating_add(usage.prompt_tokens);
+            *output = output.saturating_add(usage.completion_tokens);
+            *reasoning = reasoning.saturating_add(usage.reasoning_tokens);
+        }
+    }
+    totals
+}
+
+fn default_limit(state: &AppState, graph: Option<&str>) -> u64 {
+    let graphs = &state.engine().artifact().artifact.graphs;
+    graph
+        .and_then(|name| graphs.get(name))
+        .or_else(|| graphs.values().next())
+        .map_or(25, |graph| graph.recursion_limit)
+}
+
+fn now_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |elapsed| elapsed.as_secs_f64())
+}

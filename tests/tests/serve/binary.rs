@@ -1,0 +1,273 @@
+//! The `tenx` binary's code in a child process (this test binary re-run as [`serve_child`],
+//! which calls `tenx::main_with` exactly as `src/main.rs` does): it starts on its embedded
+//! defaults, a pause survives a restart on SQLite, and every start-up refusal exits 2 with a
+//! message that says why.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tenx_artifact::seal;
+use tenx_compiler::LintLevels;
+
+use super::harness::{read, user};
+
+const ARGS: &str = "TENX_SERVE_TEST_ARGS";
+
+#[test]
+#[ignore = "the serve tests' child process, started by the tests below"]
+fn serve_child() {
+    let args: Vec<String> = serde_json::from_str(&std::env::var(ARGS).unwrap()).unwrap();
+    let code = tenx::main_with(["tenx".to_owned(), "serve".to_owned()].into_iter().chain(args));
+    let code = if code == std::process::ExitCode::SUCCESS { 0 } else { 2 };
+    std::process::exit(code);
+}
+
+struct Serving {
+    child: Child,
+    base: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Serving {
+    fn kill(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--ignored",
+            "--exact",
+            "binary::serve_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ARGS, serde_json::to_string(args).unwrap())
+        .env_remove("JWT_SECRET_KEY")
+        .env_remove("MODE")
+        .env_remove("ORIGINS")
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    command
+}
+
+/// Starts `tenx serve` and waits for its `listening on` line.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is returned in `Serving`, whose Drop kills and waits for it"
+)]
+fn serve(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> Serving {
+    let mut child = command(args, vars, dir).spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (send, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("no start: {seen:#?}"));
+        if let Some(address) = line.strip_prefix("tenx serve: listening on ") {
+            return Serving {
+                child,
+                base: address.trim().to_owned(),
+                stderr: lines,
+            };
+        }
+        seen.push(line);
+    }
+}
+
+/// Runs `tenx serve` expecting it to refuse to start: its exit status and what it printed.
+fn refuse(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> (Option<i32>, String) {
+    let mut child = command(args, vars, dir).spawn().unwrap();
+    let mut text = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut text).unwrap();
+    (child.wait().unwrap().code(), text)
+}
+
+fn refund_artifact(dir: &Path) -> PathBuf {
+    let root = tenx_tests::repo_root();
+    let text = std::fs::read_to_string(root.join("examples/refund_approval/main.tenx")).unwrap();
+    let (mut sources, file, _) = tenx_tests::load_text(
+        "examples/refund_approval/main.tenx",
+        &text,
+        tenxc::disk::MAX_SOURCE_BYTES,
+    );
+    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
+    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
+    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
+    let path = dir.join("refund.tenxg");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+const URLS: &[(&str, &str)] = &[
+    ("ORDERS_URL", "http://127.0.0.1:9"),
+    ("PAYMENTS_URL", "http://127.0.0.1:9"),
+];
+
+async fn post(base: &str, path: &str, body: Value) -> (u16, Value) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    read(
+        reqwest::Client::new()
+            .post(format!("{base}{path}"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn serve_starts_on_its_defaults_and_a_pause_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = refund_artifact(dir.path());
+    let artifact = artifact.to_str().unwrap();
+    let first = serve(&[artifact, "--port", "0"], URLS, dir.path());
+    assert!(first.base.starts_with("http://127.0.0.1:"), "{}", first.base);
+    let (status, body) = post(
+        &first.base,
+        "/v1/graph/invoke",
+        json!({"messages": [user("Refund order 1042, 59.00")], "config": {"thread_id": "kept"}, "response_granularity": "full"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["data"]["state"]["execution_meta"]["interrupt_data"]["interrupt"]["id"].clone();
+    assert!(
+        dir.path().join(".tenx/threads.sqlite").exists(),
+        "SQLite in the local data directory"
+    );
+    first.kill();
+
+    let second = serve(&[artifact, "--port", "0"], URLS, dir.path());
+    let (status, body) = post(
+        &second.base,
+        "/v1/graph/invoke",
+        json!({"resume": {"approved": "yes"}, "interrupt_id": id, "config": {"thread_id": "kept"}}),
+    )
+    .await;
+    assert_eq!(status, 422, "the pause and its question survived: {body}");
+    assert_eq!(body["error"]["code"], "INTERRUPT_002");
+    let _ = second.stderr.try_recv();
+    second.kill();
+}
+
+#[tokio::test]
+async fn serve_prints_its_settings_without_the_secret_and_warns_when_auth_is_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = refund_artifact(dir.path());
+    let mut child = command(
+        &[artifact.to_str().unwrap(), "--port", "0", "--store", "memory"],
+        URLS,
+        dir.path(),
+    )
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let done = line.starts_with("tenx serve: listening on");
+        printed.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = printed.join("\n");
+    assert!(text.contains("mode              development"), "{text}");
+    assert!(text.contains("store             memory"), "{text}");
+    assert!(text.contains("WARNING: auth is off"), "{text}");
+
+    let secret = "a-secret-that-must-never-be-printed-0123";
+    let vars = [URLS[0], URLS[1], ("JWT_SECRET_KEY", secret)];
+    let mut child = command(
+        &[artifact.to_str().unwrap(), "--port", "0", "--store", "memory"],
+        &vars,
+        dir.path(),
+    )
+    .spawn()
+    .unwrap();
+    let mut printed = Vec::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.starts_with("tenx serve: listening on");
+        printed.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = printed.join("\n");
+    assert!(text.contains("auth              jwt HS256"), "{text}");
+    assert!(!text.contains(secret), "{text}");
+    assert!(!text.contains("WARNING: auth is off"), "{text}");
+}
+
+#[test]
+fn serve_refuses_to_start_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = refund_artifact(dir.path());
+    let artifact = artifact.to_str().unwrap();
+
+    let (code, text) = refuse(&[artifact, "--port", "0"], &[], dir.path());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("ORDERS_URL") && text.contains("PAYMENTS_URL"),
+        "every missing variable at once: {text}"
+    );
+
+    let (code, text) = refuse(&[artifact, "--port", "0", "--mode", "production"], URLS, dir.path());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("production mode needs auth"), "{text}");
+
+    let vars = [
+        URLS[0],
+        URLS[1],
+        ("JWT_SECRET_KEY", "a-long-enough-secret-for-production-use"),
+    ];
+    let (code, text) = refuse(&[artifact, "--port", "0", "--mode", "production"], &vars, dir.path());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("production mode needs ORIGINS"), "{text}");
+
+    let (code, text) = refuse(&[artifact, "--port", "0", "--require-signature"], URLS, dir.path());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("refused"), "{text}");
+
+    let source = tenx_tests::repo_root().join("examples/refund_approval/main.tenx");
+    let (code, text) = refuse(&[source.to_str().unwrap(), "--port", "0"], URLS, dir.path());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("tenx serve runs only sealed artifacts"), "{text}");
+
+    std::fs::write(dir.path().join("tenx.toml"), "[serve]\nport = \"eighty\"\n").unwrap();
+    let (code, text) = refuse(&[artifact], URLS, dir.path());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("tenx.toml"), "{text}");
+}

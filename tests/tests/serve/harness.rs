@@ -1,0 +1,200 @@
+//! A server for tests: one program compiled by the real compiler, an engine over the in-memory
+//! store with fake tools, and the standard API's router listening on a loopback port.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::{Client, Method, RequestBuilder, Response};
+use serde_json::{Value, json};
+use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load, seal};
+use tenx_compiler::LintLevels;
+use tenx_engine::ports::{ModelClient, Ports, Store};
+use tenx_engine::testing::{FakeTools, SequentialIds};
+use tenx_engine::{Engine, EngineOptions, MemoryStore, ScriptedModel};
+use tenx_server::{AppState, JwtSettings, Mode, ServerSettings};
+
+/// The JWT secret of every test server with auth.
+pub const SECRET: &str = "serve-tests-secret-0123456789abcdef";
+
+/// A user message.
+pub fn user(text: &str) -> Value {
+    json!({"role": "user", "content": [{"type": "text", "text": text}]})
+}
+
+/// Compiles a program (errors fail the test), seals and loads it.
+pub fn compile_named(name: &str, text: &str) -> LoadedArtifact {
+    let (mut sources, file, _) = tenx_tests::load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
+    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
+    assert!(
+        !checked.diagnostics.iter().any(|d| d.is_error()),
+        "{:#?}",
+        checked.diagnostics
+    );
+    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
+    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
+    load(&bytes, &TrustPolicy::signature_optional()).unwrap()
+}
+
+/// The refund example, compiled.
+pub fn refund_example() -> LoadedArtifact {
+    let path = tenx_tests::repo_root().join("examples/refund_approval/main.tenx");
+    compile_named(
+        "examples/refund_approval/main.tenx",
+        &std::fs::read_to_string(path).unwrap(),
+    )
+}
+
+/// Settings with auth on (development mode unless changed).
+pub fn with_auth() -> ServerSettings {
+    ServerSettings {
+        jwt: Some(JwtSettings {
+            secret: SECRET.as_bytes().to_vec(),
+            algorithm: "HS256".to_owned(),
+            issuer: None,
+            audience: None,
+        }),
+        ..ServerSettings::default()
+    }
+}
+
+/// Production settings with auth and one origin.
+pub fn production() -> ServerSettings {
+    ServerSettings {
+        mode: Mode::Production,
+        origins: vec!["http://localhost:3000".to_owned()],
+        ..with_auth()
+    }
+}
+
+/// A running test server.
+pub struct Server {
+    pub base: String,
+    pub store: Arc<MemoryStore>,
+    pub tools: Arc<FakeTools>,
+    pub engine: Engine,
+    client: Client,
+    token: Option<String>,
+}
+
+impl Server {
+    /// The refund example with fake tools (`issue_refund` answers `Refunded`), no auth.
+    pub async fn refunds() -> Self {
+        Self::start(refund_example(), refund_tools(), ServerSettings::default()).await
+    }
+
+    /// Serves `artifact` with `tools` and `settings` on 127.0.0.1, on a free port.
+    pub async fn start(artifact: LoadedArtifact, tools: FakeTools, settings: ServerSettings) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let store = Arc::new(MemoryStore::new());
+        let tools = Arc::new(tools);
+        let mut models: std::collections::BTreeMap<String, Arc<dyn ModelClient>> = Default::default();
+        for (name, model) in &artifact.artifact.models {
+            assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
+            models.insert(name.clone(), Arc::new(ScriptedModel::new()));
+        }
+        let ports = Ports {
+            store: store.clone(),
+            models,
+            tools: tools.clone(),
+            clock: Arc::new(tenx_runtime::ports::SystemClock),
+            ids: Arc::new(SequentialIds::new()),
+        };
+        let options = EngineOptions {
+            busy_wait: Duration::from_millis(300),
+            auth: settings.jwt.is_some(),
+            ..EngineOptions::default()
+        };
+        let engine = Engine::new(artifact, ports, options).unwrap();
+        let state = AppState::new(engine.clone(), settings).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            axum::serve(listener, tenx_server::router(state)).await.unwrap();
+        });
+        Self {
+            base,
+            store,
+            tools,
+            engine,
+            client: Client::new(),
+            token: None,
+        }
+    }
+
+    /// The same server, calling with `token` as the bearer.
+    pub fn as_user(&self, token: &str) -> Self {
+        Self {
+            base: self.base.clone(),
+            store: self.store.clone(),
+            tools: self.tools.clone(),
+            engine: self.engine.clone(),
+            client: self.client.clone(),
+            token: Some(token.to_owned()),
+        }
+    }
+
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        let builder = self.client.request(method, format!("{}{path}", self.base));
+        match &self.token {
+            Some(token) => builder.bearer_auth(token),
+            None => builder,
+        }
+    }
+
+    /// POSTs a JSON body; returns the status and the JSON answer.
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        read(self.request(Method::POST, path).json(&body).send().await.unwrap()).await
+    }
+
+    /// GETs a path; returns the status and the JSON answer.
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        read(self.request(Method::GET, path).send().await.unwrap()).await
+    }
+
+    /// The stored thread, serialised: "records nothing" compares these byte for byte.
+    pub async fn snapshot(&self, thread: &str) -> String {
+        serde_json::to_string(&self.store.load(thread).await.unwrap()).unwrap()
+    }
+}
+
+/// The refund example's tools, faked.
+pub fn refund_tools() -> FakeTools {
+    FakeTools::new()
+        .returns("issue_refund", json!("Refunded 5900 cents for order 1042"))
+        .returns("lookup_order", json!({"order_id": "1042", "paid_cents": 5900}))
+}
+
+/// Status and JSON body of a response.
+pub async fn read(response: Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+/// A token for `user_id` with extra claims, signed with [`SECRET`], valid for an hour.
+pub fn token(user_id: &str, extra: Value) -> String {
+    let mut claims = json!({"user_id": user_id, "exp": now() + 3600});
+    if let (Some(claims), Some(extra)) = (claims.as_object_mut(), extra.as_object()) {
+        claims.extend(extra.clone());
+    }
+    sign(&claims)
+}
+
+/// Signs any claims with [`SECRET`].
+pub fn sign(claims: &Value) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::default(),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// Seconds since the epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}

@@ -25,6 +25,8 @@ pub struct ChunkContext {
     pub granularity: Granularity,
     /// Seconds since the epoch when the stream began.
     pub timestamp: f64,
+    /// Whether internal error text is hidden (production mode).
+    pub production: bool,
 }
 
 impl ChunkContext {
@@ -75,7 +77,13 @@ impl ChunkContext {
                     "code": "AGENTFLOW_VALIDATION_ERROR"})),
                 json!({}),
             ),
-            Event::Error { code, message } => self.error(&code, &message),
+            Event::Error { code, message } => {
+                if self.production && !code.starts_with("AGENTFLOW_") && !code.starts_with("INTERRUPT_") {
+                    self.error(&code, crate::routes::production_message(&code))
+                } else {
+                    self.error(&code, &message)
+                }
+            }
             Event::RunFinished { .. } => self.update(json!({"status": "graph_invoked", "node": "__end__",
                 "step": self.step, "max_steps": self.max_steps, "is_context_trimmed": false,
                 "reason": "Graph execution completed successfully"})),

@@ -268,3 +268,43 @@ async fn health_ready_reports_the_store_and_the_artifact() {
     let (status, _) = server.get("/health/live").await;
     assert_eq!(status, 200);
 }
+
+const ONE_TURN: &str = r#"
+model m {
+  provider = scripted
+  turns = [{ text: "Hello." }]
+}
+
+agent a {
+  model = m
+  prompt = "Greet."
+}
+
+graph g {
+  entry = a
+  nodes = [a]
+  a -> END
+}
+"#;
+
+#[tokio::test]
+async fn a_node_error_is_500_node_001_and_production_hides_its_text() {
+    use super::harness::{compile_named, production, token};
+    let artifact = || compile_named("tests/serve_one_turn.tenx", ONE_TURN);
+    let server = Server::start(artifact(), tenx_engine::testing::FakeTools::new(), Default::default()).await;
+    let body = json!({"messages": [user("hi")], "config": {"thread_id": "n1"}});
+    assert_eq!(server.post("/v1/graph/invoke", body.clone()).await.0, 200);
+    let (status, answer) = server.post("/v1/graph/invoke", body.clone()).await;
+    assert_eq!(status, 500, "{answer}");
+    assert_eq!(answer["error"]["code"], "NODE_001");
+    assert_ne!(answer["error"]["message"], "An error occurred in a graph node.", "development shows the cause");
+
+    let server = Server::start(artifact(), tenx_engine::testing::FakeTools::new(), production()).await;
+    let alice = server.as_user(&token("alice", json!({})));
+    assert_eq!(alice.post("/v1/graph/invoke", body.clone()).await.0, 200);
+    let (status, answer) = alice.post("/v1/graph/invoke", body).await;
+    assert_eq!(status, 500, "{answer}");
+    assert_eq!(answer["error"]["code"], "NODE_001");
+    assert_eq!(answer["error"]["message"], "An error occurred in a graph node.");
+    assert_eq!(answer["error"]["details"], json!([]));
+}

@@ -18,3 +18,4 @@ mod basics;
 mod binary;
 mod streams;
 mod threads;
+mod websocket;

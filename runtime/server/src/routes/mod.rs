@@ -1,6 +1,6 @@
 //! The handlers of the standard API, one file per group: [`health`] (`/ping`, `/health/*`),
 //! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`), [`introspect`] (`/v1/graph`, its
-//! tools and state schema), [`threads`] (the thread routes), [`unconfigured`] (store and file
+//! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes), [`unconfigured`] (store and file
 //! routes, which answer 503 as the reference does without a store). Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
 
@@ -10,6 +10,7 @@ pub mod run;
 pub mod stream;
 pub mod threads;
 pub mod unconfigured;
+pub mod ws;
 
 use axum::Router;
 use axum::extract::Request;
@@ -32,6 +33,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/graph/invoke", post(run::invoke))
         .route("/v1/graph/stream", post(stream::stream))
         .route("/v1/graph/stop", post(run::stop))
+        .route("/v1/graph/ws", get(ws::ws))
         .route("/v1/graph", get(introspect::graph))
         .route("/v1/graph/tools", get(introspect::tools))
         .route("/v1/graph:StateSchema", get(introspect::state_schema))

@@ -27,7 +27,16 @@ pub struct Prepared {
 pub async fn prepare(state: &AppState, request: Request, scope: &str) -> Result<Prepared, ApiError> {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(state, &headers, scope)?;
-    let mut input = input::parse(&object_or_empty(body), identity)?;
+    prepare_input(state, identity, &object_or_empty(body)).await
+}
+
+/// As [`prepare`], for a caller already verified and a body already read (a WebSocket frame).
+pub async fn prepare_input(
+    state: &AppState,
+    identity: tenx_engine::Identity,
+    body: &Value,
+) -> Result<Prepared, ApiError> {
+    let mut input = input::parse(body, identity)?;
     let thread_id = input
         .request
         .thread_id

@@ -19,10 +19,11 @@ use tenx_engine::ports::{Event, EventSink};
 use tenx_engine::{RunError, RunOutput};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{api_error, run::prepare};
+use super::api_error;
+use super::run::{Prepared, prepare};
 use crate::AppState;
 use crate::chunks::ChunkContext;
-use crate::envelope::ApiResult;
+use crate::envelope::{ApiError, ApiResult};
 
 /// Sends a run's events to the stream.
 struct ChannelSink(mpsc::UnboundedSender<Event>);
@@ -38,11 +39,35 @@ impl EventSink for ChannelSink {
 pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResult {
     let sse = wants_sse(request.headers());
     let prepared = prepare(&state, request, "graph:stream").await?;
+    let mut chunks = start(&state, prepared).await?;
+    let (bytes_tx, bytes_rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
+    tokio::spawn(async move {
+        while let Some(chunk) = chunks.recv().await {
+            if bytes_tx.send(Ok(frame(&chunk, sse))).await.is_err() {
+                return;
+            }
+        }
+    });
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(bytes_rx));
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    // The reference labels its line-per-chunk body `text/event-stream` too; clients expect it.
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, no-transform"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
+    Ok(response)
+}
+
+/// Starts a prepared run and returns its chunks as they come. A refusal (everything the engine
+/// refuses before the run changes the thread) is returned as an error instead, before any
+/// chunk; a failure after the run began is the last chunk.
+pub async fn start(state: &AppState, prepared: Prepared) -> Result<mpsc::Receiver<Value>, ApiError> {
     let max_steps = prepared
         .input
         .request
         .recursion_limit
-        .unwrap_or_else(|| default_limit(&state, prepared.input.request.graph.as_deref()));
+        .unwrap_or_else(|| default_limit(state, prepared.input.request.graph.as_deref()));
     let mut context = ChunkContext {
         thread_id: prepared.thread_id.clone(),
         is_new_thread: prepared.is_new_thread,
@@ -51,6 +76,7 @@ pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResul
         step: 0,
         granularity: prepared.input.granularity,
         timestamp: now_seconds(),
+        production: state.settings().mode == crate::Mode::Production,
     };
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let (done_tx, mut done) = oneshot::channel::<Result<RunOutput, RunError>>();
@@ -62,7 +88,7 @@ pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResul
         let _ = done_tx.send(outcome);
     });
 
-    // Hold the response until the run has either begun changing the thread or been refused.
+    // Hold the answer until the run has either begun changing the thread or been refused.
     let mut held = Vec::new();
     let mut outcome = None;
     loop {
@@ -90,27 +116,25 @@ pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResul
     if let Some(Err(error)) = &outcome
         && held.iter().all(|event| matches!(event, Event::Rejected { .. }))
     {
-        return Err(api_error(&state, error.clone()));
+        return Err(api_error(state, error.clone()));
     }
 
-    let (bytes_tx, bytes_rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
-    let engine = state.engine().clone();
+    let (chunks_tx, chunks_rx) = mpsc::channel::<Value>(64);
     let production = state.settings().mode == crate::Mode::Production;
     tokio::spawn(async move {
         let mut saw_error = false;
-        let send = async |chunk: Value| bytes_tx.send(Ok(frame(&chunk, sse))).await.is_ok();
-        for event in held.into_iter() {
+        let mut pending = held.into_iter();
+        loop {
+            let event = match pending.next() {
+                Some(event) => event,
+                None => match events.recv().await {
+                    Some(event) => event,
+                    None => break,
+                },
+            };
             saw_error |= matches!(event, Event::Error { .. });
             for chunk in context.chunks(event) {
-                if !send(chunk).await {
-                    return;
-                }
-            }
-        }
-        while let Some(event) = events.recv().await {
-            saw_error |= matches!(event, Event::Error { .. });
-            for chunk in context.chunks(event) {
-                if !send(chunk).await {
+                if chunks_tx.send(chunk).await.is_err() {
                     return;
                 }
             }
@@ -119,14 +143,12 @@ pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResul
             Some(outcome) => Some(outcome),
             None => done.await.ok(),
         };
-        match outcome {
+        let last = match outcome {
             Some(Ok(output)) => {
                 let usage = totals(&output);
                 let interrupted = output.thread.pending.is_some();
                 let state = crate::state::agent_state(&output.thread);
-                if let Some(chunk) = context.summary(state, interrupted, output.thread.context.len(), usage) {
-                    let _ = send(chunk).await;
-                }
+                context.summary(state, interrupted, output.thread.context.len(), usage)
             }
             Some(Err(error)) if !saw_error => {
                 let message = if production && error.code.status() >= 500 {
@@ -134,35 +156,16 @@ pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResul
                 } else {
                     error.message.clone()
                 };
-                if let Some(chunk) = context.error(error.code.as_str(), &message) {
-                    let _ = send(chunk).await;
-                }
+                context.error(error.code.as_str(), &message)
             }
-            Some(Err(_)) => {}
-            None => {
-                if let Some(chunk) = context.error("GRAPH_STREAM_ERROR", "the run ended without an outcome") {
-                    let _ = send(chunk).await;
-                }
-            }
+            Some(Err(_)) => None,
+            None => context.error("GRAPH_STREAM_ERROR", "the run ended without an outcome"),
+        };
+        if let Some(chunk) = last {
+            let _ = chunks_tx.send(chunk).await;
         }
-        drop(engine);
     });
-
-    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(bytes_rx));
-    let mut response = (StatusCode::OK, body).into_response();
-    let headers = response.headers_mut();
-    // The reference labels its line-per-chunk body `text/event-stream` too; clients expect it.
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream; charset=utf-8"),
-    );
-    headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, no-transform"),
-    );
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
-    Ok(response)
+    Ok(chunks_rx)
 }
 
 /// Whether the client asks for Server-Sent Events framing: `Accept` names `text/event-stream`

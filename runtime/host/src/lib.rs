@@ -6,7 +6,7 @@
 //! ids, and [`HostBuilder`] wires the artifact, a store, the tool runner and the models into a
 //! `tenx_engine::Engine`.
 //!
-//! The HTTP server (`tenx serve`) is not built yet.
+//! The HTTP server is `tenx-server`, and the `tenx serve` binary wires the two (`runtime/cli`).
 
 pub mod builder;
 pub mod environment;

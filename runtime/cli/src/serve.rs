@@ -131,7 +131,8 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         );
     }
     eprintln!("tenx serve: listening on http://{bound}");
-    axum::serve(listener, tenx_server::router(state))
+    let app = tenx_server::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown())
         .await
         .into_diagnostic()

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use tenx_server::rate_limit::{LimitBy, RateLimitSettings};
 use tenx_server::{JwtSettings, Mode, ServerSettings};
 
 /// The `[serve]` section of `tenx.toml` (every key optional).
@@ -37,6 +38,12 @@ pub struct FileSettings {
     pub jwt_audience: Option<String>,
     /// How long a request waits for a busy thread, in seconds (30 by default).
     pub busy_wait_seconds: Option<u64>,
+    /// Requests each client may make per window (no limit when unset).
+    pub rate_limit_requests: Option<u32>,
+    /// The rate limit's window, in seconds (60 by default).
+    pub rate_limit_window_seconds: Option<u64>,
+    /// Whose requests share an allowance: `ip` (default), `user` or `global`.
+    pub rate_limit_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -200,6 +207,38 @@ pub fn resolve(
             });
         }
     };
+    let rate_limit = match file.rate_limit_requests {
+        None => None,
+        Some(requests) => {
+            let requests = std::num::NonZeroU32::new(requests).ok_or_else(|| SettingsError::Value {
+                setting: "rate_limit_requests".to_owned(),
+                reason: "must be at least 1".to_owned(),
+            })?;
+            let by = match file.rate_limit_by.as_deref() {
+                None | Some("ip") => LimitBy::Ip,
+                Some("user") => LimitBy::User,
+                Some("global") => LimitBy::Global,
+                Some(other) => {
+                    return Err(SettingsError::Value {
+                        setting: "rate_limit_by".to_owned(),
+                        reason: format!("`{other}` is none of `ip`, `user`, `global`"),
+                    });
+                }
+            };
+            let window = file.rate_limit_window_seconds.unwrap_or(60);
+            if window == 0 {
+                return Err(SettingsError::Value {
+                    setting: "rate_limit_window_seconds".to_owned(),
+                    reason: "must be at least 1".to_owned(),
+                });
+            }
+            Some(RateLimitSettings {
+                requests,
+                window: Duration::from_secs(window),
+                by,
+            })
+        }
+    };
     Ok(Resolved {
         address: SocketAddr::new(host, port),
         store,
@@ -210,6 +249,7 @@ pub fn resolve(
             origins,
             max_request_size,
             run_timeout: None,
+            rate_limit,
         },
     })
 }
@@ -253,6 +293,13 @@ impl Resolved {
             ),
             ("store".to_owned(), store),
             ("busy_wait".to_owned(), format!("{} s", self.busy_wait.as_secs())),
+            (
+                "rate_limit".to_owned(),
+                self.server.rate_limit.as_ref().map_or_else(
+                    || "none".to_owned(),
+                    |rate| format!("{} per {} s by {:?}", rate.requests, rate.window.as_secs(), rate.by).to_lowercase(),
+                ),
+            ),
         ]
     }
 }

@@ -63,6 +63,8 @@ pub struct ServerSettings {
     /// How long a run may take before the request gives up waiting (`None`: no limit). The
     /// run itself goes on and is checkpointed.
     pub run_timeout: Option<Duration>,
+    /// The rate limit, if any.
+    pub rate_limit: Option<crate::rate_limit::RateLimitSettings>,
 }
 
 impl Default for ServerSettings {
@@ -73,6 +75,7 @@ impl Default for ServerSettings {
             origins: vec!["*".to_owned()],
             max_request_size: 10 * 1024 * 1024,
             run_timeout: None,
+            rate_limit: None,
         }
     }
 }

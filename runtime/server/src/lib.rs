@@ -5,7 +5,7 @@
 //! record nothing); this crate maps HTTP onto it and answers exactly as the contract says.
 //!
 //! Layout: [`config`] (settings the binary resolved), [`envelope`] (bodies and errors),
-//! [`middleware`] (request id, headers, body limit), [`auth`] (tokens → identity), [`input`]
+//! [`middleware`] (request id, headers, body limit), [`rate_limit`], [`auth`] (tokens → identity), [`input`]
 //! (GraphInput), [`state`] (the state and thread shapes), [`chunks`] (events → stream chunks),
 //! [`routes`] (the handlers). The `tenx` binary (`runtime/cli`) wires it to a socket.
 
@@ -15,6 +15,7 @@ pub mod config;
 pub mod envelope;
 pub mod input;
 pub mod middleware;
+pub mod rate_limit;
 pub mod routes;
 pub mod state;
 

@@ -1,5 +1,6 @@
 //! What wraps every route (reference-api.md §1), outermost first: CORS, the request id and
-//! timestamp (in headers and in every body), security headers, and the body-size limit (413
+//! timestamp (in headers and in every body), security headers, the rate limit
+//! ([`crate::rate_limit`]), and the body-size limit (413
 //! `REQUEST_TOO_LARGE` on a declared length; a body that streams past it is cut off where it is
 //! read, [`crate::routes::body`]). Unknown paths and methods answer in the error envelope.
 
@@ -21,12 +22,19 @@ pub struct BodyLimit(pub usize);
 /// Wraps `router` with the server's middleware.
 pub fn wrap(router: Router, settings: &ServerSettings) -> Router {
     let limit = BodyLimit(settings.max_request_size);
-    router
+    let mut router = router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
             body_limit(limit, request, next)
-        }))
+        }));
+    if let Some(rate) = &settings.rate_limit {
+        let rate = crate::rate_limit::RateLimit::new(rate.clone());
+        router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+            crate::rate_limit::limit(rate.clone(), request, next)
+        }));
+    }
+    router
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(request_meta))
         .layer(cors(settings))

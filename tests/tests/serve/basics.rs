@@ -297,7 +297,10 @@ async fn a_node_error_is_500_node_001_and_production_hides_its_text() {
     let (status, answer) = server.post("/v1/graph/invoke", body.clone()).await;
     assert_eq!(status, 500, "{answer}");
     assert_eq!(answer["error"]["code"], "NODE_001");
-    assert_ne!(answer["error"]["message"], "An error occurred in a graph node.", "development shows the cause");
+    assert_ne!(
+        answer["error"]["message"], "An error occurred in a graph node.",
+        "development shows the cause"
+    );
 
     let server = Server::start(artifact(), tenx_engine::testing::FakeTools::new(), production()).await;
     let alice = server.as_user(&token("alice", json!({})));

@@ -109,7 +109,8 @@ impl Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move {
-            axum::serve(listener, tenx_server::router(state)).await.unwrap();
+            let app = tenx_server::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+            axum::serve(listener, app).await.unwrap();
         });
         Self {
             base,

@@ -118,3 +118,46 @@ fn futures_stream(text: String) -> impl futures_core::Stream<Item = Result<Vec<u
         text.into_bytes().chunks(500).map(|piece| Ok(piece.to_vec())).collect();
     tokio_stream::iter(pieces)
 }
+
+#[tokio::test]
+async fn over_the_rate_limit_is_429_with_retry_after_and_ping_is_never_limited() {
+    use tenx_server::rate_limit::{LimitBy, RateLimitSettings};
+    let settings = tenx_server::ServerSettings {
+        rate_limit: Some(RateLimitSettings {
+            requests: std::num::NonZeroU32::new(4).unwrap(),
+            window: std::time::Duration::from_secs(60),
+            by: LimitBy::Ip,
+        }),
+        ..tenx_server::ServerSettings::default()
+    };
+    let server = Server::start(refund_example(), refund_tools(), settings).await;
+    for expected in [3, 2, 1, 0] {
+        let response = server.request(Method::GET, "/v1/threads").send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["x-ratelimit-limit"], "4");
+        assert_eq!(
+            response.headers()["x-ratelimit-remaining"],
+            expected.to_string().as_str()
+        );
+    }
+    let response = server.request(Method::GET, "/v1/threads").send().await.unwrap();
+    assert_eq!(response.status(), 429);
+    assert_eq!(response.headers()["x-ratelimit-remaining"], "0");
+    let retry: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=15).contains(&retry), "{retry}");
+    let (_, body) = read(response).await;
+    assert_eq!(body["error"]["code"], "RATE_LIMIT_EXCEEDED");
+    assert_eq!(body["error"]["limit"], 4);
+    assert_eq!(body["error"]["window_seconds"], 60);
+    assert_eq!(body["metadata"]["status"], "error");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Too many requests. Limit: 4 per 60s. Retry after ")
+    );
+    for _ in 0..10 {
+        let (status, _) = server.get("/ping").await;
+        assert_eq!(status, 200);
+    }
+}

@@ -14,7 +14,9 @@ async fn connect(server: &Server, protocol: Option<&str>) -> Socket {
     let url = format!("{}/v1/graph/ws", server.base.replace("http://", "ws://"));
     let mut request = url.into_client_request().unwrap();
     if let Some(protocol) = protocol {
-        request.headers_mut().insert("sec-websocket-protocol", protocol.parse().unwrap());
+        request
+            .headers_mut()
+            .insert("sec-websocket-protocol", protocol.parse().unwrap());
     }
     tokio_tungstenite::connect_async(request).await.unwrap().0
 }
@@ -50,7 +52,10 @@ async fn a_socket_runs_pauses_refuses_a_stale_answer_and_takes_the_right_one() {
     let frame = json!({"invoke_type": "fresh", "messages": [user("Refund order 1042, 59.00")],
         "config": {"thread_id": "w1"}, "response_granularity": "full"});
     let chunks = exchange(&mut socket, &frame.to_string()).await;
-    let pause = chunks.iter().find(|c| c["data"]["status"] == "interrupted").expect("a pause");
+    let pause = chunks
+        .iter()
+        .find(|c| c["data"]["status"] == "interrupted")
+        .expect("a pause");
     let id = pause["data"]["interrupt"]["id"].as_str().unwrap().to_owned();
     assert_eq!(chunks.last().unwrap()["data"]["status"], "done");
 
@@ -63,7 +68,13 @@ async fn a_socket_runs_pauses_refuses_a_stale_answer_and_takes_the_right_one() {
     assert_eq!(server.tools.calls_of("issue_refund"), 0);
 
     let chunks = exchange(&mut socket, "not json").await;
-    assert!(chunks[0]["data"]["reason"].as_str().unwrap().starts_with("Invalid request: "), "{chunks:?}");
+    assert!(
+        chunks[0]["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid request: "),
+        "{chunks:?}"
+    );
 
     let answer = json!({"invoke_type": "resume", "resume": {"approved": true}, "interrupt_id": id,
         "config": {"thread_id": "w1"}});
@@ -88,7 +99,11 @@ async fn a_socket_without_a_valid_token_is_closed_with_1008_and_a_bearer_subprot
 
     let bearer = format!("10xgraph-bearer, {}", token("alice", json!({})));
     let mut socket = connect(&server, Some(&bearer)).await;
-    let chunks = exchange(&mut socket, &json!({"messages": [user("hi")], "config": {"thread_id": "w2"}}).to_string()).await;
+    let chunks = exchange(
+        &mut socket,
+        &json!({"messages": [user("hi")], "config": {"thread_id": "w2"}}).to_string(),
+    )
+    .await;
     assert!(chunks.iter().all(|c| c["event"] != "error"), "{chunks:?}");
     assert_eq!(chunks.last().unwrap()["data"]["status"], "done");
 }

@@ -52,8 +52,14 @@ pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResul
     let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();
     // The reference labels its line-per-chunk body `text/event-stream` too; clients expect it.
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, no-transform"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
     Ok(response)

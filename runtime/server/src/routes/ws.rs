@@ -147,7 +147,11 @@ fn frame_input(body: &str) -> Result<Value, String> {
     let kind = frame.remove("invoke_type");
     match kind.as_ref().and_then(Value::as_str).unwrap_or("fresh") {
         "fresh" => {
-            if frame.get("messages").and_then(Value::as_array).is_none_or(Vec::is_empty) {
+            if frame
+                .get("messages")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty)
+            {
                 return Err("invoke_type 'fresh' needs messages".to_owned());
             }
         }
@@ -184,7 +188,10 @@ fn frame_input(body: &str) -> Result<Value, String> {
         other => return Err(format!("unknown invoke_type '{other}'")),
     }
     if let Some(Value::Object(config)) = frame.get_mut("config")
-        && config.get("thread_id").and_then(Value::as_str).is_some_and(|id| id.trim() == "new")
+        && config
+            .get("thread_id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| id.trim() == "new")
     {
         config.remove("thread_id");
     }

@@ -136,6 +136,17 @@ impl Host {
     }
 
     pub fn from_artifact(artifact: LoadedArtifact, tools: FakeTools, models: Models, options: EngineOptions) -> Self {
+        Self::with_ids(artifact, tools, models, options, Arc::new(SequentialIds::new()))
+    }
+
+    /// As [`Self::from_artifact`], with the given id source.
+    pub fn with_ids(
+        artifact: LoadedArtifact,
+        tools: FakeTools,
+        models: Models,
+        options: EngineOptions,
+        ids: Arc<dyn tenx_engine::ports::Ids>,
+    ) -> Self {
         let store = Arc::new(MemoryStore::new());
         let clock = Arc::new(ManualClock::new(T0));
         let tools = Arc::new(tools);
@@ -156,7 +167,7 @@ impl Host {
             models: clients,
             tools: tools.clone(),
             clock: clock.clone(),
-            ids: Arc::new(SequentialIds::new()),
+            ids,
         };
         let engine = Engine::new(artifact, ports, options).unwrap();
         Self {

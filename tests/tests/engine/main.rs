@@ -17,6 +17,7 @@ mod bypass;
 mod concurrency;
 mod flow;
 mod handoffs;
+mod ids;
 mod providers;
 mod recovery;
 mod retries;

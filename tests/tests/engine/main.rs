@@ -15,6 +15,7 @@ mod harness;
 mod approvals;
 mod bypass;
 mod concurrency;
+mod counting;
 mod flow;
 mod handoffs;
 mod ids;

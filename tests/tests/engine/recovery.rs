@@ -22,15 +22,15 @@ use tokio_util::sync::CancellationToken;
 use crate::harness::{T0, assistant_texts, example_artifact, tool_outputs, user};
 
 /// A tool runner whose calls can be held forever (the process "dies" during them).
-struct Holding {
+pub(crate) struct Holding {
     hold: AtomicBool,
-    arrived: Notify,
+    pub(crate) arrived: Notify,
     deduplicates: bool,
     keys: Mutex<Vec<String>>,
 }
 
 impl Holding {
-    fn new(hold: bool, deduplicates: bool) -> Arc<Self> {
+    pub(crate) fn new(hold: bool, deduplicates: bool) -> Arc<Self> {
         Arc::new(Self {
             hold: AtomicBool::new(hold),
             arrived: Notify::new(),
@@ -39,7 +39,7 @@ impl Holding {
         })
     }
 
-    fn keys(&self) -> Vec<String> {
+    pub(crate) fn keys(&self) -> Vec<String> {
         self.keys.lock().unwrap().clone()
     }
 }

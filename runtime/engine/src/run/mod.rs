@@ -76,6 +76,9 @@ impl Running {
 pub(crate) enum Flow {
     /// Go to this node (or `END`).
     Go(String),
+    /// Stay in the node the branch is at and go on with it (an agent's turn after one of its
+    /// calls was answered): no way out is taken, so no visit is counted.
+    Stay,
     /// The run paused (a question or a remote call); the checkpoint is committed.
     Paused,
     /// The run ends here with this final assistant text (a rejection at an interrupt node).

@@ -160,6 +160,7 @@ fn crash_child() {
                             RecoveryOutcome::Finished => json!("finished"),
                             RecoveryOutcome::Resumed => json!("resumed"),
                             RecoveryOutcome::Failed(error) => json!(format!("failed: {error}")),
+                            RecoveryOutcome::Ended(error) => json!(format!("ended: {}", error.code)),
                             RecoveryOutcome::Skipped(reason) => json!(format!("skipped: {reason:?}")),
                         };
                         json!({"thread": thread.thread_id, "outcome": outcome})

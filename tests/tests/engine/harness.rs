@@ -127,6 +127,8 @@ pub enum Models {
     Steered(Steered),
     /// Every model is this client (a provider's, against a local fake server).
     Given(Arc<dyn ModelClient>),
+    /// Each model its own client, by model name.
+    Each(BTreeMap<String, Arc<dyn ModelClient>>),
 }
 
 impl Host {
@@ -155,6 +157,7 @@ impl Host {
             let client: Arc<dyn ModelClient> = match &models {
                 Models::Steered(steered) => Arc::new(steered.clone()),
                 Models::Given(client) => Arc::clone(client),
+                Models::Each(clients) => Arc::clone(&clients[name]),
                 Models::Scripted => {
                     assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
                     Arc::new(ScriptedModel::new())

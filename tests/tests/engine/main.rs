@@ -23,3 +23,4 @@ mod providers;
 mod recovery;
 mod retries;
 mod steering;
+mod tamper;

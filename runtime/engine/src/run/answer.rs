@@ -186,6 +186,18 @@ async fn answer_tool(
     } = answered;
     let is_tool_node = working.is_tool_node(node);
     let call = working.call_of(tool, call_id, &arguments);
+    if matches!(verdict, Verdict::Approve | Verdict::Edit(_)) {
+        match super::pause::recheck_tool(working, pending, node, tool, call_id, &arguments).await? {
+            None => {}
+            Some(super::pause::Asked::Paused) => return Ok(Flow::Paused),
+            Some(super::pause::Asked::AlreadyRejected(text)) if is_tool_node => return Ok(Flow::End(text)),
+            Some(super::pause::Asked::AlreadyRejected(text)) => {
+                super::calls::push_result(working, node, &call, tool, json!(text), false);
+                working.commit().await?;
+                return Ok(Flow::Stay);
+            }
+        }
+    }
     let arguments = match verdict {
         Verdict::Approve => arguments,
         Verdict::Edit(edited) => edited,

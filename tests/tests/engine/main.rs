@@ -22,5 +22,6 @@ mod ids;
 mod providers;
 mod recovery;
 mod retries;
+mod runs;
 mod steering;
 mod tamper;

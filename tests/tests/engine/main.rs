@@ -23,5 +23,6 @@ mod providers;
 mod recovery;
 mod retries;
 mod runs;
+mod semantics;
 mod steering;
 mod tamper;

@@ -54,7 +54,9 @@ async fn awkward_floats_read_back_bit_for_bit() {
     let mut record = thread("t", None, 1, 1);
     record.state.insert("amounts".into(), json!(floats));
     for float in &floats {
-        record.context.push(Message::text(format!("m{}", float.to_bits()), Role::User, "x", *float));
+        record
+            .context
+            .push(Message::text(format!("m{}", float.to_bits()), Role::User, "x", *float));
     }
     let mut commit = save(record.clone(), None);
     commit.receipts.push(receipt(
@@ -79,7 +81,11 @@ async fn awkward_floats_read_back_bit_for_bit() {
     let store = open(&path).await;
     let loaded = store.load("t").await.unwrap().unwrap();
     assert_eq!(bits(&loaded.state["amounts"]), expected);
-    let timestamps: Vec<u64> = loaded.context.iter().map(|message| message.timestamp.to_bits()).collect();
+    let timestamps: Vec<u64> = loaded
+        .context
+        .iter()
+        .map(|message| message.timestamp.to_bits())
+        .collect();
     assert_eq!(timestamps, expected);
     assert_eq!(loaded, record);
     assert_eq!(

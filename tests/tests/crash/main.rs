@@ -395,8 +395,16 @@ fn kill_9_while_the_service_holds_a_tool_nodes_call_resends_the_same_key_once() 
 
     setup.service.release();
     assert_eq!(setup.recover(), json!([{"thread": "e", "outcome": "finished"}]));
-    assert_eq!(setup.service.requests(), [PAYOUT_KEY, PAYOUT_KEY], "the same key, sent again");
-    assert_eq!(setup.service.effects(), [(PAYOUT_KEY.to_owned(), 1)].into(), "paid once");
+    assert_eq!(
+        setup.service.requests(),
+        [PAYOUT_KEY, PAYOUT_KEY],
+        "the same key, sent again"
+    );
+    assert_eq!(
+        setup.service.effects(),
+        [(PAYOUT_KEY.to_owned(), 1)].into(),
+        "paid once"
+    );
 
     let done = setup.stored_with_key("e", PAYOUT_KEY);
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
@@ -406,7 +414,11 @@ fn kill_9_while_the_service_holds_a_tool_nodes_call_resends_the_same_key_once() 
         vec![(json!("Paid 1250 cents to ada (payment 1)."), false)]
     );
     let roles: Vec<Role> = done.thread.context.iter().map(|message| message.role).collect();
-    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool], "the request, the call, its result");
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool],
+        "the request, the call, its result"
+    );
     assert!(done.in_flight.is_empty());
     assert!(matches!(
         done.refund_receipt.as_ref().unwrap().state,
@@ -414,5 +426,8 @@ fn kill_9_while_the_service_holds_a_tool_nodes_call_resends_the_same_key_once() 
     ));
     assert!(done.unfinished.is_empty(), "{:?}", done.unfinished);
     let payout = |outcome: &str| ("tool_call".to_owned(), json!(outcome), json!(PAYOUT_KEY));
-    assert_eq!(done.records, [approval("approve"), payout("resent"), payout("completed")]);
+    assert_eq!(
+        done.records,
+        [approval("approve"), payout("resent"), payout("completed")]
+    );
 }

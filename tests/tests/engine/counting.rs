@@ -118,7 +118,12 @@ async fn a_round_resumed_after_its_approval_is_not_counted_twice() {
     let steered = Steered::default();
     refund_then_lookup(&steered);
     // Model call, round, model call: exactly three steps.
-    let host = Host::new(&program("recursion_limit = 3"), tools(), Models::Steered(steered), dev());
+    let host = Host::new(
+        &program("recursion_limit = 3"),
+        tools(),
+        Models::Steered(steered),
+        dev(),
+    );
     let done = approve_the_refund(&host).await;
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
     assert_eq!(done.thread.execution.step, 3);
@@ -134,7 +139,12 @@ async fn the_recursion_limit_still_counts_every_round_after_an_approval() {
         ("c2", "lookup_order", json!({"order_id": "1042"})),
     ]);
     steered.push_calls(&[("c3", "lookup_order", json!({"order_id": "7"}))]);
-    let host = Host::new(&program("recursion_limit = 3"), tools(), Models::Steered(steered), dev());
+    let host = Host::new(
+        &program("recursion_limit = 3"),
+        tools(),
+        Models::Steered(steered),
+        dev(),
+    );
     let anyone = Identity::anonymous();
     let paused = host.say("t", "Refund order 1042", &anyone).await.unwrap();
     let interrupt = paused.thread.pending.unwrap().interrupt.unwrap().id;
@@ -144,7 +154,11 @@ async fn the_recursion_limit_still_counts_every_round_after_an_approval() {
         .unwrap_err();
     assert_eq!(failed.code, tenx_engine::ErrorCode::RecursionLimit);
     assert_eq!(failed.details["current_step"], 4);
-    assert_eq!(host.tools.calls_of("lookup_order"), 1, "the round past the limit never ran");
+    assert_eq!(
+        host.tools.calls_of("lookup_order"),
+        1,
+        "the round past the limit never ran"
+    );
 }
 
 fn engine(text: &str, store: Arc<MemoryStore>, tools: Arc<Holding>, steered: &Steered) -> Engine {
@@ -189,7 +203,10 @@ async fn a_round_finished_by_recovery_counts_no_second_step_and_no_visit() {
     running.abort();
     assert!(running.await.unwrap_err().is_cancelled());
     let killed = tenx_engine::ports::Store::load(&*store, "t").await.unwrap().unwrap();
-    assert_eq!(killed.execution.step, 2, "the model call and the round, committed in flight");
+    assert_eq!(
+        killed.execution.step, 2,
+        "the model call and the round, committed in flight"
+    );
 
     let tools = Holding::new(false, true);
     let second = engine(&text, store.clone(), tools.clone(), &steered);

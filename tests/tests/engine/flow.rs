@@ -160,7 +160,10 @@ async fn research_flow_runs_with_scripts_substituted_for_its_providers_and_the_t
         ]))),
     );
     let tools = FakeTools::new()
-        .returns("web_search", json!([{"title": "Tides", "url": "https://example.org/tides"}]))
+        .returns(
+            "web_search",
+            json!([{"title": "Tides", "url": "https://example.org/tides"}]),
+        )
         .returns("publish_report", json!("https://site.test/reports/tides"));
     let host = Host::from_artifact(example_artifact("research_flow"), tools, Models::Each(clients), dev());
     let paused = host.run(start("t1")).await.unwrap();
@@ -169,13 +172,22 @@ async fn research_flow_runs_with_scripts_substituted_for_its_providers_and_the_t
     assert_eq!(paused.thread.state["report"], "# Tides");
     let interrupt = paused.thread.pending.unwrap().interrupt.unwrap().id;
     let done = host
-        .answer("t1", json!({"approved": true}), Some(&interrupt), &Identity::anonymous())
+        .answer(
+            "t1",
+            json!({"approved": true}),
+            Some(&interrupt),
+            &Identity::anonymous(),
+        )
         .await
         .unwrap();
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
     assert_eq!(host.tools.calls_of("publish_report"), 1);
     let stored = host.store.load("t1").await.unwrap().unwrap();
-    assert_eq!(json!(stored.substitutions), substituted, "recorded on the stored thread");
+    assert_eq!(
+        json!(stored.substitutions),
+        substituted,
+        "recorded on the stored thread"
+    );
 }
 
 #[tokio::test]

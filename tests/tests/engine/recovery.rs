@@ -317,7 +317,10 @@ async fn a_run_another_artifact_left_mid_call_is_ended_its_call_never_resent_and
     assert_eq!(thread.execution.status, ExecutionStatus::Error);
     assert_eq!(thread.execution.internal_data["error_code"], "GRAPH_VERSION_MISMATCH");
     let message = thread.execution.internal_data["error"].as_str().unwrap();
-    assert!(message.contains(&before.artifact_id) && message.contains(second.artifact_id()), "{message}");
+    assert!(
+        message.contains(&before.artifact_id) && message.contains(second.artifact_id()),
+        "{message}"
+    );
     assert!(thread.run.is_none());
     assert_eq!(thread.version, before.version + 1);
     // Its data is kept: the state, the artifact that made it, the conversation, plus the
@@ -327,20 +330,27 @@ async fn a_run_another_artifact_left_mid_call_is_ended_its_call_never_resent_and
     assert_eq!(thread.context[..before.context.len()], before.context[..]);
     let outputs = tool_outputs(&thread.context);
     assert_eq!(outputs.len(), 1);
-    assert!(outputs[0].as_str().unwrap().contains("(outcome_unknown)"), "{outputs:?}");
+    assert!(
+        outputs[0].as_str().unwrap().contains("(outcome_unknown)"),
+        "{outputs:?}"
+    );
     let receipt = store.receipt("t", "refund-1042-5900").await.unwrap().unwrap();
     assert_eq!(receipt.state, tenx_engine::ports::ReceiptState::OutcomeUnknown);
     let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
     assert_eq!(outcomes, vec![Value::Null, json!("outcome_unknown")]);
     assert!(store.in_flight("t").await.unwrap().is_empty());
     assert!(store.unfinished().await.unwrap().is_empty());
+    assert!(events.events().iter().any(
+        |event| matches!(event, tenx_engine::ports::Event::Error { code, .. } if code == "GRAPH_VERSION_MISMATCH")
+    ));
     assert!(
-        events
-            .events()
-            .iter()
-            .any(|event| matches!(event, tenx_engine::ports::Event::Error { code, .. } if code == "GRAPH_VERSION_MISMATCH"))
+        second
+            .recover(&mut RecordingEvents::new())
+            .await
+            .unwrap()
+            .threads
+            .is_empty()
     );
-    assert!(second.recover(&mut RecordingEvents::new()).await.unwrap().threads.is_empty());
 
     // A new message starts a new run under this artifact.
     let request = RunRequest {

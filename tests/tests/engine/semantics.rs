@@ -53,9 +53,16 @@ async fn with_resume_last_agent_the_next_run_starts_at_the_agent_that_answered()
     assert_eq!(assistant_texts(&first.messages), ["Your invoice is on its way."]);
     assert_eq!(first.thread.resume_at.as_deref(), Some("billing"));
     let second = host.say("t", "Thanks, and one more thing", &anyone).await.unwrap();
-    let answer = second.messages.iter().rfind(|message| message.role == Role::Assistant).unwrap();
+    let answer = second
+        .messages
+        .iter()
+        .rfind(|message| message.role == Role::Assistant)
+        .unwrap();
     assert_eq!(answer.text_content(), "Billing here again.");
-    assert_eq!(answer.metadata["node"], "billing", "no handoff: the run started at billing");
+    assert_eq!(
+        answer.metadata["node"], "billing",
+        "no handoff: the run started at billing"
+    );
     // A client that names the entry still gets it.
     let named = host
         .run(RunRequest {
@@ -66,7 +73,11 @@ async fn with_resume_last_agent_the_next_run_starts_at_the_agent_that_answered()
         })
         .await;
     let named = named.unwrap_err();
-    assert_eq!(named.code, ErrorCode::NodeFailed, "the script has no turn left, at triage");
+    assert_eq!(
+        named.code,
+        ErrorCode::NodeFailed,
+        "the script has no turn left, at triage"
+    );
     assert_eq!(named.details["node"], "triage");
 }
 
@@ -110,20 +121,32 @@ async fn an_output_answer_that_breaks_its_schema_is_asked_again_then_fails_the_n
     let host = Host::new(JUDGE, FakeTools::new(), Models::Steered(steered.clone()), dev());
     let done = host.say("t", "judge this", &Identity::anonymous()).await.unwrap();
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
-    assert_eq!(done.thread.state["label"], "ok", "written into the state field of its name");
-    assert_eq!(assistant_texts(&done.thread.context), [r#"{"label": "ok"}"#], "the refused answer is never used");
+    assert_eq!(
+        done.thread.state["label"], "ok",
+        "written into the state field of its name"
+    );
+    assert_eq!(
+        assistant_texts(&done.thread.context),
+        [r#"{"label": "ok"}"#],
+        "the refused answer is never used"
+    );
 
     steered.push_text(r#"{"label": "maybe"}"#);
     steered.push_text("still not json");
     let failed = host.say("u", "judge this", &Identity::anonymous()).await.unwrap_err();
     assert_eq!(failed.code, ErrorCode::NodeFailed);
     assert!(
-        failed.message.contains("failed the check `output: the answer is not JSON` 2 times"),
+        failed
+            .message
+            .contains("failed the check `output: the answer is not JSON` 2 times"),
         "{}",
         failed.message
     );
     let thread = host.store.load("u").await.unwrap().unwrap();
-    assert!(!thread.state.contains_key("label"), "nothing of the failed answers reached state");
+    assert!(
+        !thread.state.contains_key("label"),
+        "nothing of the failed answers reached state"
+    );
     assert!(assistant_texts(&thread.context).is_empty());
 }
 
@@ -145,7 +168,9 @@ async fn a_tool_result_that_breaks_its_declared_type_is_a_tool_error_the_model_s
     let done = host.say("t", "look it up", &Identity::anonymous()).await.unwrap();
     assert_eq!(
         tool_outputs(&done.messages),
-        [json!("Tool 'lookup_order' failed: its result does not match its declared type: $: expected object, got str")]
+        [json!(
+            "Tool 'lookup_order' failed: its result does not match its declared type: $: expected object, got str"
+        )]
     );
     let is_error = done
         .messages
@@ -153,7 +178,10 @@ async fn a_tool_result_that_breaks_its_declared_type_is_a_tool_error_the_model_s
         .flat_map(|message| &message.content)
         .any(|block| matches!(block, ContentBlock::ToolResult { is_error: true, .. }));
     assert!(is_error);
-    assert!(!host.snapshot("t").await.contains("just text"), "the bad result is not stored as one");
+    assert!(
+        !host.snapshot("t").await.contains("just text"),
+        "the bad result is not stored as one"
+    );
 }
 
 #[tokio::test]

@@ -4,11 +4,11 @@
 //! again, as it would run now, and the recheck is recorded as `stale`.
 
 use serde_json::{Value, json};
+use tenx_engine::Identity;
 use tenx_engine::ports::{Commit, Store};
 use tenx_engine::testing::FakeTools;
 use tenx_engine::thread::{PendingKind, ThreadRecord};
 use tenx_engine::wire::ExecutionStatus;
-use tenx_engine::Identity;
 
 use crate::harness::{Host, Models, Steered, dev, example_artifact, user};
 
@@ -33,7 +33,12 @@ async fn approvals(host: &Host, thread: &str) -> Vec<(Value, Value)> {
         .await
         .into_iter()
         .filter(|record| record["kind"] == "approval")
-        .map(|record| (record["fields"]["decision"].clone(), record["fields"]["outcome"].clone()))
+        .map(|record| {
+            (
+                record["fields"]["decision"].clone(),
+                record["fields"]["outcome"].clone(),
+            )
+        })
         .collect()
 }
 
@@ -46,7 +51,9 @@ async fn a_refund_amount_changed_under_its_question_is_asked_again_never_paid_on
     let first = paused.thread.pending.unwrap().interrupt.unwrap();
     assert_eq!(first.value["normalized_arguments"]["amount_cents"], 5900);
     tamper(&host, "t", |thread| {
-        if let Some(PendingKind::ToolApproval { arguments, .. }) = thread.pending.as_mut().map(|pending| &mut pending.kind) {
+        if let Some(PendingKind::ToolApproval { arguments, .. }) =
+            thread.pending.as_mut().map(|pending| &mut pending.kind)
+        {
             arguments["amount_cents"] = json!(49_999);
         }
     })
@@ -86,7 +93,12 @@ async fn a_report_changed_after_its_publication_was_approved_is_asked_again_at_t
     let tools = FakeTools::new()
         .returns("web_search", json!([]))
         .returns("publish_report", json!("https://site.test/reports/tides"));
-    let host = Host::from_artifact(example_artifact("research_flow"), tools, Models::Steered(steered), dev());
+    let host = Host::from_artifact(
+        example_artifact("research_flow"),
+        tools,
+        Models::Steered(steered),
+        dev(),
+    );
     let mut state = serde_json::Map::new();
     state.insert("topic".into(), json!("tides"));
     let request = tenx_engine::RunRequest {

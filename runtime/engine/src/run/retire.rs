@@ -84,9 +84,7 @@ pub(crate) async fn end_other_artifact(
     record.context.extend(answers);
     let execution = &mut record.execution;
     execution.status = ExecutionStatus::Error;
-    execution
-        .internal_data
-        .insert("error".to_owned(), json!(error.message));
+    execution.internal_data.insert("error".to_owned(), json!(error.message));
     execution
         .internal_data
         .insert("error_code".to_owned(), json!(error.code.as_str()));

@@ -138,6 +138,8 @@ pub(crate) async fn resume(
             working.commit().await?;
             super::drive::drive(working).await
         }
+        // The agent's turn goes on in the node it never left (committed already).
+        Ok(Flow::Stay) => super::drive::drive(working).await,
         Ok(Flow::Paused) => Ok(()),
         Ok(Flow::Stopped) => super::finish::stopped(working).await,
         Ok(Flow::End(text)) => super::finish::completed(working, Some(text)).await,
@@ -184,6 +186,18 @@ async fn answer_tool(
     } = answered;
     let is_tool_node = working.is_tool_node(node);
     let call = working.call_of(tool, call_id, &arguments);
+    if matches!(verdict, Verdict::Approve | Verdict::Edit(_)) {
+        match super::pause::recheck_tool(working, pending, node, tool, call_id, &arguments).await? {
+            None => {}
+            Some(super::pause::Asked::Paused) => return Ok(Flow::Paused),
+            Some(super::pause::Asked::AlreadyRejected(text)) if is_tool_node => return Ok(Flow::End(text)),
+            Some(super::pause::Asked::AlreadyRejected(text)) => {
+                super::calls::push_result(working, node, &call, tool, json!(text), false);
+                working.commit().await?;
+                return Ok(Flow::Stay);
+            }
+        }
+    }
     let arguments = match verdict {
         Verdict::Approve => arguments,
         Verdict::Edit(edited) => edited,
@@ -206,7 +220,7 @@ async fn answer_tool(
             }
             super::calls::push_result(working, node, &call, tool, json!(on_reject), false);
             working.commit().await?;
-            return Ok(Flow::Go(node.to_owned()));
+            return Ok(Flow::Stay);
         }
     };
     if is_tool_node {
@@ -218,8 +232,8 @@ async fn answer_tool(
         super::execute::write_tool_result(working, node, tool, &outcome.output)?;
     }
     working.commit().await?;
-    // Back into the agent node: the turn's other calls, then the model.
-    Ok(Flow::Go(node.to_owned()))
+    // On in the agent node (not a new visit): the turn's other calls, then the model.
+    Ok(Flow::Stay)
 }
 
 /// The answer at an interrupt node: written into state where `answers` say (whatever it
@@ -330,7 +344,7 @@ async fn respond(
     if is_tool_node {
         return Ok(Flow::Go(super::drive::next_after(working, node)?));
     }
-    Ok(Flow::Go(node.to_owned()))
+    Ok(Flow::Stay)
 }
 
 /// Writes a valid interrupt answer where the graph's `answers` say.

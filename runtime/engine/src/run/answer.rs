@@ -82,6 +82,18 @@ pub(crate) async fn resume(
         super::glue::read_answer(working, &pending, &answer.value)?
     };
     // Messages sent with an answer go into the conversation; they pass the validators first.
+    // An approval of a tool call pauses in the middle of a model turn: a message there would
+    // stand between the model's calls and their results, which no provider accepts, so it is
+    // refused (nothing recorded) and the client sends it once the run has continued.
+    if !messages.is_empty() && matches!(pending.kind, PendingKind::ToolApproval { .. }) {
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "messages cannot be sent with an answer to the approval of a tool call (interrupt '{}'); send the answer alone, then the messages",
+                open.id
+            ),
+        ));
+    }
     if !messages.is_empty() {
         super::glue::check_input(&working.graph.input_validators, &working.artifact().validators, &messages).map_err(|violation| {
             RunError::new(ErrorCode::ValidationRefused, violation.message.clone())

@@ -67,7 +67,9 @@ impl Engine {
     /// Builds an engine. Refuses an artifact whose agents call a model without a client (every
     /// missing name at once); the host checks tools (native handlers, environment) when it
     /// builds its tool runner.
-    pub fn new(artifact: LoadedArtifact, ports: Ports, options: EngineOptions) -> Result<Self, EngineError> {
+    /// A client that says it stands in for its model (`ModelClient::substitution`) is added to
+    /// `options.substitutions` (an entry the host wrote itself wins).
+    pub fn new(artifact: LoadedArtifact, ports: Ports, mut options: EngineOptions) -> Result<Self, EngineError> {
         if artifact.artifact.graphs.is_empty() {
             return Err(EngineError::NoGraph);
         }
@@ -83,6 +85,13 @@ impl Engine {
             .collect();
         if !missing.is_empty() {
             return Err(EngineError::MissingModels(missing.into_iter().collect()));
+        }
+        for (name, client) in &ports.models {
+            if artifact.artifact.models.contains_key(name)
+                && let Some(substitute) = client.substitution()
+            {
+                options.substitutions.entry(name.clone()).or_insert(substitute);
+            }
         }
         let artifact_id = artifact.id.to_string();
         Ok(Self {

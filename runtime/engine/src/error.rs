@@ -112,6 +112,9 @@ error_codes! {
     Storage = "STORAGE_000", 500;
     /// The store is briefly unavailable.
     StorageTransient = "STORAGE_TRANSIENT_000", 503;
+    /// The id source could not draw an id from its random source (`Ids::failures` moved during
+    /// the request): nothing the request built is committed.
+    RandomSourceUnavailable = "RANDOM_SOURCE_UNAVAILABLE", 503;
 }
 
 impl std::fmt::Display for ErrorCode {

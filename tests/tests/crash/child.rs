@@ -30,6 +30,8 @@ pub const ACTION: &str = "TENX_CRASH_ACTION";
 pub const THREAD: &str = "TENX_CRASH_THREAD";
 /// The user message (start).
 pub const MESSAGE: &str = "TENX_CRASH_MESSAGE";
+/// The run's `initial_state`, a JSON object (start; optional).
+pub const STATE: &str = "TENX_CRASH_STATE";
 /// The open interrupt's id (resume).
 pub const INTERRUPT: &str = "TENX_CRASH_INTERRUPT";
 /// The answer, JSON (resume).
@@ -132,9 +134,14 @@ fn crash_child() {
         let thread_id = Some(env(THREAD));
         match env(ACTION).as_str() {
             "start" => {
+                let initial_state = match std::env::var(STATE) {
+                    Ok(state) => serde_json::from_str(&state).unwrap(),
+                    Err(_) => serde_json::Map::new(),
+                };
                 let request = RunRequest {
                     thread_id,
                     messages: vec![Message::text(String::new(), Role::User, env(MESSAGE), 0.0)],
+                    initial_state,
                     ..RunRequest::default()
                 };
                 report(engine.run(request, events).await);
@@ -160,6 +167,7 @@ fn crash_child() {
                             RecoveryOutcome::Finished => json!("finished"),
                             RecoveryOutcome::Resumed => json!("resumed"),
                             RecoveryOutcome::Failed(error) => json!(format!("failed: {error}")),
+                            RecoveryOutcome::Ended(error) => json!(format!("ended: {}", error.code)),
                             RecoveryOutcome::Skipped(reason) => json!(format!("skipped: {reason:?}")),
                         };
                         json!({"thread": thread.thread_id, "outcome": outcome})

@@ -27,7 +27,7 @@ use tenx_engine::thread::ThreadRecord;
 use tenx_engine::wire::{ContentBlock, ExecutionStatus, Role};
 use tenx_store_sqlite::SqliteStore;
 
-use child::{ACTION, ANSWER, EFFECTS, HOLD_BEFORE_SEND, HOLD_NATIVE, INTERRUPT, MESSAGE, THREAD, WAIT};
+use child::{ACTION, ANSWER, EFFECTS, HOLD_BEFORE_SEND, HOLD_NATIVE, INTERRUPT, MESSAGE, STATE, THREAD, WAIT};
 use process::{Child, eventually};
 use service::Service;
 
@@ -55,10 +55,17 @@ struct Stored {
 }
 
 fn setup() -> Setup {
+    setup_with("graph.tenx", include_str!("graph.tenx"))
+}
+
+/// The files and service of a scenario that runs the program `text` (`name` in this folder).
+fn setup_with(name: &str, text: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let text = include_str!("graph.tenx");
-    let (mut sources, file, _) =
-        tenx_tests::load_text("tests/tests/crash/graph.tenx", text, tenxc::disk::MAX_SOURCE_BYTES);
+    let (mut sources, file, _) = tenx_tests::load_text(
+        &format!("tests/tests/crash/{name}"),
+        text,
+        tenxc::disk::MAX_SOURCE_BYTES,
+    );
     let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
     assert!(
         !checked.diagnostics.iter().any(|d| d.is_error()),
@@ -106,6 +113,11 @@ impl Setup {
     }
 
     fn stored(&self, thread: &str) -> Stored {
+        self.stored_with_key(thread, KEY)
+    }
+
+    /// What the file holds for `thread`, with the receipt of `key`.
+    fn stored_with_key(&self, thread: &str, key: &str) -> Stored {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -133,7 +145,7 @@ impl Setup {
                 thread: store.load(thread).await.unwrap().unwrap(),
                 records,
                 in_flight: store.in_flight(thread).await.unwrap(),
-                refund_receipt: store.receipt(thread, KEY).await.unwrap(),
+                refund_receipt: store.receipt(thread, key).await.unwrap(),
                 unfinished: store.unfinished().await.unwrap(),
             }
         })
@@ -335,4 +347,87 @@ fn kill_9_after_the_in_flight_marker_and_before_sending_sends_the_key_once() {
     let done = setup.stored("d");
     done.assert_refunded_once();
     assert_eq!(done.records, [approval("approve"), call("resent"), call("completed")]);
+}
+
+const PAYOUT_KEY: &str = "payout-ada-1250";
+
+#[test]
+fn kill_9_while_the_service_holds_a_tool_nodes_call_resends_the_same_key_once() {
+    let setup = setup_with("payout.tenx", include_str!("payout.tenx"));
+    let first = setup.child(&[
+        (ACTION, "start"),
+        (THREAD, "e"),
+        (MESSAGE, "Pay Ada"),
+        (STATE, r#"{"payee": "ada", "amount_cents": 1250}"#),
+    ]);
+    let ran = first.expect("ran");
+    assert_eq!(ran["status"], json!(ExecutionStatus::InterruptedBefore));
+    let interrupt = ran["interrupt_id"].as_str().unwrap().to_owned();
+    first.exits();
+
+    setup.service.hold();
+    let second = setup.child(&[
+        (ACTION, "resume"),
+        (THREAD, "e"),
+        (INTERRUPT, &interrupt),
+        (ANSWER, APPROVE),
+    ]);
+    assert_eq!(second.expect("sending")["key"], PAYOUT_KEY);
+    eventually("the service has the payout", || setup.service.requests().len() == 1);
+    second.kill();
+
+    // The answer, the tool node's step and its call in flight were stored before it was sent.
+    let killed = setup.stored_with_key("e", PAYOUT_KEY);
+    assert!(killed.thread.pending.is_none());
+    let branch = &killed.thread.run.as_ref().unwrap().branches[""];
+    assert_eq!(branch.node, "send_payout");
+    let in_flight = branch.in_flight.clone().unwrap();
+    assert_eq!(
+        (in_flight.node.as_str(), in_flight.tool.as_str(), in_flight.approved),
+        ("send_payout", "send_payout", true)
+    );
+    assert_eq!(in_flight.arguments, json!({"payee": "ada", "amount_cents": 1250}));
+    assert_eq!(killed.thread.execution.step, 1);
+    assert_eq!(killed.in_flight.len(), 1);
+    assert_eq!(killed.in_flight[0].key, PAYOUT_KEY);
+    assert_eq!(killed.records, [approval("approve")]);
+    assert_eq!(killed.unfinished, ["e"]);
+
+    setup.service.release();
+    assert_eq!(setup.recover(), json!([{"thread": "e", "outcome": "finished"}]));
+    assert_eq!(
+        setup.service.requests(),
+        [PAYOUT_KEY, PAYOUT_KEY],
+        "the same key, sent again"
+    );
+    assert_eq!(
+        setup.service.effects(),
+        [(PAYOUT_KEY.to_owned(), 1)].into(),
+        "paid once"
+    );
+
+    let done = setup.stored_with_key("e", PAYOUT_KEY);
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(done.thread.execution.step, 1, "the tool node's step is counted once");
+    assert_eq!(
+        done.tool_results(),
+        vec![(json!("Paid 1250 cents to ada (payment 1)."), false)]
+    );
+    let roles: Vec<Role> = done.thread.context.iter().map(|message| message.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool],
+        "the request, the call, its result"
+    );
+    assert!(done.in_flight.is_empty());
+    assert!(matches!(
+        done.refund_receipt.as_ref().unwrap().state,
+        ReceiptState::Done { is_error: false, .. }
+    ));
+    assert!(done.unfinished.is_empty(), "{:?}", done.unfinished);
+    let payout = |outcome: &str| ("tool_call".to_owned(), json!(outcome), json!(PAYOUT_KEY));
+    assert_eq!(
+        done.records,
+        [approval("approve"), payout("resent"), payout("completed")]
+    );
 }

@@ -1,4 +1,4 @@
-//! The payments service the `http` tool calls: on loopback, on its own tokio runtime (so the
+//! The payments service the `http` tools call (`/refunds`, `/payouts`): on loopback, on its own tokio runtime (so the
 //! test's blocking waits never starve it). It deduplicates by `Idempotency-Key` as a
 //! well-behaved service does (the first request with a key applies the refund, a repeat gets
 //! the stored answer), counts requests and effects per key, and can hold requests open after
@@ -45,6 +45,7 @@ impl Service {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let router = Router::new()
             .route("/refunds", axum::routing::post(refund))
+            .route("/payouts", axum::routing::post(refund))
             .with_state(shared.clone());
         runtime.spawn(async move { axum::serve(listener, router).await });
         Self {
@@ -96,11 +97,14 @@ async fn refund(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         let mut effects = shared.effects.lock().unwrap();
         let refunds = effects.len() + 1;
         let (_, answer) = effects.entry(key).or_insert_with(|| {
-            let text = format!(
-                "Refunded {} cents on order {} (refund {refunds}).",
-                request["amount_cents"],
-                request["order_id"].as_str().unwrap_or_default()
-            );
+            let amount = &request["amount_cents"];
+            let text = match request["payee"].as_str() {
+                Some(payee) => format!("Paid {amount} cents to {payee} (payment {refunds})."),
+                None => format!(
+                    "Refunded {amount} cents on order {} (refund {refunds}).",
+                    request["order_id"].as_str().unwrap_or_default()
+                ),
+            };
             (1, json!(text))
         });
         answer.clone()

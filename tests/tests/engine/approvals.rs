@@ -284,3 +284,35 @@ async fn an_answer_under_another_artifact_is_refused_and_records_nothing() {
     assert_eq!(second.snapshot("t1").await, before);
     assert_eq!(second.tools.total_calls(), 0);
 }
+
+#[tokio::test]
+async fn messages_sent_with_the_answer_to_a_tool_approval_are_refused_and_record_nothing() {
+    let host = refunds(dev());
+    let anyone = Identity::anonymous();
+    let paused = host.say("t9", ASK, &anyone).await.unwrap();
+    let id = paused.thread.pending.as_ref().unwrap().interrupt.clone().unwrap().id;
+    let before = host.snapshot("t9").await;
+    let refused = host
+        .run(tenx_engine::RunRequest {
+            thread_id: Some("t9".to_owned()),
+            messages: vec![crate::harness::user("and also refund order 7")],
+            resume: Some(tenx_engine::ResumeAnswer {
+                value: json!({"approved": true}),
+                interrupt_id: Some(id.clone()),
+            }),
+            identity: anyone.clone(),
+            ..tenx_engine::RunRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InvalidRequest);
+    assert!(refused.message.contains(&id), "{}", refused.message);
+    assert_eq!(host.snapshot("t9").await, before, "a refusal records nothing");
+    assert_eq!(host.tools.total_calls(), 0);
+    let done = host
+        .answer("t9", json!({"approved": true}), Some(&id), &anyone)
+        .await
+        .unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(host.tools.calls_of("issue_refund"), 1);
+}

@@ -135,6 +135,61 @@ async fn research_flow_publishes_only_the_approved_report() {
     assert_eq!(publish[0].idempotency_key, "publish-tides");
 }
 
+/// A fixed-turn script (`\{` is a literal brace in a turn's template).
+fn script(turns: serde_json::Value) -> tenx_engine::ScriptedModel {
+    let script = serde_json::from_value(json!({"turns": turns, "rules": [], "fallback": null})).unwrap();
+    tenx_engine::ScriptedModel::with_script(script)
+}
+
+#[tokio::test]
+async fn research_flow_runs_with_scripts_substituted_for_its_providers_and_the_thread_says_so() {
+    let mut clients: std::collections::BTreeMap<String, std::sync::Arc<dyn tenx_engine::ports::ModelClient>> =
+        std::collections::BTreeMap::new();
+    clients.insert(
+        "writer_model".into(),
+        std::sync::Arc::new(script(json!([
+            {"kind": "tool", "tool": "web_search", "arguments": {"query": "tides"}},
+            {"kind": "text", "text": "Notes: tides follow the moon."},
+            {"kind": "text", "text": "\\{\"report\": \"# Tides\"\\}"}
+        ]))),
+    );
+    clients.insert(
+        "reviewer_model".into(),
+        std::sync::Arc::new(script(json!([
+            {"kind": "text", "text": "\\{\"verdict\": \"publish\", \"score\": 0.9\\}"}
+        ]))),
+    );
+    let tools = FakeTools::new()
+        .returns(
+            "web_search",
+            json!([{"title": "Tides", "url": "https://example.org/tides"}]),
+        )
+        .returns("publish_report", json!("https://site.test/reports/tides"));
+    let host = Host::from_artifact(example_artifact("research_flow"), tools, Models::Each(clients), dev());
+    let paused = host.run(start("t1")).await.unwrap();
+    let substituted = json!({"reviewer_model": "scripted", "writer_model": "scripted"});
+    assert_eq!(json!(paused.thread.substitutions), substituted);
+    assert_eq!(paused.thread.state["report"], "# Tides");
+    let interrupt = paused.thread.pending.unwrap().interrupt.unwrap().id;
+    let done = host
+        .answer(
+            "t1",
+            json!({"approved": true}),
+            Some(&interrupt),
+            &Identity::anonymous(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(host.tools.calls_of("publish_report"), 1);
+    let stored = host.store.load("t1").await.unwrap().unwrap();
+    assert_eq!(
+        json!(stored.substitutions),
+        substituted,
+        "recorded on the stored thread"
+    );
+}
+
 #[tokio::test]
 async fn a_rejected_publication_ends_the_run_with_on_reject() {
     let steered = Steered::default();

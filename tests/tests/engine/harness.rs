@@ -127,6 +127,8 @@ pub enum Models {
     Steered(Steered),
     /// Every model is this client (a provider's, against a local fake server).
     Given(Arc<dyn ModelClient>),
+    /// Each model its own client, by model name.
+    Each(BTreeMap<String, Arc<dyn ModelClient>>),
 }
 
 impl Host {
@@ -136,6 +138,17 @@ impl Host {
     }
 
     pub fn from_artifact(artifact: LoadedArtifact, tools: FakeTools, models: Models, options: EngineOptions) -> Self {
+        Self::with_ids(artifact, tools, models, options, Arc::new(SequentialIds::new()))
+    }
+
+    /// As [`Self::from_artifact`], with the given id source.
+    pub fn with_ids(
+        artifact: LoadedArtifact,
+        tools: FakeTools,
+        models: Models,
+        options: EngineOptions,
+        ids: Arc<dyn tenx_engine::ports::Ids>,
+    ) -> Self {
         let store = Arc::new(MemoryStore::new());
         let clock = Arc::new(ManualClock::new(T0));
         let tools = Arc::new(tools);
@@ -144,6 +157,7 @@ impl Host {
             let client: Arc<dyn ModelClient> = match &models {
                 Models::Steered(steered) => Arc::new(steered.clone()),
                 Models::Given(client) => Arc::clone(client),
+                Models::Each(clients) => Arc::clone(&clients[name]),
                 Models::Scripted => {
                     assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
                     Arc::new(ScriptedModel::new())
@@ -156,7 +170,7 @@ impl Host {
             models: clients,
             tools: tools.clone(),
             clock: clock.clone(),
-            ids: Arc::new(SequentialIds::new()),
+            ids,
         };
         let engine = Engine::new(artifact, ports, options).unwrap();
         Self {

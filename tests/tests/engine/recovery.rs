@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tenx_artifact::LoadedArtifact;
-use tenx_engine::ports::{ModelClient, Ports, Store, ToolError, ToolInvocation, ToolRunner};
+use tenx_engine::ports::{Ids, ModelClient, Ports, Store, ToolError, ToolInvocation, ToolRunner};
 use tenx_engine::testing::{ManualClock, RecordingEvents, SequentialIds};
 use tenx_engine::wire::ExecutionStatus;
 use tenx_engine::{
@@ -22,15 +22,15 @@ use tokio_util::sync::CancellationToken;
 use crate::harness::{T0, assistant_texts, example_artifact, tool_outputs, user};
 
 /// A tool runner whose calls can be held forever (the process "dies" during them).
-struct Holding {
+pub(crate) struct Holding {
     hold: AtomicBool,
-    arrived: Notify,
+    pub(crate) arrived: Notify,
     deduplicates: bool,
     keys: Mutex<Vec<String>>,
 }
 
 impl Holding {
-    fn new(hold: bool, deduplicates: bool) -> Arc<Self> {
+    pub(crate) fn new(hold: bool, deduplicates: bool) -> Arc<Self> {
         Arc::new(Self {
             hold: AtomicBool::new(hold),
             arrived: Notify::new(),
@@ -39,7 +39,7 @@ impl Holding {
         })
     }
 
-    fn keys(&self) -> Vec<String> {
+    pub(crate) fn keys(&self) -> Vec<String> {
         self.keys.lock().unwrap().clone()
     }
 }
@@ -61,6 +61,16 @@ impl ToolRunner for Holding {
 }
 
 fn engine(artifact: LoadedArtifact, store: Arc<MemoryStore>, tools: Arc<Holding>, options: EngineOptions) -> Engine {
+    engine_with_ids(artifact, store, tools, options, Arc::new(SequentialIds::new()))
+}
+
+fn engine_with_ids(
+    artifact: LoadedArtifact,
+    store: Arc<MemoryStore>,
+    tools: Arc<Holding>,
+    options: EngineOptions,
+    ids: Arc<dyn Ids>,
+) -> Engine {
     let mut models: BTreeMap<String, Arc<dyn ModelClient>> = BTreeMap::new();
     for name in artifact.artifact.models.keys() {
         models.insert(name.clone(), Arc::new(ScriptedModel::new()));
@@ -70,7 +80,7 @@ fn engine(artifact: LoadedArtifact, store: Arc<MemoryStore>, tools: Arc<Holding>
         models,
         tools,
         clock: Arc::new(ManualClock::new(T0)),
-        ids: Arc::new(SequentialIds::new()),
+        ids,
     };
     Engine::new(artifact, ports, options).unwrap()
 }
@@ -252,5 +262,104 @@ async fn waiting_threads_are_left_alone_and_a_held_thread_is_skipped_as_busy() {
         "a thread waiting at a question is not listed"
     );
     drop(lease);
+    assert!(tools.keys().is_empty());
+}
+
+/// Counting ids of a second process: they never repeat the first one's (random ids never do).
+struct Later(SequentialIds);
+
+impl Ids for Later {
+    fn thread_id(&self) -> String {
+        format!("later_{}", self.0.thread_id())
+    }
+
+    fn run_id(&self) -> String {
+        format!("later_{}", self.0.run_id())
+    }
+
+    fn message_id(&self) -> String {
+        format!("later_{}", self.0.message_id())
+    }
+
+    fn interrupt_id(&self) -> String {
+        self.0.interrupt_id()
+    }
+}
+
+/// The refund example with one text changed: another artifact (another id) over the same graph.
+fn changed_refund_example() -> LoadedArtifact {
+    let text = crate::harness::example("refund_approval").replace("Refund declined.", "The refund was declined.");
+    crate::harness::compile_named("examples/refund_approval/main.tenx", &text)
+}
+
+#[tokio::test]
+async fn a_run_another_artifact_left_mid_call_is_ended_its_call_never_resent_and_a_new_message_runs() {
+    let store = killed_during_the_refund(true).await;
+    let before = store.load("t").await.unwrap().unwrap();
+    let tools = Holding::new(false, true);
+    let second = engine_with_ids(
+        changed_refund_example(),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+        Arc::new(Later(SequentialIds::new())),
+    );
+    assert_ne!(second.artifact_id(), before.artifact_id);
+    let mut events = RecordingEvents::new();
+    let report = second.recover(&mut events).await.unwrap();
+    let Some(RecoveryOutcome::Ended(error)) = report.outcome("t") else {
+        panic!("the run is ended: {report:?}");
+    };
+    assert_eq!(error.code, tenx_engine::ErrorCode::GraphVersionMismatch);
+    assert!(tools.keys().is_empty(), "never sent again under another program");
+
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Error);
+    assert_eq!(thread.execution.internal_data["error_code"], "GRAPH_VERSION_MISMATCH");
+    let message = thread.execution.internal_data["error"].as_str().unwrap();
+    assert!(
+        message.contains(&before.artifact_id) && message.contains(second.artifact_id()),
+        "{message}"
+    );
+    assert!(thread.run.is_none());
+    assert_eq!(thread.version, before.version + 1);
+    // Its data is kept: the state, the artifact that made it, the conversation, plus the
+    // answer to the call in flight.
+    assert_eq!(thread.state, before.state);
+    assert_eq!(thread.artifact_id, before.artifact_id);
+    assert_eq!(thread.context[..before.context.len()], before.context[..]);
+    let outputs = tool_outputs(&thread.context);
+    assert_eq!(outputs.len(), 1);
+    assert!(
+        outputs[0].as_str().unwrap().contains("(outcome_unknown)"),
+        "{outputs:?}"
+    );
+    let receipt = store.receipt("t", "refund-1042-5900").await.unwrap().unwrap();
+    assert_eq!(receipt.state, tenx_engine::ports::ReceiptState::OutcomeUnknown);
+    let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, vec![Value::Null, json!("outcome_unknown")]);
+    assert!(store.in_flight("t").await.unwrap().is_empty());
+    assert!(store.unfinished().await.unwrap().is_empty());
+    assert!(events.events().iter().any(
+        |event| matches!(event, tenx_engine::ports::Event::Error { code, .. } if code == "GRAPH_VERSION_MISMATCH")
+    ));
+    assert!(
+        second
+            .recover(&mut RecordingEvents::new())
+            .await
+            .unwrap()
+            .threads
+            .is_empty()
+    );
+
+    // A new message starts a new run under this artifact.
+    let request = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Hello")],
+        ..RunRequest::default()
+    };
+    let next = second.run(request, &mut RecordingEvents::new()).await.unwrap();
+    assert_eq!(next.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(next.thread.artifact_id, second.artifact_id());
     assert!(tools.keys().is_empty());
 }

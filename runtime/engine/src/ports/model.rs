@@ -121,4 +121,12 @@ pub trait ModelClient: Send + Sync {
         deltas: &mut dyn DeltaSink,
         cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError>;
+
+    /// When this client stands in for the model it is given for (a script a host substitutes
+    /// for a declared provider, in a test above all), what it is: [`crate::Engine::new`]
+    /// records it in `EngineOptions::substitutions`, so every thread it serves shows it
+    /// (`ThreadRecord::substitutions`). A model's own client keeps the default, `None`.
+    fn substitution(&self) -> Option<String> {
+        None
+    }
 }

@@ -30,7 +30,11 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
     loop {
         let open = unanswered_calls(&working.record.context, node);
         if !open.is_empty() {
-            working.count_step()?;
+            // A round is one step: counted when it starts, not again when it goes on after a
+            // pause or a crash (then some of its calls have results already).
+            if !round_started(&working.record.context) {
+                working.count_step()?;
+            }
             match run_calls(working, node, agent, open).await? {
                 CallsFlow::Continue => working.commit().await?,
                 CallsFlow::Paused => return Ok(Flow::Paused),
@@ -87,6 +91,12 @@ pub(crate) fn unanswered_calls(context: &[Message], node: &str) -> Vec<QueuedCal
             arguments: call.function.arguments.clone(),
         })
         .collect()
+}
+
+/// Whether some call of the last model turn has its result: the turn's round of calls began
+/// (and was counted) before, and now goes on.
+fn round_started(context: &[Message]) -> bool {
+    context.last().is_some_and(|message| message.role == Role::Tool)
 }
 
 /// What each agent's model is shown, built once per engine: the specs depend only on the

@@ -82,6 +82,18 @@ pub(crate) async fn resume(
         super::glue::read_answer(working, &pending, &answer.value)?
     };
     // Messages sent with an answer go into the conversation; they pass the validators first.
+    // An approval of a tool call pauses in the middle of a model turn: a message there would
+    // stand between the model's calls and their results, which no provider accepts, so it is
+    // refused (nothing recorded) and the client sends it once the run has continued.
+    if !messages.is_empty() && matches!(pending.kind, PendingKind::ToolApproval { .. }) {
+        return Err(RunError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "messages cannot be sent with an answer to the approval of a tool call (interrupt '{}'); send the answer alone, then the messages",
+                open.id
+            ),
+        ));
+    }
     if !messages.is_empty() {
         super::glue::check_input(&working.graph.input_validators, &working.artifact().validators, &messages).map_err(|violation| {
             RunError::new(ErrorCode::ValidationRefused, violation.message.clone())
@@ -138,6 +150,8 @@ pub(crate) async fn resume(
             working.commit().await?;
             super::drive::drive(working).await
         }
+        // The agent's turn goes on in the node it never left (committed already).
+        Ok(Flow::Stay) => super::drive::drive(working).await,
         Ok(Flow::Paused) => Ok(()),
         Ok(Flow::Stopped) => super::finish::stopped(working).await,
         Ok(Flow::End(text)) => super::finish::completed(working, Some(text)).await,
@@ -184,6 +198,18 @@ async fn answer_tool(
     } = answered;
     let is_tool_node = working.is_tool_node(node);
     let call = working.call_of(tool, call_id, &arguments);
+    if matches!(verdict, Verdict::Approve | Verdict::Edit(_)) {
+        match super::pause::recheck_tool(working, pending, node, tool, call_id, &arguments).await? {
+            None => {}
+            Some(super::pause::Asked::Paused) => return Ok(Flow::Paused),
+            Some(super::pause::Asked::AlreadyRejected(text)) if is_tool_node => return Ok(Flow::End(text)),
+            Some(super::pause::Asked::AlreadyRejected(text)) => {
+                super::calls::push_result(working, node, &call, tool, json!(text), false);
+                working.commit().await?;
+                return Ok(Flow::Stay);
+            }
+        }
+    }
     let arguments = match verdict {
         Verdict::Approve => arguments,
         Verdict::Edit(edited) => edited,
@@ -206,7 +232,7 @@ async fn answer_tool(
             }
             super::calls::push_result(working, node, &call, tool, json!(on_reject), false);
             working.commit().await?;
-            return Ok(Flow::Go(node.to_owned()));
+            return Ok(Flow::Stay);
         }
     };
     if is_tool_node {
@@ -218,8 +244,8 @@ async fn answer_tool(
         super::execute::write_tool_result(working, node, tool, &outcome.output)?;
     }
     working.commit().await?;
-    // Back into the agent node: the turn's other calls, then the model.
-    Ok(Flow::Go(node.to_owned()))
+    // On in the agent node (not a new visit): the turn's other calls, then the model.
+    Ok(Flow::Stay)
 }
 
 /// The answer at an interrupt node: written into state where `answers` say (whatever it
@@ -330,7 +356,7 @@ async fn respond(
     if is_tool_node {
         return Ok(Flow::Go(super::drive::next_after(working, node)?));
     }
-    Ok(Flow::Go(node.to_owned()))
+    Ok(Flow::Stay)
 }
 
 /// Writes a valid interrupt answer where the graph's `answers` say.

@@ -346,7 +346,19 @@ pub(crate) fn result_message(
     output: Value,
     is_error: bool,
 ) -> Message {
-    let mut message = Message::text(working.message_id(), Role::Tool, "", working.now_seconds());
+    let message = Message::text(working.message_id(), Role::Tool, "", working.now_seconds());
+    answer_message(message, node, call, tool, output, is_error)
+}
+
+/// `message` (an empty `tool` message) made the answer to `call`.
+pub(crate) fn answer_message(
+    mut message: Message,
+    node: &str,
+    call: &QueuedCall,
+    tool: &str,
+    output: Value,
+    is_error: bool,
+) -> Message {
     message.content = vec![ContentBlock::ToolResult {
         call_id: call.id.clone(),
         output,

@@ -44,6 +44,7 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
                     working.commit().await?;
                 }
             }
+            Ok(Flow::Stay) => working.commit().await?,
             Ok(Flow::Paused) => return Ok(()),
             Ok(Flow::Stopped) => return super::finish::stopped(working).await,
             Ok(Flow::End(text)) => return super::finish::completed(working, Some(text)).await,

@@ -22,10 +22,14 @@ impl Engine {
         let inner = &*self.inner;
         let (graph_name, graph) = pick_graph(inner, request.graph.as_deref())?;
         input::check_shape(&request)?;
+        let id_failures = inner.ports.ids.failures();
         let (thread_id, named) = match request.thread_id.as_deref().map(str::trim) {
             Some(id) if !id.is_empty() => (id.to_owned(), true),
             _ => (inner.ports.ids.thread_id(), false),
         };
+        if inner.ports.ids.failures() != id_failures {
+            return Err(super::working::random_source_unavailable());
+        }
         if request.on_busy == OnBusy::Cancel {
             inner.running.cancel(&thread_id);
         }
@@ -56,6 +60,7 @@ impl Engine {
         let record = stored.unwrap_or_else(|| new_thread(inner, &thread_id, &graph_name, &request));
         let cancel = inner.running.start(&thread_id);
         let mut working = Working::new(inner, (graph_name, graph), record, stored_version, events, cancel);
+        working.id_failures = id_failures;
         let before = working.record.context.len();
         let outcome = serve(&mut working, request).await;
         inner.running.finish(&thread_id);

@@ -165,11 +165,13 @@ fn package_of(request: &ApprovalRequest) -> Result<Package, NodeFailure> {
     })
 }
 
-/// The package of a tool call its own approval gates.
+/// The package of a tool call its own approval gates, at a state version and expiry (the ones
+/// of now when it is asked, the ones it was asked with when an answer rechecks it).
 pub(crate) fn tool_package(
     working: &Working<'_>,
     ask: &super::pause::AskTool<'_>,
     expires_at: Option<u64>,
+    state_version: u64,
 ) -> Result<Package, NodeFailure> {
     let requested_by = working.requested_by();
     let context = ActionContext {
@@ -177,7 +179,7 @@ pub(crate) fn tool_package(
         graph: &working.graph_name,
         node: ask.node,
         state: working.state(),
-        state_version: working.stored_version.unwrap_or(0),
+        state_version,
         requested_by: requested_by.as_deref(),
         asked_at: working.now(),
     };

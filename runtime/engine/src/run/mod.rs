@@ -9,7 +9,8 @@
 //! arguments, approvals), [`execute`] (exactly-once execution), [`tool_node`], [`interrupt`],
 //! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed),
 //! [`working`] (the working copy of the thread and its commits), [`in_flight`] (the call being
-//! sent, committed before it is) and [`recover`] (runs a dead process left unfinished).
+//! sent, committed before it is), [`recover`] (runs a dead process left unfinished) and
+//! [`retire`] (ending such a run when another artifact made it).
 
 mod agent;
 mod answer;
@@ -25,6 +26,7 @@ mod interrupt;
 mod pause;
 mod read;
 mod recover;
+mod retire;
 mod retry;
 mod start;
 mod threads;
@@ -78,6 +80,9 @@ impl Running {
 pub(crate) enum Flow {
     /// Go to this node (or `END`).
     Go(String),
+    /// Stay in the node the branch is at and go on with it (an agent's turn after one of its
+    /// calls was answered): no way out is taken, so no visit is counted.
+    Stay,
     /// The run paused (a question or a remote call); the checkpoint is committed.
     Paused,
     /// The run ends here with this final assistant text (a rejection at an interrupt node).

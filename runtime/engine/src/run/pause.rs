@@ -36,7 +36,7 @@ pub(crate) enum Asked {
 pub(crate) async fn ask_tool(working: &mut Working<'_>, ask: AskTool<'_>) -> Result<Asked, StepError> {
     let asked_at = working.now();
     let expires_at = ask.approval.expires_ms.map(|ms| asked_at.saturating_add(ms));
-    let package = super::glue::tool_package(working, &ask, expires_at)?;
+    let package = super::glue::tool_package(working, &ask, expires_at, working.stored_version.unwrap_or(0))?;
     if working.branch()?.rejected.contains(&package.rejection_key) {
         return Ok(Asked::AlreadyRejected(ask.approval.on_reject.clone()));
     }
@@ -71,6 +71,45 @@ pub(crate) async fn ask_tool(working: &mut Working<'_>, ask: AskTool<'_>) -> Res
     };
     pause(working, pending).await?;
     Ok(Asked::Paused)
+}
+
+/// Rechecks, when an answer approves (or edits) a tool call, that the stored question still
+/// asks about the call that would run: the package recomputed from the stored arguments, the
+/// state and the artifact, at the state version and expiry it was asked with, must have the
+/// fingerprint the person saw. `None` when it does. Otherwise the store changed under the
+/// question (a tampered store): the answer is not used for this call, the recheck is recorded
+/// as `stale`, and the call is asked again as it would run now.
+pub(crate) async fn recheck_tool(
+    working: &mut Working<'_>,
+    pending: &Pending,
+    node: &str,
+    tool_name: &str,
+    call_id: &str,
+    arguments: &Value,
+) -> Result<Option<Asked>, StepError> {
+    let artifact = working.artifact();
+    let tool = artifact.tools.get(tool_name);
+    let Some((tool, approval)) = tool.and_then(|tool| tool.approval.as_ref().map(|approval| (tool, approval))) else {
+        return Err(super::NodeFailure::new(format!("tool `{tool_name}` has no approval to answer")).into());
+    };
+    let (risk, rule) = super::glue::call_risk(tool, arguments);
+    let ask = AskTool {
+        node,
+        tool_name,
+        tool,
+        call_id,
+        arguments,
+        approval,
+        risk,
+        rule,
+    };
+    let package = super::glue::tool_package(working, &ask, pending.expires_at, pending.state_version)?;
+    if pending.fingerprint.as_deref() == Some(package.fingerprint.as_str()) {
+        return Ok(None);
+    }
+    let interrupt_id = pending.interrupt.as_ref().map(|interrupt| interrupt.id.clone());
+    working.record("approval", json!({"interrupt_id": interrupt_id, "node": node, "tool": tool_name, "call_id": call_id, "outcome": "stale", "fingerprint": pending.fingerprint}));
+    ask_tool(working, ask).await.map(Some)
 }
 
 /// Pauses the run on a question: the thread shows it, and the caller gets it as an event.

@@ -7,8 +7,9 @@
 //! otherwise records `outcome_unknown` and never sends it again.
 //!
 //! A thread that waits (an open question, a remote call) is left waiting; a thread whose lease
-//! another live process keeps renewing is left to it; a thread made by another artifact is left
-//! as it is (its run cannot be continued under a graph that may differ).
+//! another live process keeps renewing is left to it; the run of a thread made by another
+//! artifact cannot be continued under a graph that may differ, so it is ended with its data
+//! kept (see [`super::retire`]).
 
 use std::time::Duration;
 
@@ -61,6 +62,10 @@ pub enum RecoveryOutcome {
     Resumed,
     /// The run went on and failed; the thread keeps the error (`internal_data.error`).
     Failed(RunError),
+    /// The run could not go on here and was ended with this error, its data kept: the thread
+    /// was made by another artifact (`GRAPH_VERSION_MISMATCH`, D16). Its calls in flight became
+    /// `outcome_unknown`, never sent again; a new message starts a new run.
+    Ended(RunError),
     /// The thread was left as it is.
     Skipped(SkipReason),
 }
@@ -75,8 +80,6 @@ pub enum SkipReason {
     Waiting,
     /// No run is in progress (it finished, or another process recovered it first).
     NotRunning,
-    /// The thread was made by another artifact (D16): its run is not continued here.
-    OtherArtifact,
     /// The thread runs a graph this artifact does not serve.
     UnknownGraph,
 }
@@ -153,7 +156,10 @@ async fn recover_thread(inner: &Inner, thread_id: &str, events: &mut dyn EventSi
         return RecoveryOutcome::Skipped(SkipReason::NotRunning);
     }
     if record.artifact_id != inner.artifact_id {
-        return RecoveryOutcome::Skipped(SkipReason::OtherArtifact);
+        return match super::retire::end_other_artifact(inner, record, events).await {
+            Ok(error) => RecoveryOutcome::Ended(error),
+            Err(error) => RecoveryOutcome::Failed(error),
+        };
     }
     let Some((graph_name, graph)) = inner.artifact.artifact.graphs.get_key_value(&record.graph) else {
         return RecoveryOutcome::Skipped(SkipReason::UnknownGraph);

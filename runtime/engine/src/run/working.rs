@@ -26,6 +26,8 @@ pub(crate) struct Working<'e> {
     pub(crate) records: Vec<Record>,
     pub(crate) receipts: Vec<Receipt>,
     pub(crate) cancel: CancellationToken,
+    /// `Ids::failures` when the request began: once it moves, nothing is committed.
+    pub(crate) id_failures: u64,
 }
 
 impl<'e> Working<'e> {
@@ -49,6 +51,7 @@ impl<'e> Working<'e> {
             records: Vec::new(),
             receipts: Vec::new(),
             cancel,
+            id_failures: engine.ports.ids.failures(),
         }
     }
 
@@ -124,6 +127,9 @@ impl<'e> Working<'e> {
     /// Writes the working copy, the queued receipts and records, atomically and only over the
     /// version this request read. Every commit moves the thread's version by one.
     pub(crate) async fn commit(&mut self) -> Result<(), RunError> {
+        if self.engine.ports.ids.failures() != self.id_failures {
+            return Err(random_source_unavailable());
+        }
         self.record.version = self.stored_version.map_or(1, |version| version.saturating_add(1));
         self.record.updated_at = self.now();
         let commit = Commit {
@@ -189,6 +195,15 @@ pub(crate) fn damaged() -> RunError {
     RunError::new(
         ErrorCode::Storage,
         "the thread's checkpoint is damaged: a run in progress has no progress record",
+    )
+}
+
+/// An id of this request could not be drawn from the random source: nothing it built may be
+/// stored or shown (see `ports::Ids`).
+pub(crate) fn random_source_unavailable() -> RunError {
+    RunError::new(
+        ErrorCode::RandomSourceUnavailable,
+        "an id could not be drawn from the random source; nothing was recorded",
     )
 }
 

@@ -46,6 +46,11 @@ impl ScriptedModel {
 
 #[async_trait]
 impl ModelClient for ScriptedModel {
+    /// A substituted script stands in for the model (`scripted`); the model's own does not.
+    fn substitution(&self) -> Option<String> {
+        self.script.as_ref().map(|_| "scripted".to_owned())
+    }
+
     async fn complete(
         &self,
         request: ModelRequest<'_>,

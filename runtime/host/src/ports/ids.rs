@@ -2,15 +2,17 @@
 //! hex digits (contract D1: an id cannot be guessed from another), run and message ids `run_` /
 //! `msg_` + 32 hex, thread ids UUID v4.
 //!
-//! The `Ids` port cannot fail, so [`OsIds::new`] reads the random source once and refuses to
-//! build when it cannot; should a later read fail (on Linux it does not once the kernel's pool
-//! is ready), the id is the SHA-256 of a 32-byte secret drawn at construction and a counter:
-//! still unpredictable to anyone without the secret, never a guessable sequence.
+//! Every id is drawn from the OS random source, and from nothing else: there is no fallback
+//! generator. [`OsIds::new`] reads the source once and refuses to build when it cannot. Should
+//! a later read fail (on Linux it does not once the kernel's pool is ready), the id is **not
+//! drawn**: the source counts the failure (`Ids::failures`) and returns a placeholder that is
+//! not of the id's shape (`int_unavailable`); the engine then refuses to commit anything of the
+//! request that drew it (`RANDOM_SOURCE_UNAVAILABLE`), so the placeholder is never stored,
+//! never answered to a caller, and the thread stays at its last checkpoint.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sha2::{Digest, Sha256};
 use tenx_engine::ports::Ids;
 
 /// The operating system's random source could not be read.
@@ -18,57 +20,70 @@ use tenx_engine::ports::Ids;
 #[error("the operating system's random source could not be read")]
 pub struct RandomSourceError;
 
+/// Fills a buffer from a random source.
+type Fill = fn(&mut [u8]) -> Result<(), RandomSourceError>;
+
+/// The OS CSPRNG.
+fn os_fill(bytes: &mut [u8]) -> Result<(), RandomSourceError> {
+    getrandom::fill(bytes).map_err(|_| RandomSourceError)
+}
+
+/// What a failed draw returns after its prefix: not hex, so never mistaken for an id.
+const UNAVAILABLE: &str = "unavailable";
+
 /// Ids from the OS CSPRNG.
 pub struct OsIds {
-    secret: [u8; 32],
-    counter: AtomicU64,
+    fill: Fill,
+    failures: AtomicU64,
 }
 
 impl std::fmt::Debug for OsIds {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("OsIds").finish_non_exhaustive()
+        formatter
+            .debug_struct("OsIds")
+            .field("failures", &self.failures.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
     }
 }
 
 impl OsIds {
-    /// Reads the random source once (the fallback secret), refusing when it cannot be read.
+    /// Checks that the random source can be read, refusing when it cannot.
     pub fn new() -> Result<Self, RandomSourceError> {
-        let mut secret = [0_u8; 32];
-        getrandom::fill(&mut secret).map_err(|_| RandomSourceError)?;
+        Self::with_source(os_fill)
+    }
+
+    /// Over another source (tests make one fail).
+    fn with_source(fill: Fill) -> Result<Self, RandomSourceError> {
+        let mut probe = [0_u8; 16];
+        fill(&mut probe)?;
         Ok(Self {
-            secret,
-            counter: AtomicU64::new(0),
+            fill,
+            failures: AtomicU64::new(0),
         })
     }
 
-    /// 16 unpredictable bytes.
-    fn bytes(&self) -> [u8; 16] {
+    /// 16 bytes from the source, or `None` (counted) when it cannot be read.
+    fn bytes(&self) -> Option<[u8; 16]> {
         let mut bytes = [0_u8; 16];
-        if getrandom::fill(&mut bytes).is_ok() {
-            return bytes;
+        match (self.fill)(&mut bytes) {
+            Ok(()) => Some(bytes),
+            Err(RandomSourceError) => {
+                self.failures.fetch_add(1, Ordering::SeqCst);
+                None
+            }
         }
-        self.hashed()
-    }
-
-    /// The fallback: SHA-256 of the secret and a counter, truncated to 16 bytes.
-    fn hashed(&self) -> [u8; 16] {
-        let mut bytes = [0_u8; 16];
-        let count = self.counter.fetch_add(1, Ordering::Relaxed);
-        let digest = Sha256::new()
-            .chain_update(self.secret)
-            .chain_update(count.to_le_bytes())
-            .finalize();
-        for (byte, hashed) in bytes.iter_mut().zip(digest.iter()) {
-            *byte = *hashed;
-        }
-        bytes
     }
 
     fn prefixed(&self, prefix: &str) -> String {
         let mut text = String::with_capacity(prefix.len().saturating_add(32));
         text.push_str(prefix);
-        for byte in self.bytes() {
-            let _ = write!(text, "{byte:02x}");
+        match self.bytes() {
+            Some(bytes) => {
+                for byte in bytes {
+                    let _ = write!(text, "{byte:02x}");
+                }
+            }
+            None => text.push_str(UNAVAILABLE),
         }
         text
     }
@@ -76,7 +91,9 @@ impl OsIds {
 
 impl Ids for OsIds {
     fn thread_id(&self) -> String {
-        let mut bytes = self.bytes();
+        let Some(mut bytes) = self.bytes() else {
+            return UNAVAILABLE.to_owned();
+        };
         if let Some(version) = bytes.get_mut(6) {
             *version = (*version & 0x0f) | 0x40;
         }
@@ -104,11 +121,16 @@ impl Ids for OsIds {
     fn interrupt_id(&self) -> String {
         self.prefixed("int_")
     }
+
+    fn failures(&self) -> u64 {
+        self.failures.load(Ordering::SeqCst)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
+    use std::sync::atomic::AtomicBool;
 
     use super::*;
 
@@ -131,14 +153,44 @@ mod tests {
         assert!(matches!(&thread[19..20], "8" | "9" | "a" | "b"), "{thread}");
         assert!(ids.run_id().starts_with("run_"));
         assert!(ids.message_id().starts_with("msg_"));
+        assert_eq!(ids.failures(), 0);
+    }
+
+    /// A source the test breaks after construction.
+    static BROKEN: AtomicBool = AtomicBool::new(false);
+
+    fn breakable(bytes: &mut [u8]) -> Result<(), RandomSourceError> {
+        if BROKEN.load(Ordering::SeqCst) {
+            return Err(RandomSourceError);
+        }
+        os_fill(bytes)
+    }
+
+    fn always_broken(_: &mut [u8]) -> Result<(), RandomSourceError> {
+        Err(RandomSourceError)
     }
 
     #[test]
-    fn the_fallback_never_repeats_and_differs_per_process() {
-        let ids = OsIds::new().unwrap();
-        let hashed: BTreeSet<[u8; 16]> = (0..1000).map(|_| ids.hashed()).collect();
-        assert_eq!(hashed.len(), 1000);
-        let other = OsIds::new().unwrap();
-        assert_ne!(ids.secret, other.secret, "each instance draws its own secret");
+    fn a_source_that_cannot_be_read_is_refused_at_construction() {
+        assert_eq!(OsIds::with_source(always_broken).unwrap_err(), RandomSourceError);
+    }
+
+    #[test]
+    fn a_failed_draw_is_counted_and_yields_no_id_of_the_ids_shape() {
+        let ids = OsIds::with_source(breakable).unwrap();
+        assert!(ids.interrupt_id().len() == 36 && ids.failures() == 0);
+        BROKEN.store(true, Ordering::SeqCst);
+        let drawn = [ids.interrupt_id(), ids.run_id(), ids.message_id(), ids.thread_id()];
+        BROKEN.store(false, Ordering::SeqCst);
+        assert_eq!(
+            drawn,
+            ["int_unavailable", "run_unavailable", "msg_unavailable", "unavailable"],
+            "no id is made up when the source fails"
+        );
+        assert_eq!(ids.failures(), 4);
+        // The source works again: ids are drawn again, and the count never goes back.
+        let again = ids.interrupt_id();
+        assert!(again.len() == 36 && again[4..].bytes().all(|byte| byte.is_ascii_hexdigit()));
+        assert_eq!(ids.failures(), 4);
     }
 }

@@ -23,7 +23,7 @@ pub struct CheckArgs {
 }
 
 /// How diagnostics are printed and which lint levels apply; shared by `check` and `build`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value = "human")]

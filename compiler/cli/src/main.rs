@@ -8,6 +8,7 @@
 mod build_cmd;
 mod check_cmd;
 mod config;
+mod dev_cmd;
 mod explain_cmd;
 mod files;
 mod fmt_cmd;
@@ -56,6 +57,11 @@ enum Command {
     /// nothing would change), 1 a syntax error or a file `--check` would change, 2 usage or IO
     /// error.
     Fmt(fmt_cmd::FmtArgs),
+    /// Compile a program, serve it behind the standard API, and rebuild and reload it when its
+    /// sources change (threads are kept; a source that no longer checks keeps the last good
+    /// graph serving). The same settings as `tenx serve` (`tenx.toml` `[serve]`, environment,
+    /// flags).
+    Dev(dev_cmd::DevArgs),
     /// Print the catalog page of a diagnostic code (`TENX0302` or `unknown-node`).
     Explain {
         /// The code, e.g. `TENX0604`, or its name, e.g. `approval-bypass`. Without a code, lists
@@ -97,6 +103,7 @@ fn main() -> ExitCode {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Keygen(args) => keygen_cmd::run(&args),
         Command::Fmt(args) => fmt_cmd::run(&args),
+        Command::Dev(args) => dev_cmd::run(&args),
         Command::Explain { code } => explain_cmd::run(code.as_deref()),
     })
 }

@@ -20,9 +20,23 @@ use crate::settings::{self, FlagSettings, StoreChoice};
 pub struct ServeArgs {
     /// The sealed artifact (`tenxc build` output).
     pub artifact: PathBuf,
+    /// Refuse an artifact without a valid signature by a trusted key.
+    #[arg(long)]
+    pub require_signature: bool,
+    /// A public key file (`tenxc keygen`) whose signatures are trusted; repeatable.
+    #[arg(long)]
+    pub trust: Vec<PathBuf>,
+    #[command(flatten)]
+    /// Where and how to serve.
+    pub server: ServerFlags,
     /// The project file whose `[serve]` section to read (default `tenx.toml`, when present).
     #[arg(long)]
     pub config: Option<PathBuf>,
+}
+
+/// The flags `tenx serve` and `tenxc dev` share: where and how to serve.
+#[derive(Debug, Clone, Args)]
+pub struct ServerFlags {
     /// The address to listen on (default 127.0.0.1).
     #[arg(long)]
     pub host: Option<std::net::IpAddr>,
@@ -44,38 +58,49 @@ pub struct ServeArgs {
     /// `sqlite` (default) or `memory`.
     #[arg(long)]
     pub store: Option<String>,
-    /// Refuse an artifact without a valid signature by a trusted key.
-    #[arg(long)]
-    pub require_signature: bool,
-    /// A public key file (`tenxc keygen`) whose signatures are trusted; repeatable.
-    #[arg(long)]
-    pub trust: Vec<PathBuf>,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> Result<()> {
     init_logging();
     let loaded = load_artifact(&args)?;
-    let file = match &args.config {
+    let resolved = resolve(&args.server, args.config.as_deref())?;
+    let store = open_store(&resolved).await?;
+    let engine = build_engine(&loaded, &resolved, store)?;
+    let report = engine
+        .recover(&mut NullEvents)
+        .await
+        .map_err(|error| miette!("recovery at start-up failed: {error}"))?;
+    tracing::info!(recovered = ?report, "recovery at start-up done");
+    let state = tenx_server::AppState::new(engine, resolved.server.clone()).map_err(|error| miette!("{error}"))?;
+    let label = format!("artifact {} ({})", args.artifact.display(), loaded.id);
+    listen(state, &resolved, &label).await
+}
+
+/// Reads the settings: `tenx.toml` (or `--config`), the environment, the flags; production's
+/// refusals happen here, before anything is opened.
+pub fn resolve(flags: &ServerFlags, config: Option<&std::path::Path>) -> Result<settings::Resolved> {
+    let file = match config {
         Some(path) => settings::read_file(path, true)?,
         None => settings::read_file(std::path::Path::new("tenx.toml"), false)?,
     };
     let flags = FlagSettings {
-        host: args.host,
-        port: args.port,
-        mode: args.mode.clone(),
-        origins: args.origins.clone(),
-        max_request_size: args.max_request_size,
-        data_dir: args.data_dir.clone(),
-        store: args.store.clone(),
+        host: flags.host,
+        port: flags.port,
+        mode: flags.mode.clone(),
+        origins: flags.origins.clone(),
+        max_request_size: flags.max_request_size,
+        data_dir: flags.data_dir.clone(),
+        store: flags.store.clone(),
     };
     let resolved = settings::resolve(file, |name| std::env::var(name).ok(), flags)?;
     resolved.server.validate().map_err(|error| miette!("{error}"))?;
+    Ok(resolved)
+}
 
-    let environment = tenx_runtime::environment::resolve_from_process(&loaded.artifact)
-        .map_err(|missing| miette!("{missing}"))
-        .wrap_err("the artifact names environment variables that are not set")?;
-    let store: Arc<dyn Store> = match &resolved.store {
+/// Opens the store the settings name (creating the data directory).
+pub async fn open_store(resolved: &settings::Resolved) -> Result<Arc<dyn Store>> {
+    Ok(match &resolved.store {
         StoreChoice::Sqlite(path) => {
             if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir)
@@ -89,7 +114,19 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             )
         }
         StoreChoice::Memory => Arc::new(MemoryStore::new()),
-    };
+    })
+}
+
+/// Builds the engine for a verified artifact: every environment variable it names resolved
+/// (all missing names at once), its model clients, the store.
+pub fn build_engine(
+    loaded: &tenx_artifact::LoadedArtifact,
+    resolved: &settings::Resolved,
+    store: Arc<dyn Store>,
+) -> Result<tenx_engine::Engine> {
+    let environment = tenx_runtime::environment::resolve_from_process(&loaded.artifact)
+        .map_err(|missing| miette!("{missing}"))
+        .wrap_err("the artifact names environment variables that are not set")?;
     let transport = tenx_models::Transport::new(tenx_models::ProviderOptions::default())
         .map_err(|_| miette!("cannot build the HTTP client for model providers"))?;
     let mut builder = HostBuilder::new(loaded.clone()).store(store).options(EngineOptions {
@@ -105,21 +142,17 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             .map_err(|error| miette!("{error}"))?;
         builder = builder.model(name, client);
     }
-    let engine = builder.build_with(&environment).map_err(|error| miette!("{error}"))?;
+    builder.build_with(&environment).map_err(|error| miette!("{error}"))
+}
 
-    let report = engine
-        .recover(&mut NullEvents)
-        .await
-        .map_err(|error| miette!("recovery at start-up failed: {error}"))?;
-    tracing::info!(recovered = ?report, "recovery at start-up done");
-
-    let state = tenx_server::AppState::new(engine, resolved.server.clone()).map_err(|error| miette!("{error}"))?;
+/// Binds, prints the settings and serves `state` until Ctrl-C or SIGTERM.
+pub async fn listen(state: tenx_server::AppState, resolved: &settings::Resolved, label: &str) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(resolved.address)
         .await
         .into_diagnostic()
         .wrap_err_with(|| format!("cannot listen on {}", resolved.address))?;
     let bound = listener.local_addr().into_diagnostic()?;
-    eprintln!("tenx serve: artifact {} ({})", args.artifact.display(), loaded.id);
+    eprintln!("tenx serve: {label}");
     for (key, value) in resolved.describe() {
         if key != "listen" {
             eprintln!("  {key:<17} {value}");
@@ -171,7 +204,8 @@ fn load_artifact(args: &ServeArgs) -> Result<tenx_artifact::LoadedArtifact> {
     })
 }
 
-fn init_logging() {
+/// Logs to stderr, `warn` and above unless `RUST_LOG` says otherwise.
+pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()

@@ -33,7 +33,8 @@ pub struct AppState {
 }
 
 struct Shared {
-    engine: Engine,
+    /// The engine serving now; `tenxc dev` replaces it when the program changes.
+    engine: std::sync::RwLock<Engine>,
     settings: ServerSettings,
     verifier: Option<auth::Verifier>,
 }
@@ -56,16 +57,30 @@ impl AppState {
         let verifier = settings.jwt.as_ref().map(auth::Verifier::new).transpose()?;
         Ok(Self {
             inner: Arc::new(Shared {
-                engine,
+                engine: std::sync::RwLock::new(engine),
                 settings,
                 verifier,
             }),
         })
     }
 
-    /// The engine.
-    pub fn engine(&self) -> &Engine {
-        &self.inner.engine
+    /// The engine serving now (a request takes it once and keeps it to the end).
+    pub fn engine(&self) -> Engine {
+        self.inner
+            .engine
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Serves `engine` from now on (`tenxc dev`, after the program changed): requests already
+    /// running finish on the engine they started with. Both must share one store.
+    pub fn replace_engine(&self, engine: Engine) {
+        *self
+            .inner
+            .engine
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = engine;
     }
 
     /// The settings.

@@ -8,13 +8,14 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use tenx_artifact::{Graph, NodeKind, Run};
+use tenx_engine::Engine;
 
 use super::caller;
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult, ok};
 
-fn pick<'a>(state: &'a AppState, query: &BTreeMap<String, String>) -> Result<(&'a str, &'a Graph), ApiError> {
-    let graphs = &state.engine().artifact().artifact.graphs;
+fn pick<'a>(engine: &'a Engine, query: &BTreeMap<String, String>) -> Result<(&'a str, &'a Graph), ApiError> {
+    let graphs = &engine.artifact().artifact.graphs;
     match query.get("graph") {
         Some(name) => graphs
             .get_key_value(name.as_str())
@@ -35,7 +36,8 @@ pub async fn graph(
     headers: HeaderMap,
 ) -> ApiResult {
     caller(&state, &headers, "graph:read")?;
-    let (name, graph) = pick(&state, &query)?;
+    let engine = state.engine();
+    let (name, graph) = pick(&engine, &query)?;
     let mut nodes = vec![json!({"id": "__start__", "name": "__start__"})];
     nodes.extend(graph.nodes.keys().map(|node| json!({"id": node, "name": node})));
     nodes.push(json!({"id": "__end__", "name": "__end__"}));
@@ -77,12 +79,12 @@ pub async fn graph(
         .and_then(Value::as_object)
         .map(|properties| properties.keys().cloned().collect())
         .unwrap_or_default();
-    let artifact = state.engine().artifact();
+    let artifact = engine.artifact();
     Ok(ok(json!({
         "info": {
             "graph": name,
             "graphs": artifact.artifact.graphs.keys().collect::<Vec<_>>(),
-            "artifact_id": state.engine().artifact_id(),
+            "artifact_id": engine.artifact_id(),
             "signed": artifact.signer.is_some(),
             "entry": graph.entry,
             "entries": graph.entries,
@@ -112,8 +114,9 @@ pub async fn tools(
     headers: HeaderMap,
 ) -> ApiResult {
     caller(&state, &headers, "graph:read")?;
-    let (_, graph) = pick(&state, &query)?;
-    let artifact = &state.engine().artifact().artifact;
+    let engine = state.engine();
+    let (_, graph) = pick(&engine, &query)?;
+    let artifact = &engine.artifact().artifact;
     let mut nodes = Vec::new();
     let mut tool_count = 0_usize;
     for (node_name, node) in &graph.nodes {
@@ -161,6 +164,7 @@ pub async fn state_schema(
     headers: HeaderMap,
 ) -> ApiResult {
     caller(&state, &headers, "graph:read")?;
-    let (_, graph) = pick(&state, &query)?;
+    let engine = state.engine();
+    let (_, graph) = pick(&engine, &query)?;
     Ok(ok(graph.state_schema.to_value()))
 }

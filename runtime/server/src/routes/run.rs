@@ -65,7 +65,8 @@ pub async fn invoke(State(state): State<AppState>, request: Request) -> ApiResul
     let prepared = prepare(&state, request, "graph:invoke").await?;
     let granularity = prepared.input.granularity;
     let mut events = NullEvents;
-    let run = state.engine().run(prepared.input.request, &mut events);
+    let engine = state.engine();
+    let run = engine.run(prepared.input.request, &mut events);
     let outcome = match state.settings().run_timeout {
         Some(limit) => match tokio::time::timeout(limit, run).await {
             Ok(outcome) => outcome,

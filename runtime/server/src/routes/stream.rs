@@ -86,7 +86,7 @@ pub async fn start(state: &AppState, prepared: Prepared) -> Result<mpsc::Receive
     };
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let (done_tx, mut done) = oneshot::channel::<Result<RunOutput, RunError>>();
-    let engine = state.engine().clone();
+    let engine = state.engine();
     let run_request = prepared.input.request;
     tokio::spawn(async move {
         let mut sink = ChannelSink(events_tx);
@@ -211,7 +211,8 @@ fn totals(output: &RunOutput) -> [u64; 3] {
 }
 
 fn default_limit(state: &AppState, graph: Option<&str>) -> u64 {
-    let graphs = &state.engine().artifact().artifact.graphs;
+    let engine = state.engine();
+    let graphs = &engine.artifact().artifact.graphs;
     graph
         .and_then(|name| graphs.get(name))
         .or_else(|| graphs.values().next())

@@ -18,6 +18,9 @@ use serde::de::DeserializeOwned;
 
 use crate::ports::StoreError;
 
+/// The buffer a value is first encoded into, in bytes (a paused thread packs to under 4 KB).
+const ENCODING_BUFFER: usize = 4096;
+
 /// A value of type `T`, packed. Cloning shares the bytes, so a read copies them out of the
 /// store's lock cheaply and decodes outside it.
 pub(super) struct Packed<T> {
@@ -29,8 +32,11 @@ impl<T: Serialize + DeserializeOwned> Packed<T> {
     /// Packs `value`; `what` names it in the error (a value that cannot be encoded, which the
     /// engine's own types never are).
     pub(super) fn pack(value: &T, what: &dyn fmt::Display) -> Result<Self, StoreError> {
-        let bytes =
-            rmp_serde::to_vec_named(value).map_err(|error| StoreError::Failed(format!("encoding {what}: {error}")))?;
+        // One buffer big enough for a typical checkpoint, so encoding does not grow it step by
+        // step; the value keeps an exact copy.
+        let mut bytes = Vec::with_capacity(ENCODING_BUFFER);
+        rmp_serde::encode::write_named(&mut bytes, value)
+            .map_err(|error| StoreError::Failed(format!("encoding {what}: {error}")))?;
         Ok(Self {
             bytes: Arc::from(bytes),
             kind: PhantomData,

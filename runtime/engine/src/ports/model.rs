@@ -1,6 +1,8 @@
 //! The model port: one call of a language model with a conversation and tools. Providers
 //! (`openai`, `anthropic`) and the scripted model implement it; the engine never knows which.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -36,8 +38,9 @@ pub struct ModelRequest<'a> {
     pub system: String,
     /// The conversation so far (the thread's context), oldest first.
     pub messages: &'a [Message],
-    /// The tools offered, in a stable order. Nothing else may be called.
-    pub tools: Vec<ToolSpec>,
+    /// The tools offered, in a stable order. Nothing else may be called. Shared: the engine
+    /// builds each agent's specs once and every request of that agent lends the same ones.
+    pub tools: Arc<[ToolSpec]>,
     /// The JSON Schema a final answer must match, when the agent has an `output`.
     pub output_schema: Option<&'a Value>,
     /// The text of the message that started this run (scripted rules match it).

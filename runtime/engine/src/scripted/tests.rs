@@ -76,7 +76,7 @@ fn request<'a>(call: &Call<'a>) -> ModelRequest<'a> {
         agent: "support",
         system: "Refund orders when asked.".into(),
         messages: call.messages,
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         output_schema: None,
         run_input: call.input,
         cursor: call.cursor.clone(),

@@ -106,7 +106,7 @@ impl<'e> Working<'e> {
         self.emit_with(|| Event::Message {
             message: message.clone(),
         });
-        self.produced.push(Produced::Placeholder(message));
+        self.produced.push(Produced::Placeholder(Box::new(message)));
     }
 
     /// The messages this request added, in order.
@@ -116,7 +116,7 @@ impl<'e> Working<'e> {
             .into_iter()
             .filter_map(|entry| match entry {
                 Produced::InContext(index) => self.record.context.get(index).cloned(),
-                Produced::Placeholder(message) => Some(message),
+                Produced::Placeholder(message) => Some(*message),
             })
             .collect()
     }
@@ -182,12 +182,17 @@ impl<'e> Working<'e> {
         self.record.version = self.stored_version.map_or(1, |version| version.saturating_add(1));
         self.record.updated_at = self.now();
         let commit = Commit {
-            thread: Some(self.record.clone()),
+            thread: None,
             expected_version: self.stored_version,
             receipts: std::mem::take(&mut self.receipts),
             records: std::mem::take(&mut self.records),
         };
-        self.engine.ports.store.commit(commit).await.map_err(store_error)?;
+        self.engine
+            .ports
+            .store
+            .commit_checkpoint(&self.record, commit)
+            .await
+            .map_err(store_error)?;
         self.stored_version = Some(self.record.version);
         Ok(())
     }
@@ -243,7 +248,7 @@ impl<'e> Working<'e> {
 /// the output shows.
 pub(crate) enum Produced {
     InContext(usize),
-    Placeholder(Message),
+    Placeholder(Box<Message>),
 }
 
 /// A checkpoint that lacks what a run in progress must have.

@@ -91,7 +91,7 @@ async fn model_call(client: &dyn ModelClient, model: &Model, thread: &mut Thread
         tools: Vec::new().into(),
         output_schema: None,
         run_input: INPUT,
-        cursor: thread.model_cursors.get("refund_demo").cloned(),
+        cursor: thread.model_cursors.get("refund_demo"),
         run_id,
     };
     let reply = client

@@ -47,7 +47,7 @@ pub struct ModelRequest<'a> {
     pub run_input: &'a str,
     /// The model's position in this thread, as it returned it last time (`None` at first). A
     /// scripted model keeps its turn index here, so the position is part of the checkpoint.
-    pub cursor: Option<Value>,
+    pub cursor: Option<&'a Value>,
     /// The id of the run this call belongs to ([`crate::thread::RunProgress::run_id`]): a
     /// scripted model with rules picks a rule when it first sees a run, and plays that rule's
     /// turns for as long as the run id stays the same (also across a pause and a resume).

@@ -194,7 +194,7 @@ async fn ask_model(
                 tools: Arc::clone(&tools),
                 output_schema: output_schema.as_ref(),
                 run_input: &input_text,
-                cursor: working.record.model_cursors.get(&agent.model).cloned(),
+                cursor: working.record.model_cursors.get(&agent.model),
                 run_id: &run_id,
             };
             let mut forward = Forward {

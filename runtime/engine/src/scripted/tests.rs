@@ -67,7 +67,7 @@ struct Call<'a> {
     cursor: Option<Value>,
 }
 
-fn request<'a>(call: &Call<'a>) -> ModelRequest<'a> {
+fn request<'a>(call: &'a Call<'a>) -> ModelRequest<'a> {
     ModelRequest {
         model_name: "demo",
         model: call.model,
@@ -79,7 +79,7 @@ fn request<'a>(call: &Call<'a>) -> ModelRequest<'a> {
         tools: Vec::new().into(),
         output_schema: None,
         run_input: call.input,
-        cursor: call.cursor.clone(),
+        cursor: call.cursor.as_ref(),
         run_id: call.run_id,
     }
 }

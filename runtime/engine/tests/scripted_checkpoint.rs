@@ -88,10 +88,10 @@ async fn model_call(client: &dyn ModelClient, model: &Model, thread: &mut Thread
         agent: "support",
         system: "Refund orders when asked.".into(),
         messages: &thread.context,
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         output_schema: None,
         run_input: INPUT,
-        cursor: thread.model_cursors.get("refund_demo").cloned(),
+        cursor: thread.model_cursors.get("refund_demo"),
         run_id,
     };
     let reply = client

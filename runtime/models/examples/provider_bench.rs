@@ -135,7 +135,7 @@ async fn calls(client: &dyn ModelClient, model: &Model, runs: usize) -> Duration
             agent: "a",
             system: "You are a support agent.".into(),
             messages: &messages,
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             output_schema: None,
             run_input: "Refund order 1042, 59.00",
             cursor: None,

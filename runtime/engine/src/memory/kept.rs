@@ -1,9 +1,10 @@
-//! How the in-memory store keeps a thread's checkpoint: **decoded while its run is in
-//! progress** (status `running`: the engine commits it again after the next step, so packing
-//! it would be wasted work on the hot path), **packed once the run is at rest** (paused,
-//! completed, failed): the form that may stay for hours, so the one that must be small. Memory
-//! is then bounded by the runs in progress, which the engine holds in memory anyway, plus the
-//! packed threads at rest.
+//! How the in-memory store keeps a thread's checkpoint: **packed** once the run is at rest
+//! (paused, completed, failed), the form that may stay for hours, so the one that must be
+//! small; and packed too when the engine **lends** it (`Store::commit_checkpoint`, every step of
+//! a run), because keeping a lent checkpoint decoded would mean copying the whole thread and
+//! dropping the copy it replaces, which costs more than encoding it. Only a checkpoint given
+//! owned in a `Commit` while its run is in progress (status `running`) is kept **decoded**, as
+//! given. Memory is then bounded by the packed threads plus the few decoded ones.
 
 use std::sync::Arc;
 
@@ -29,7 +30,14 @@ impl Kept {
         if thread.execution.status == ExecutionStatus::Running {
             return Ok(Self::Decoded(Arc::new(thread)));
         }
-        Packed::pack(&thread, &format_args!("thread '{}'", thread.thread_id)).map(Self::Packed)
+        Packed::pack_checkpoint(&thread, &format_args!("thread '{}'", thread.thread_id)).map(Self::Packed)
+    }
+
+    /// The form for a lent `thread`: always packed. Keeping it decoded would need a copy of
+    /// the whole thread, and packing it costs less than making that copy and dropping the one
+    /// it replaces (the engine lends every step's checkpoint: see `Store::commit_checkpoint`).
+    pub(super) fn of_lent(thread: &ThreadRecord) -> Result<Self, StoreError> {
+        Packed::pack_checkpoint(thread, &format_args!("thread '{}'", thread.thread_id)).map(Self::Packed)
     }
 
     /// A fresh copy of the checkpoint, equal to the one committed.

@@ -6,8 +6,8 @@
 //! one holder per thread at a time (see [`locks`]).
 //!
 //! What it holds is small: each receipt and record, and each thread whose run is at rest
-//! (paused, completed, failed; see [`kept`]), is kept [`packed`] (one compact buffer, encoded
-//! before the lock is taken), with the few fields the store itself reads (version, owner, times,
+//! (paused, completed, failed) or whose checkpoint the engine lent (every step; see [`kept`]),
+//! is kept [`packed`] (one compact buffer, encoded before the lock is taken), with the few fields the store itself reads (version, owner, times,
 //! whether a receipt is in flight) beside it. A read returns a fresh copy, equal to what was
 //! committed. Nothing else grows with the number of threads: a lock entry lives only while it
 //! is held or awaited.
@@ -75,6 +75,27 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// Applies an encoded commit under the lock: the version check, then everything.
+    fn apply(&self, (expected_version, packing): (Option<u64>, Packing)) -> Result<(), StoreError> {
+        let mut data = self.data();
+        if let Some((thread_id, _)) = &packing.thread {
+            let stored = data.threads.get(thread_id).map(|stored| stored.version);
+            if stored != expected_version {
+                return Err(StoreError::Conflict);
+            }
+        }
+        if let Some((thread_id, thread)) = packing.thread {
+            data.threads.insert(thread_id, thread);
+        }
+        for (thread_id, key, receipt) in packing.receipts {
+            data.receipts.entry(thread_id).or_default().insert(key, receipt);
+        }
+        for (thread_id, record) in packing.records {
+            data.records.entry(thread_id).or_default().push(record);
+        }
+        Ok(())
+    }
+
     /// The data. Nothing panics while the lock is held, but a poisoned lock is still readable:
     /// every write is applied whole after its checks, so the data is never half-changed.
     fn data(&self) -> MutexGuard<'_, Data> {
@@ -82,10 +103,25 @@ impl MemoryStore {
     }
 }
 
-/// Encodes a commit (before the lock is taken: encoding is most of a commit's cost).
-fn pack(commit: Commit) -> Result<(Option<u64>, Packing), StoreError> {
-    let thread = match commit.thread {
-        Some(thread) => {
+/// A lent checkpoint as the store keeps it (`record`, the form [`kept`] chose for `thread`),
+/// with the fields it reads beside it.
+fn stored_thread(thread: &ThreadRecord, record: Kept) -> (String, StoredThread) {
+    let stored = StoredThread {
+        version: thread.version,
+        owner: thread.owner.clone(),
+        created_at: thread.created_at,
+        updated_at: thread.updated_at,
+        record,
+    };
+    (thread.thread_id.clone(), stored)
+}
+
+/// Encodes a commit (before the lock is taken: encoding is most of a commit's cost), its
+/// checkpoint either lent (`lent`, which then wins) or given in `commit.thread`.
+fn pack(commit: Commit, lent: Option<&ThreadRecord>) -> Result<(Option<u64>, Packing), StoreError> {
+    let thread = match (lent, commit.thread) {
+        (Some(thread), _) => Some(stored_thread(thread, Kept::of_lent(thread)?)),
+        (None, Some(thread)) => {
             let (thread_id, version, owner) = (thread.thread_id.clone(), thread.version, thread.owner.clone());
             let (created_at, updated_at) = (thread.created_at, thread.updated_at);
             let record = Kept::of(thread)?;
@@ -98,7 +134,7 @@ fn pack(commit: Commit) -> Result<(Option<u64>, Packing), StoreError> {
             };
             Some((thread_id, stored))
         }
-        None => None,
+        (None, None) => None,
     };
     let mut receipts = Vec::with_capacity(commit.receipts.len());
     for receipt in commit.receipts {
@@ -133,24 +169,11 @@ impl Store for MemoryStore {
     }
 
     async fn commit(&self, commit: Commit) -> Result<(), StoreError> {
-        let (expected_version, packing) = pack(commit)?;
-        let mut data = self.data();
-        if let Some((thread_id, _)) = &packing.thread {
-            let stored = data.threads.get(thread_id).map(|stored| stored.version);
-            if stored != expected_version {
-                return Err(StoreError::Conflict);
-            }
-        }
-        if let Some((thread_id, thread)) = packing.thread {
-            data.threads.insert(thread_id, thread);
-        }
-        for (thread_id, key, receipt) in packing.receipts {
-            data.receipts.entry(thread_id).or_default().insert(key, receipt);
-        }
-        for (thread_id, record) in packing.records {
-            data.records.entry(thread_id).or_default().push(record);
-        }
-        Ok(())
+        self.apply(pack(commit, None)?)
+    }
+
+    async fn commit_checkpoint(&self, thread: &ThreadRecord, commit: Commit) -> Result<(), StoreError> {
+        self.apply(pack(commit, Some(thread))?)
     }
 
     async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError> {

@@ -18,6 +18,12 @@ use serde::de::DeserializeOwned;
 
 use crate::ports::StoreError;
 
+/// The buffer a checkpoint is first encoded into, in bytes (a paused thread packs to under 4 KB).
+const CHECKPOINT_BUFFER: usize = 4096;
+
+/// The buffer a receipt or a record is first encoded into, in bytes.
+const SMALL_BUFFER: usize = 256;
+
 /// A value of type `T`, packed. Cloning shares the bytes, so a read copies them out of the
 /// store's lock cheaply and decodes outside it.
 pub(super) struct Packed<T> {
@@ -29,8 +35,19 @@ impl<T: Serialize + DeserializeOwned> Packed<T> {
     /// Packs `value`; `what` names it in the error (a value that cannot be encoded, which the
     /// engine's own types never are).
     pub(super) fn pack(value: &T, what: &dyn fmt::Display) -> Result<Self, StoreError> {
-        let bytes =
-            rmp_serde::to_vec_named(value).map_err(|error| StoreError::Failed(format!("encoding {what}: {error}")))?;
+        Self::pack_from(Vec::with_capacity(SMALL_BUFFER), value, what)
+    }
+
+    /// Packs a thread's checkpoint: as [`Packed::pack`], from a buffer sized for one.
+    pub(super) fn pack_checkpoint(value: &T, what: &dyn fmt::Display) -> Result<Self, StoreError> {
+        Self::pack_from(Vec::with_capacity(CHECKPOINT_BUFFER), value, what)
+    }
+
+    /// Encodes `value` into `bytes` (sized for a typical value of its kind, so encoding does
+    /// not grow it step by step); the value keeps an exact copy.
+    fn pack_from(mut bytes: Vec<u8>, value: &T, what: &dyn fmt::Display) -> Result<Self, StoreError> {
+        rmp_serde::encode::write_named(&mut bytes, value)
+            .map_err(|error| StoreError::Failed(format!("encoding {what}: {error}")))?;
         Ok(Self {
             bytes: Arc::from(bytes),
             kind: PhantomData,

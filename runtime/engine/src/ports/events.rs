@@ -96,6 +96,13 @@ pub enum Event {
 pub trait EventSink: Send {
     /// One event, in order.
     fn emit(&mut self, event: Event);
+
+    /// Whether the sink reads events at all. A sink that drops everything says `false`, and the
+    /// engine then builds no event (a message's copy, a delta's text) only to drop it. The
+    /// events a listening sink receives are the same either way.
+    fn listening(&self) -> bool {
+        true
+    }
 }
 
 /// Drops every event.
@@ -104,6 +111,10 @@ pub struct NullEvents;
 
 impl EventSink for NullEvents {
     fn emit(&mut self, _event: Event) {}
+
+    fn listening(&self) -> bool {
+        false
+    }
 }
 
 impl EventSink for Vec<Event> {

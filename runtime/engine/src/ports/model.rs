@@ -1,6 +1,8 @@
 //! The model port: one call of a language model with a conversation and tools. Providers
 //! (`openai`, `anthropic`) and the scripted model implement it; the engine never knows which.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -36,15 +38,16 @@ pub struct ModelRequest<'a> {
     pub system: String,
     /// The conversation so far (the thread's context), oldest first.
     pub messages: &'a [Message],
-    /// The tools offered, in a stable order. Nothing else may be called.
-    pub tools: Vec<ToolSpec>,
+    /// The tools offered, in a stable order. Nothing else may be called. Shared: the engine
+    /// builds each agent's specs once and every request of that agent lends the same ones.
+    pub tools: Arc<[ToolSpec]>,
     /// The JSON Schema a final answer must match, when the agent has an `output`.
     pub output_schema: Option<&'a Value>,
     /// The text of the message that started this run (scripted rules match it).
     pub run_input: &'a str,
     /// The model's position in this thread, as it returned it last time (`None` at first). A
     /// scripted model keeps its turn index here, so the position is part of the checkpoint.
-    pub cursor: Option<Value>,
+    pub cursor: Option<&'a Value>,
     /// The id of the run this call belongs to ([`crate::thread::RunProgress::run_id`]): a
     /// scripted model with rules picks a rule when it first sees a run, and plays that rule's
     /// turns for as long as the run id stays the same (also across a pause and a resume).

@@ -116,6 +116,16 @@ pub trait Store: Send + Sync {
     /// Applies a commit atomically (see [`Commit`]).
     async fn commit(&self, commit: Commit) -> Result<(), StoreError>;
 
+    /// Applies `commit` with `thread` as its new checkpoint (`commit.thread` is ignored):
+    /// exactly [`Store::commit`] with `Commit::thread` set to `thread`. The checkpoint is lent,
+    /// so a store that encodes it anyway needs no copy of it; this default makes the copy.
+    /// The engine commits every step through this.
+    async fn commit_checkpoint(&self, thread: &ThreadRecord, commit: Commit) -> Result<(), StoreError> {
+        let mut commit = commit;
+        commit.thread = Some(thread.clone());
+        self.commit(commit).await
+    }
+
     /// The receipt of `(thread_id, key)`, if any.
     async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError>;
 

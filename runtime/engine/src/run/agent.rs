@@ -148,18 +148,21 @@ pub(crate) fn tool_specs(working: &Working<'_>, agent: &Agent) -> Vec<ToolSpec> 
     specs
 }
 
-/// Forwards streamed text to the run's events.
+/// Forwards streamed text to the run's events (when the sink listens).
 struct Forward<'a> {
     events: &'a mut dyn EventSink,
-    node: String,
+    listening: bool,
+    node: &'a str,
 }
 
 impl DeltaSink for Forward<'_> {
     fn text(&mut self, piece: &str) {
-        self.events.emit(Event::Delta {
-            node: self.node.clone(),
-            text: piece.to_owned(),
-        });
+        if self.listening {
+            self.events.emit(Event::Delta {
+                node: self.node.to_owned(),
+                text: piece.to_owned(),
+            });
+        }
     }
 }
 
@@ -198,15 +201,16 @@ async fn ask_model(
                 agent: agent_name,
                 system: system.clone(),
                 messages: &conversation,
-                tools: tools.to_vec(),
+                tools: Arc::clone(&tools),
                 output_schema: output_schema.as_ref(),
                 run_input: &input_text,
-                cursor: working.record.model_cursors.get(&agent.model).cloned(),
+                cursor: working.record.model_cursors.get(&agent.model),
                 run_id: &run_id,
             };
             let mut forward = Forward {
+                listening: working.listening(),
                 events: &mut *working.events,
-                node: node.to_owned(),
+                node,
             };
             match client.complete(request, &mut forward, &working.cancel).await {
                 Ok(reply) => break reply,

@@ -22,7 +22,7 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
         }
         working.record.execution.current_node.clone_from(&node);
         let step = working.branch()?.steps;
-        working.emit(Event::NodeStarted {
+        working.emit_with(|| Event::NodeStarted {
             node: node.clone(),
             step,
         });
@@ -30,7 +30,7 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
         match flow {
             Ok(Flow::Go(target)) => {
                 let step = working.branch()?.steps;
-                working.emit(Event::NodeFinished {
+                working.emit_with(|| Event::NodeFinished {
                     node: node.clone(),
                     step,
                 });

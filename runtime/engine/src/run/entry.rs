@@ -67,10 +67,7 @@ impl Engine {
         drop(lease);
         outcome?;
         let mut messages = Vec::new();
-        if !working
-            .produced
-            .first()
-            .is_some_and(|message| message.role == Role::User)
+        if !working.produced_starts_with_user()
             && let Some(last_user) = working
                 .record
                 .context
@@ -81,7 +78,7 @@ impl Engine {
         {
             messages.push(last_user.clone());
         }
-        messages.append(&mut working.produced);
+        messages.append(&mut working.take_produced());
         Ok(RunOutput {
             thread_id,
             is_new_thread,

@@ -120,7 +120,7 @@ async fn run_tool_once(
             working.commit_in_flight(call, marker).await?;
         }
     }
-    working.emit(Event::ToolCall {
+    working.emit_with(|| Event::ToolCall {
         node: node.to_owned(),
         tool: declared.to_owned(),
         call_id: call_id.to_owned(),
@@ -192,11 +192,12 @@ async fn run_tool_once(
         "tool_call",
         fields(if outcome.is_error { "failed" } else { "completed" }),
     );
-    working.emit(Event::ToolResult {
+    let is_error = outcome.is_error;
+    working.emit_with(|| Event::ToolResult {
         node: node.to_owned(),
         tool: declared.to_owned(),
         call_id: call_id.to_owned(),
-        is_error: outcome.is_error,
+        is_error,
     });
     Ok(outcome)
 }

@@ -41,8 +41,10 @@ pub(crate) async fn completed(working: &mut Working<'_>, final_text: Option<Stri
     working.record.pending = None;
     working.record.run = None;
     working.commit().await?;
-    let thread_id = working.record.thread_id.clone();
-    working.emit(Event::RunFinished { thread_id });
+    if working.listening() {
+        let thread_id = working.record.thread_id.clone();
+        working.emit(Event::RunFinished { thread_id });
+    }
     Ok(())
 }
 

@@ -149,8 +149,7 @@ pub(crate) async fn remote_call(
     placeholder.metadata.insert("is_remote".to_owned(), json!(true));
     placeholder.metadata.insert("tool_call_id".to_owned(), json!(call_id));
     placeholder.metadata.insert("node".to_owned(), json!(node));
-    working.produced.push(placeholder.clone());
-    working.emit(Event::Message { message: placeholder });
+    working.push_placeholder(placeholder);
     let pending = Pending {
         kind: PendingKind::RemoteTool {
             node: node.to_owned(),

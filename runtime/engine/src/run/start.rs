@@ -87,11 +87,14 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     execution.interrupt_data = None;
     execution.internal_data = Map::new();
     execution.stop_current_execution = crate::wire::StopState::None;
-    working.emit(Event::RunStarted {
-        thread_id: working.record.thread_id.clone(),
-        run_id,
-        node: start.clone(),
-    });
+    if working.listening() {
+        let thread_id = working.record.thread_id.clone();
+        working.emit(Event::RunStarted {
+            thread_id,
+            run_id,
+            node: start.clone(),
+        });
+    }
     super::drive::enter(working, start)?;
     super::drive::drive(working).await
 }

@@ -20,8 +20,10 @@ pub(crate) struct Working<'e> {
     /// The version the store holds (`None`: the thread is not stored yet).
     pub(crate) stored_version: Option<u64>,
     pub(crate) events: &'e mut dyn EventSink,
+    /// Whether the sink reads events ([`EventSink::listening`]): when not, none is built.
+    listening: bool,
     /// The messages this request added, in order (returned to the caller).
-    pub(crate) produced: Vec<Message>,
+    pub(crate) produced: Vec<Produced>,
     /// Records and receipts to write with the next commit.
     pub(crate) records: Vec<Record>,
     pub(crate) receipts: Vec<Receipt>,
@@ -40,6 +42,7 @@ impl<'e> Working<'e> {
         events: &'e mut dyn EventSink,
         cancel: CancellationToken,
     ) -> Self {
+        let listening = events.listening();
         Self {
             engine,
             graph_name,
@@ -47,6 +50,7 @@ impl<'e> Working<'e> {
             record,
             stored_version,
             events,
+            listening,
             produced: Vec::new(),
             records: Vec::new(),
             receipts: Vec::new(),
@@ -75,11 +79,62 @@ impl<'e> Working<'e> {
         self.events.emit(event);
     }
 
-    /// Appends a message to the conversation and to what this request returns.
+    /// Emits the event `make` builds, building it only when the sink listens.
+    pub(crate) fn emit_with(&mut self, make: impl FnOnce() -> Event) {
+        if self.listening {
+            self.events.emit(make());
+        }
+    }
+
+    /// Whether the sink reads events.
+    pub(crate) fn listening(&self) -> bool {
+        self.listening
+    }
+
+    /// Appends a message to the conversation and to what this request returns (the output
+    /// copies it from the conversation at the end, so it is not copied now).
     pub(crate) fn push_message(&mut self, message: Message) {
-        self.record.context.push(message.clone());
-        self.produced.push(message.clone());
-        self.events.emit(Event::Message { message });
+        if self.listening {
+            self.events.emit(Event::Message {
+                message: message.clone(),
+            });
+        }
+        self.produced.push(Produced::InContext(self.record.context.len()));
+        self.record.context.push(message);
+    }
+
+    /// Adds a message to what this request returns that the conversation does not keep (a
+    /// remote call's placeholder).
+    pub(crate) fn push_placeholder(&mut self, message: Message) {
+        self.emit_with(|| Event::Message {
+            message: message.clone(),
+        });
+        self.produced.push(Produced::Placeholder(Box::new(message)));
+    }
+
+    /// The messages this request added, in order.
+    pub(crate) fn take_produced(&mut self) -> Vec<Message> {
+        let produced = std::mem::take(&mut self.produced);
+        produced
+            .into_iter()
+            .filter_map(|entry| match entry {
+                Produced::InContext(index) => self.record.context.get(index).cloned(),
+                Produced::Placeholder(message) => Some(*message),
+            })
+            .collect()
+    }
+
+    /// Whether the first message this request added is a user message.
+    pub(crate) fn produced_starts_with_user(&self) -> bool {
+        match self.produced.first() {
+            Some(Produced::InContext(index)) => self
+                .record
+                .context
+                .get(*index)
+                .is_some_and(|message| message.role == crate::wire::Role::User),
+            Some(Produced::Placeholder(message)) => message.role == crate::wire::Role::User,
+            None => false,
+        }
     }
 
     /// The state fields.
@@ -133,12 +188,17 @@ impl<'e> Working<'e> {
         self.record.version = self.stored_version.map_or(1, |version| version.saturating_add(1));
         self.record.updated_at = self.now();
         let commit = Commit {
-            thread: Some(self.record.clone()),
+            thread: None,
             expected_version: self.stored_version,
             receipts: std::mem::take(&mut self.receipts),
             records: std::mem::take(&mut self.records),
         };
-        self.engine.ports.store.commit(commit).await.map_err(store_error)?;
+        self.engine
+            .ports
+            .store
+            .commit_checkpoint(&self.record, commit)
+            .await
+            .map_err(store_error)?;
         self.stored_version = Some(self.record.version);
         Ok(())
     }
@@ -188,6 +248,13 @@ impl<'e> Working<'e> {
         };
         self.records.push(record);
     }
+}
+
+/// A message this request added: one of the conversation (by its index there), or one only
+/// the output shows.
+pub(crate) enum Produced {
+    InContext(usize),
+    Placeholder(Box<Message>),
 }
 
 /// A checkpoint that lacks what a run in progress must have.

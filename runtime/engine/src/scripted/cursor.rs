@@ -14,11 +14,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 /// Where a scripted model is in a thread.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Cursor {
     /// The next turn to play: across the thread for fixed turns, within [`Cursor::run`] for rules.
@@ -26,12 +26,12 @@ pub(crate) struct Cursor {
     /// The tool calls made so far in the thread, by this model.
     pub calls: u64,
     /// The run whose rule is being played (rules only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub run: Option<RunPlay>,
 }
 
 /// The rule a run chose, with its captures, so later calls of the run need no new match.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunPlay {
     /// The run's id.
@@ -55,9 +55,26 @@ impl Cursor {
         }
     }
 
-    /// The cursor as JSON.
-    pub fn to_value(&self) -> Result<Value, String> {
-        serde_json::to_value(self).map_err(|error| format!("cannot store its position: {error}"))
+    /// The cursor as JSON (the shape [`Cursor::read`] reads: `run` only when there is one),
+    /// built directly: it is written after every model call, and going through a serializer
+    /// cost several times more.
+    pub fn into_value(self) -> Value {
+        let mut cursor = Map::new();
+        cursor.insert("turn".to_owned(), Value::from(self.turn));
+        cursor.insert("calls".to_owned(), Value::from(self.calls));
+        if let Some(run) = self.run {
+            let captures = run
+                .captures
+                .into_iter()
+                .map(|(name, text)| (name, Value::String(text)))
+                .collect();
+            let mut play = Map::new();
+            play.insert("id".to_owned(), Value::String(run.id));
+            play.insert("rule".to_owned(), run.rule.map_or(Value::Null, Value::from));
+            play.insert("captures".to_owned(), Value::Object(captures));
+            cursor.insert("run".to_owned(), Value::Object(play));
+        }
+        Value::Object(cursor)
     }
 }
 
@@ -80,7 +97,7 @@ mod tests {
             calls: 2,
             run: None,
         };
-        let value = cursor.to_value().unwrap();
+        let value = cursor.clone().into_value();
         assert_eq!(value, json!({"turn": 3, "calls": 2}));
         assert_eq!(Cursor::read(Some(&value)), Ok(cursor));
     }
@@ -96,7 +113,7 @@ mod tests {
                 captures: BTreeMap::from([("order".into(), "1042".into())]),
             }),
         };
-        let value = cursor.to_value().unwrap();
+        let value = cursor.clone().into_value();
         assert_eq!(
             value,
             json!({"turn": 1, "calls": 1, "run": {"id": "run_1", "rule": 0, "captures": {"order": "1042"}}})

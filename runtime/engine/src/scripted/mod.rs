@@ -74,7 +74,7 @@ impl ModelClient for ScriptedModel {
                 "has no script: its provider is not `scripted`".into(),
             )
         })?;
-        let cursor = Cursor::read(request.cursor.as_ref()).map_err(|message| fail(ModelErrorKind::Refused, message))?;
+        let cursor = Cursor::read(request.cursor).map_err(|message| fail(ModelErrorKind::Refused, message))?;
         let result = play::last_result(request.messages, request.run_input);
         let (turn, mut next) = play::play(script, cursor, request.run_id, request.run_input, result.as_deref())
             .map_err(|error| fail(error.kind, error.message))?;
@@ -107,10 +107,7 @@ impl ModelClient for ScriptedModel {
                 "was cancelled while it answered".into(),
             ));
         }
-        reply.cursor = Some(
-            next.to_value()
-                .map_err(|message| fail(ModelErrorKind::Refused, message))?,
-        );
+        reply.cursor = Some(next.into_value());
         Ok(reply)
     }
 }

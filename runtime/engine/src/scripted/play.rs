@@ -112,16 +112,18 @@ pub(crate) fn play(
         turns,
         captures: run.captures.clone(),
     };
-    let what = match run.rule {
+    // Named only when a turn cannot be played (not on every call).
+    let what = || match run.rule {
         Some(rule) => format!("rule {rule}"),
         None => "the fallback".to_string(),
     };
     let turn = selection.render(index, result).map_err(|error| match error {
         ScriptError::OutOfTurns { count, .. } => PlayError::exhausted(format!(
-            "has no turn left: {what} has {count} turn(s), all played in this run, and model call {} of the run asked for another",
+            "has no turn left: {} has {count} turn(s), all played in this run, and model call {} of the run asked for another",
+            what(),
             index.saturating_add(1)
         )),
-        other => PlayError::refused(format!("cannot play turn {index} of {what}: {other}")),
+        other => PlayError::refused(format!("cannot play turn {index} of {}: {other}", what())),
     })?;
     Ok((
         turn,

@@ -67,7 +67,7 @@ struct Call<'a> {
     cursor: Option<Value>,
 }
 
-fn request<'a>(call: &Call<'a>) -> ModelRequest<'a> {
+fn request<'a>(call: &'a Call<'a>) -> ModelRequest<'a> {
     ModelRequest {
         model_name: "demo",
         model: call.model,
@@ -76,10 +76,10 @@ fn request<'a>(call: &Call<'a>) -> ModelRequest<'a> {
         agent: "support",
         system: "Refund orders when asked.".into(),
         messages: call.messages,
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         output_schema: None,
         run_input: call.input,
-        cursor: call.cursor.clone(),
+        cursor: call.cursor.as_ref(),
         run_id: call.run_id,
     }
 }

@@ -95,7 +95,7 @@ pub fn request<'a>(
         agent: "support",
         system: "You are a support agent.".into(),
         messages,
-        tools,
+        tools: tools.into(),
         output_schema,
         run_input: "Refund order 1042, 59.00",
         cursor: None,

@@ -435,10 +435,16 @@ async fn a_retry_after_beyond_the_cap_is_not_waited_for() {
     .unwrap();
     let error = failure(&fake).await;
     assert_eq!(fake.received().len(), 1);
-    assert_eq!(error.kind, ModelErrorKind::RateLimited);
+    assert_eq!(
+        error.kind,
+        ModelErrorKind::RateLimited {
+            retry_after_ms: Some(3_600_000)
+        },
+        "the wait the server asked for reaches the engine"
+    );
     assert_eq!(
         error.message,
-        "provider `openai`, model `gpt-4o-mini`: HTTP 429 Too Many Requests (type `requests`, code `rate_limit_exceeded`)"
+        "provider `openai`, model `gpt-4o-mini`: HTTP 429 Too Many Requests (type `requests`, code `rate_limit_exceeded`), Retry-After 3600000 ms"
     );
 }
 

@@ -211,7 +211,11 @@ async fn ask_model(
                         );
                     };
                     let seed = format!("{}:{node}:{}", working.record.thread_id, working.branch()?.steps);
-                    tokio::time::sleep(super::retry::wait(policy, transport_attempt, &seed, None)).await;
+                    let retry_after = match error.kind {
+                        crate::ports::ModelErrorKind::RateLimited { retry_after_ms } => retry_after_ms,
+                        _ => None,
+                    };
+                    tokio::time::sleep(super::retry::wait(policy, transport_attempt, &seed, retry_after)).await;
                     transport_attempt = transport_attempt.saturating_add(1);
                 }
             }

@@ -161,7 +161,7 @@ impl StreamAssembler {
             Event::MessageStop {} => self.stopped = true,
             Event::Error { error } => {
                 let kind = match error.get("type").and_then(Value::as_str) {
-                    Some("rate_limit_error") => ModelErrorKind::RateLimited,
+                    Some("rate_limit_error") => ModelErrorKind::RateLimited { retry_after_ms: None },
                     Some("overloaded_error" | "api_error") => ModelErrorKind::Server,
                     _ => ModelErrorKind::Refused,
                 };

@@ -26,7 +26,6 @@ use serde_json::{Value, json};
 use tenx_artifact::{Artifact, TrustPolicy};
 use tenx_engine::ports::{
     DeltaSink, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelToolCall, ToolErrorKind,
-    ToolInvocation, ToolRunner,
 };
 use tenx_engine::wire::{ContentBlock, ExecutionStatus, Message, Role};
 use tenx_engine::{Identity, RunRequest};
@@ -300,25 +299,7 @@ async fn a_tool_announced_later_is_never_advertised_or_callable(over: Over) {
 
     // And below the engine: the runner refuses a forged call of the announced tool.
     let tools = runner(&artifact, Arc::clone(&mcp));
-    let mut forged = artifact.tools["echo"].clone();
-    forged.run = tenx_artifact::Run::Mcp {
-        server: "changing".into(),
-        tool: "extra".into(),
-    };
-    let arguments = json!({"message": "x"});
-    let refused = tools
-        .call(
-            ToolInvocation {
-                tool_name: "extra",
-                tool: &forged,
-                arguments: &arguments,
-                idempotency_key: "k",
-                identity: &Identity::anonymous(),
-                thread_id: "t",
-                call_id: "c",
-            },
-            &CancellationToken::new(),
-        )
+    let refused = forged_call(&tools, &artifact, "echo", "changing", "extra", json!({"message": "x"}))
         .await
         .unwrap_err();
     assert_eq!(refused.message, "no tool `extra` is declared");

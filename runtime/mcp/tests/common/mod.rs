@@ -233,3 +233,34 @@ impl Listening {
         self.port
     }
 }
+
+/// Calls `remote` on `server` under the declared tool `name`'s declaration with its `run`
+/// forged to point there: what a model would do if it could name a tool it was never offered.
+pub async fn forged_call(
+    tools: &Tools,
+    artifact: &Artifact,
+    name: &str,
+    server: &str,
+    remote: &str,
+    arguments: Value,
+) -> Result<Value, ToolError> {
+    let mut forged = artifact.tools[name].clone();
+    forged.run = tenx_artifact::Run::Mcp {
+        server: server.into(),
+        tool: remote.into(),
+    };
+    tools
+        .call(
+            ToolInvocation {
+                tool_name: remote,
+                tool: &forged,
+                arguments: &arguments,
+                idempotency_key: "k",
+                identity: &Identity::anonymous(),
+                thread_id: "t",
+                call_id: "c",
+            },
+            &CancellationToken::new(),
+        )
+        .await
+}

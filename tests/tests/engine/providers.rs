@@ -187,3 +187,36 @@ async fn a_providers_retry_after_reaches_the_engine_and_its_retry_waits_for_it()
         "the engine waited {waited:?}, less than the provider's Retry-After of 1 s"
     );
 }
+
+#[tokio::test]
+async fn stopping_a_run_cancels_its_provider_call_in_flight_and_the_run_ends_stopped() {
+    // The answer starts streaming, then nothing more comes: the call is in flight when the
+    // run is stopped.
+    let mut cut = fixture("text.sse");
+    cut.truncate(cut.len() / 2);
+    let fake = FakeProvider::start([Canned::sse(cut, 64).hanging()]).await.unwrap();
+    let artifact = crate::harness::compile(&rate_limited_program(&format!("{}/v1", fake.url())));
+    let declared = artifact.artifact.models["desk_model"].clone();
+    let transport = Transport::new(ProviderOptions::default()).unwrap();
+    let client = tenx_models::client_for("desk_model", &declared, None, &transport).unwrap();
+    let host = Host::from_artifact(artifact, FakeTools::new(), Models::Given(client), dev());
+    let started = std::time::Instant::now();
+    let stopper = async {
+        while fake.received().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(host.engine.stop("t1"), "the run is in progress");
+    };
+    let anyone = Identity::anonymous();
+    let (stopped, ()) = tokio::join!(host.say("t1", "hello", &anyone), stopper);
+    let stopped = stopped.unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the stop did not wait for the provider's idle timeout"
+    );
+    let execution = &stopped.thread.execution;
+    assert_eq!(execution.status, ExecutionStatus::InterruptedAfter, "{execution:?}");
+    assert_eq!(execution.interrupt_reason.as_deref(), Some("stop_requested"));
+    assert_eq!(fake.received().len(), 1, "a cancelled call is not retried");
+}

@@ -24,6 +24,7 @@ use async_trait::async_trait;
 use common::*;
 use serde_json::{Value, json};
 use tenx_artifact::{Artifact, TrustPolicy};
+use tenx_engine::ports::ToolRunner;
 use tenx_engine::ports::{
     DeltaSink, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelToolCall, ToolErrorKind,
 };
@@ -114,6 +115,10 @@ tool weather(city: string "A city") -> object {
   description = "The weather."
   run = mcp(server: "changing")
 }
+tool whoami() -> object {
+  description = "What the server received."
+  run = mcp(server: "changing")
+}
 tool fail() -> string {
   description = "Always fails."
   run = mcp(server: "changing")
@@ -135,7 +140,7 @@ tool die() -> string {
   run = mcp(server: "changing")
 }"#;
 
-const NAMES: [&str; 7] = ["echo", "weather", "fail", "grow", "shrink", "reshape", "die"];
+const NAMES: [&str; 8] = ["echo", "weather", "whoami", "fail", "grow", "shrink", "reshape", "die"];
 
 async fn attached(changing: &Changing) -> (Artifact, Arc<McpClient>, tenx_tools::Tools) {
     let artifact = compile(&program(TOOLS, &NAMES));
@@ -434,4 +439,46 @@ async fn a_server_that_dies_mid_call_over_stdio() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_mid_call_over_http() {
     a_server_that_dies_mid_call(Over::Http).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_callers_identity_and_token_never_reach_the_server_only_the_hosts_credential() {
+    let Some(changing) = Changing::start(Over::Http).await else {
+        return;
+    };
+    let (artifact, _mcp, tools) = attached(&changing).await;
+    // The caller: a user with a verified token (its claims; the engine never holds the raw token).
+    let mut caller = Identity::user("user-7");
+    caller.roles = vec!["lead".into()];
+    caller.claims.insert("email".into(), json!("lead@example.test"));
+    let arguments = json!({});
+    let answer = tools
+        .call(
+            tenx_engine::ports::ToolInvocation {
+                tool_name: "whoami",
+                tool: &artifact.tools["whoami"],
+                arguments: &arguments,
+                idempotency_key: "refund-1042-key",
+                identity: &caller,
+                thread_id: "t1",
+                call_id: "c1",
+            },
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let headers = answer["headers"].as_object().unwrap();
+    assert_eq!(
+        headers["authorization"],
+        json!("Bearer host-token"),
+        "the host's own credential"
+    );
+    let seen = serde_json::to_string(&answer).unwrap();
+    for leaked in ["user-7", "lead@example.test", "refund-1042-key"] {
+        assert!(!seen.contains(leaked), "`{leaked}` reached the server: {seen}");
+    }
+    assert!(
+        !headers.contains_key("idempotency-key") && !headers.contains_key("x-user-id"),
+        "{headers:?}"
+    );
 }

@@ -4,8 +4,8 @@ The tenx-mcp tests run it over stdio (`changing.py stdio`) and streamable HTTP
 (`changing.py http PORT`). Only this script is ours: the protocol (framing, the handshake,
 `tools/list`, `tools/call`, `notifications/tools/list_changed`, the HTTP sessions) is the SDK's.
 
-Tools at start: `echo(message: str)`, `weather(city: str)` (structured content), `fail()` (a tool
-error), `nap(seconds: float)`, `die()` (the process exits in the middle of the call), and three
+Tools at start: `echo(message: str)`, `weather(city: str)` (structured content), `whoami()`
+(the call's HTTP headers), `fail()` (a tool error), `nap(seconds: float)`, `die()` (the process exits in the middle of the call), and three
 that change the listing and announce it with `notifications/tools/list_changed`:
 `grow()` (adds `extra(message: str)`), `shrink()` (removes `echo`) and `reshape()` (replaces
 `echo` with one whose `message` is an integer).
@@ -43,6 +43,12 @@ server.add_tool(echo, name="echo")
 def weather(city: str) -> dict:
     """The weather in a city, as structured content."""
     return {"city": city, "temperature": 21}
+
+
+@server.tool()
+def whoami(ctx: Context) -> dict:
+    """The HTTP headers of this call (none over stdio), to see what a client forwards."""
+    return {"headers": {name.lower(): value for name, value in (ctx.headers or {}).items()}}
 
 
 @server.tool()

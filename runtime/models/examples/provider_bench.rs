@@ -79,7 +79,10 @@ fn median(mut runs: Vec<Duration>) -> Duration {
 
 /// Reassembles `body` (read in pieces of 1,400 bytes, as a network delivers it) once.
 async fn reassemble(body: &[u8], caller: &Caller) -> Duration {
-    let pieces: Vec<Result<Vec<u8>, Infallible>> = body.chunks(1_400).map(|piece| Ok(piece.to_vec())).collect();
+    let pieces: Vec<Result<bytes::Bytes, Infallible>> = body
+        .chunks(1_400)
+        .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
+        .collect();
     let cancel = CancellationToken::new();
     let started = Instant::now();
     let events = Events::from_bytes(futures_util::stream::iter(pieces), Duration::from_secs(5));
@@ -108,7 +111,10 @@ fn assemble_only(data: &[String], caller: &Caller) -> Duration {
 
 /// Decodes the SSE framing of `body` once (no reassembly).
 async fn decode_only(body: &[u8], caller: &Caller) -> Duration {
-    let pieces: Vec<Result<Vec<u8>, Infallible>> = body.chunks(1_400).map(|piece| Ok(piece.to_vec())).collect();
+    let pieces: Vec<Result<bytes::Bytes, Infallible>> = body
+        .chunks(1_400)
+        .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
+        .collect();
     let cancel = CancellationToken::new();
     let started = Instant::now();
     let mut events = Events::from_bytes(futures_util::stream::iter(pieces), Duration::from_secs(5));

@@ -91,9 +91,9 @@ impl<P: Protocol> ProviderModel<P> {
 }
 
 /// Reads `events` into `assembler` until the answer's end (or the stream's), then finishes it.
-pub async fn assemble<A: Assembler, E: Send + 'static>(
+pub async fn assemble<A: Assembler>(
     caller: &Caller,
-    mut events: Events<E>,
+    mut events: Events,
     mut assembler: A,
     output: Option<&A::Output>,
     deltas: &mut dyn DeltaSink,

@@ -17,6 +17,7 @@ use serde_json::json;
 use tenx_artifact::Provider;
 use tenx_engine::ports::{ModelErrorKind, ModelToolCall};
 use tenx_engine::wire::TokenUsage;
+use tenx_models::Transport;
 use tenx_models::test_support::{Canned, FakeProvider};
 use tokio_util::sync::CancellationToken;
 
@@ -72,7 +73,11 @@ async fn parallel_tool_calls_split_across_chunks_are_reassembled() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/parallel_tool_calls.sse"), 5)])
         .await
         .unwrap();
-    let served = client(Provider::Openai, &fake, json!({}));
+    let served = client(
+        Provider::Openai,
+        &fake,
+        json!({"tool_choice": "required", "parallel_tool_calls": true}),
+    );
     let messages = [user("Refund order 1042, 59.00")];
     let mut sink = Pieces::default();
     let reply = call(&served, &messages, tools(), None, &mut sink).await.unwrap();
@@ -95,6 +100,12 @@ async fn parallel_tool_calls_split_across_chunks_are_reassembled() {
     );
     assert_eq!(reply.usage.map(|usage| usage.total_tokens), Some(168));
     let body = fake.received()[0].json();
+    assert_eq!(
+        body["tool_choice"],
+        json!("required"),
+        "the declared tool_choice is sent"
+    );
+    assert_eq!(body["parallel_tool_calls"], json!(true));
     assert_eq!(
         body["tools"],
         json!([
@@ -534,4 +545,37 @@ fn setup_problems_are_found_before_any_call() {
         tenx_models::Settings::of("m", &model(Provider::Openai, "x", "http://h", json!({})), Some(KEY)).unwrap()
     );
     assert!(!debug.contains(KEY), "{debug}");
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out_between_pieces_and_a_slow_call_as_a_whole() {
+    for (idle_ms, total_ms, expected_ms) in [(300, 30_000, 300), (10_000, 500, 500)] {
+        let fake = FakeProvider::start([Canned::sse(fixture("openai/truncated.sse"), 64).hanging()])
+            .await
+            .unwrap();
+        let mut options = common::fast();
+        options.timeouts.idle = std::time::Duration::from_millis(idle_ms);
+        options.timeouts.total = std::time::Duration::from_millis(total_ms);
+        let declared = model(
+            Provider::Openai,
+            "gpt-4o-mini",
+            &format!("{}/v1", fake.url()),
+            json!({}),
+        );
+        let client =
+            tenx_models::client_for("support_model", &declared, Some(KEY), &Transport::new(options).unwrap()).unwrap();
+        let started = std::time::Instant::now();
+        let error = ask(&(client, declared), &[user("hi")]).await.unwrap_err();
+        let waited = started.elapsed();
+        assert_eq!(error.kind, ModelErrorKind::Timeout);
+        assert_eq!(
+            error.message,
+            format!("provider `openai`, model `gpt-4o-mini`: no answer within {expected_ms} ms")
+        );
+        assert!(
+            waited >= std::time::Duration::from_millis(expected_ms) && waited < std::time::Duration::from_secs(8),
+            "{waited:?}"
+        );
+        assert_eq!(fake.received().len(), 1, "a timeout is never retried");
+    }
 }

@@ -7,6 +7,7 @@ use crate::paused::Resident;
 /// Everything one run measured.
 pub(crate) struct Results {
     pub(crate) turn: Figures,
+    pub(crate) provider_turn: Figures,
     pub(crate) pause_resume: Figures,
     pub(crate) memory: Resident,
     pub(crate) sqlite: Resident,
@@ -46,6 +47,20 @@ pub(crate) fn print(results: &Results) {
             String::new()
         },
         verdict(results.turn.median_us < TURN_US && turn_ratio.is_none_or(|ratio| ratio >= TURN_RATIO)),
+    );
+    // Two model calls per turn (the tool call, then the answer).
+    let overhead_us = (results.provider_turn.median_us - results.turn.median_us) / 2.0;
+    println!(
+        "{:<44} {:>22} {:>26} {:>9}   no measurable cost over the network",
+        format!("(a′) same, openai vs local fake ({})", results.provider_turn.samples),
+        timing(&results.provider_turn),
+        "-",
+        "",
+    );
+    println!(
+        "{:<44} {:>22}",
+        "     overhead per model call ((a′ − a) / 2)",
+        format!("{overhead_us:.1}"),
     );
     let resume_ratio = lg.map(|lg| lg.pause_resume.median_us / results.pause_resume.median_us);
     println!(

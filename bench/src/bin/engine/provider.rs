@@ -1,0 +1,99 @@
+//! (a′): the same turn as (a) with the desk's model an `openai` client against a local fake
+//! chat-completions server (`tenx_models::test_support::FakeProvider`, loopback HTTP on its own
+//! thread, streamed answers of the recorded OpenAI shape in `bench/fixtures/openai/`): the
+//! tool call, then the answer. The turn makes two model calls, so the adapter's overhead per
+//! call is (a′ − a) / 2: encoding the request, the HTTP round trip over loopback, the fake's own
+//! work, SSE decoding and reassembly.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::json;
+use tenx_artifact::{LoadedArtifact, Model, Provider};
+use tenx_engine::ports::{ModelClient, NullEvents};
+use tenx_engine::wire::ExecutionStatus;
+use tenx_engine::{Engine, MemoryStore};
+use tenx_models::test_support::{Canned, FakeProvider};
+use tenx_models::{ProviderOptions, Transport};
+
+use crate::measure::Figures;
+use crate::setup::{ask, engine_with};
+
+/// The recorded answers, sent in pieces of this many bytes (events split across reads).
+const PIECE: usize = 512;
+
+/// Starts the fake on its own thread (so its work is not timed on the engine's) and returns its
+/// base URL.
+fn start_fake(root: &std::path::Path) -> Result<String, String> {
+    let read = |name: &str| {
+        std::fs::read(root.join("bench/fixtures/openai").join(name)).map_err(|error| format!("reading {name}: {error}"))
+    };
+    let answers = [
+        Canned::sse(read("lookup_call.sse")?, PIECE),
+        Canned::sse(read("lookup_answer.sse")?, PIECE),
+    ];
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            let _gone = sender.send(Err("cannot start the fake's runtime".to_owned()));
+            return;
+        };
+        runtime.block_on(async move {
+            match FakeProvider::cycling(answers).await {
+                Ok(fake) => {
+                    let _gone = sender.send(Ok(fake.url()));
+                    std::future::pending::<()>().await;
+                    drop(fake);
+                }
+                Err(error) => {
+                    let _gone = sender.send(Err(format!("the fake provider did not start: {error}")));
+                }
+            }
+        });
+    });
+    receiver
+        .recv()
+        .map_err(|_| "the fake provider's thread stopped".to_owned())?
+}
+
+/// (a′): `count` lookup turns against the fake, each on a new thread, after a warm-up.
+pub(crate) async fn turns(root: &std::path::Path, artifact: LoadedArtifact, count: usize) -> Result<Figures, String> {
+    let url = start_fake(root)?;
+    let declared = Model {
+        provider: Provider::Openai,
+        name: Some("gpt-4o-mini".into()),
+        base_url: Some(format!("{url}/v1")),
+        api_key_env: None,
+        params: json!({}),
+        script: None,
+    };
+    let transport = Transport::new(ProviderOptions::default()).map_err(|_| "no HTTP client".to_owned())?;
+    let client: Arc<dyn ModelClient> = tenx_models::client_for("desk_model", &declared, None, &transport)
+        .map_err(|error| format!("the openai client: {error}"))?;
+    let engine = engine_with(artifact, Arc::new(MemoryStore::new()), Some(client))?;
+    for index in 0..50 {
+        turn(&engine, &format!("warm{index}")).await?;
+    }
+    let mut samples = Vec::with_capacity(count);
+    for index in 0..count {
+        let started = Instant::now();
+        turn(&engine, &format!("t{index}")).await?;
+        samples.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok(Figures::of(samples))
+}
+
+async fn turn(engine: &Engine, thread: &str) -> Result<(), String> {
+    let output = engine
+        .run(ask(thread, "look up 1042"), &mut NullEvents)
+        .await
+        .map_err(|error| format!("turn on {thread} against the fake failed: {error:?}"))?;
+    if output.thread.execution.status == ExecutionStatus::Completed {
+        Ok(())
+    } else {
+        Err(format!(
+            "thread {thread} ended {:?} against the fake",
+            output.thread.execution.status
+        ))
+    }
+}

@@ -1,9 +1,10 @@
 //! (a′): the same turn as (a) with the desk's model an `openai` client against a local fake
 //! chat-completions server (`tenx_models::test_support::FakeProvider`, loopback HTTP on its own
 //! thread, streamed answers of the recorded OpenAI shape in `bench/fixtures/openai/`): the
-//! tool call, then the answer. The turn makes two model calls, so the adapter's overhead per
-//! call is (a′ − a) / 2: encoding the request, the HTTP round trip over loopback, the fake's own
-//! work, SSE decoding and reassembly.
+//! tool call, then the answer. The turn makes two model calls, so the overhead per call is
+//! (a′ − a) / 2: encoding the request, the HTTP round trip over loopback, the fake's own work,
+//! SSE decoding and reassembly. The same two exchanges are then timed bare (POST and read the
+//! whole body, nothing decoded), so the adapter's own share is the overhead less that.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,8 +14,11 @@ use tenx_artifact::{LoadedArtifact, Model, Provider};
 use tenx_engine::ports::{ModelClient, NullEvents};
 use tenx_engine::wire::ExecutionStatus;
 use tenx_engine::{Engine, MemoryStore};
+use tenx_models::failure::Caller;
 use tenx_models::test_support::{Canned, FakeProvider};
+use tenx_models::transport::Endpoint;
 use tenx_models::{ProviderOptions, Transport};
+use tokio_util::sync::CancellationToken;
 
 use crate::measure::Figures;
 use crate::setup::{ask, engine_with};
@@ -56,8 +60,22 @@ fn start_fake(root: &std::path::Path) -> Result<String, String> {
         .map_err(|_| "the fake provider's thread stopped".to_owned())?
 }
 
-/// (a′): `count` lookup turns against the fake, each on a new thread, after a warm-up.
-pub(crate) async fn turns(root: &std::path::Path, artifact: LoadedArtifact, count: usize) -> Result<Figures, String> {
+/// What (a′) measured: the turns, and the bare HTTP round trips of the same two answers.
+pub(crate) struct ProviderFigures {
+    /// One turn (two model calls) against the fake.
+    pub(crate) turn: Figures,
+    /// The same two calls as bare HTTP exchanges (POST, read the whole body; no request
+    /// encoding, SSE decoding or reassembly): what the loopback and the fake cost by themselves.
+    pub(crate) round_trips: Figures,
+}
+
+/// (a′): `count` lookup turns against the fake, each on a new thread, after a warm-up; then
+/// `count` pairs of bare round trips to it.
+pub(crate) async fn turns(
+    root: &std::path::Path,
+    artifact: LoadedArtifact,
+    count: usize,
+) -> Result<ProviderFigures, String> {
     let url = start_fake(root)?;
     let declared = Model {
         provider: Provider::Openai,
@@ -78,6 +96,46 @@ pub(crate) async fn turns(root: &std::path::Path, artifact: LoadedArtifact, coun
     for index in 0..count {
         let started = Instant::now();
         turn(&engine, &format!("t{index}")).await?;
+        samples.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    let turn = Figures::of(samples);
+    let round_trips = round_trips(&url, &transport, count).await?;
+    Ok(ProviderFigures { turn, round_trips })
+}
+
+/// `count` pairs of bare exchanges with the fake through the same transport: the fake's two
+/// answers, posted for and read whole.
+async fn round_trips(url: &str, transport: &Transport, count: usize) -> Result<Figures, String> {
+    let caller = Caller {
+        provider: "openai",
+        model: "gpt-4o-mini".into(),
+    };
+    let endpoint = Endpoint {
+        url: format!("{url}/v1/chat/completions")
+            .parse()
+            .map_err(|_| "the fake's URL".to_owned())?,
+        headers: reqwest::header::HeaderMap::new(),
+    };
+    let body = br#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"look up 1042"}],"stream":true}"#;
+    let cancel = CancellationToken::new();
+    let exchange = || async {
+        let response = transport
+            .post(&caller, &endpoint, body, &cancel)
+            .await
+            .map_err(|error| error.message)?;
+        transport
+            .read(&caller, response, 1 << 20, false, &cancel)
+            .await
+            .map_err(|error| error.message)
+    };
+    for _ in 0..50 {
+        exchange().await?;
+    }
+    let mut samples = Vec::with_capacity(count);
+    for _ in 0..count {
+        let started = Instant::now();
+        exchange().await?;
+        exchange().await?;
         samples.push(started.elapsed().as_secs_f64() * 1e6);
     }
     Ok(Figures::of(samples))

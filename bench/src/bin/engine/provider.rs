@@ -11,9 +11,8 @@ use std::time::Instant;
 
 use serde_json::json;
 use tenx_artifact::{LoadedArtifact, Model, Provider};
-use tenx_engine::ports::{ModelClient, NullEvents};
-use tenx_engine::wire::ExecutionStatus;
-use tenx_engine::{Engine, MemoryStore};
+use tenx_engine::MemoryStore;
+use tenx_engine::ports::ModelClient;
 use tenx_models::failure::Caller;
 use tenx_models::test_support::{Canned, FakeProvider};
 use tenx_models::transport::Endpoint;
@@ -21,7 +20,7 @@ use tenx_models::{ProviderOptions, Transport};
 use tokio_util::sync::CancellationToken;
 
 use crate::measure::Figures;
-use crate::setup::{ask, engine_with};
+use crate::setup::engine_with;
 
 /// The recorded answers, sent in pieces of this many bytes (events split across reads).
 const PIECE: usize = 512;
@@ -89,16 +88,7 @@ pub(crate) async fn turns(
     let client: Arc<dyn ModelClient> = tenx_models::client_for("desk_model", &declared, None, &transport)
         .map_err(|error| format!("the openai client: {error}"))?;
     let engine = engine_with(artifact, Arc::new(MemoryStore::new()), Some(client))?;
-    for index in 0..50 {
-        turn(&engine, &format!("warm{index}")).await?;
-    }
-    let mut samples = Vec::with_capacity(count);
-    for index in 0..count {
-        let started = Instant::now();
-        turn(&engine, &format!("t{index}")).await?;
-        samples.push(started.elapsed().as_secs_f64() * 1e6);
-    }
-    let turn = Figures::of(samples);
+    let turn = crate::measure::time_turns(&engine, count).await?;
     let round_trips = round_trips(&url, &transport, count).await?;
     Ok(ProviderFigures { turn, round_trips })
 }
@@ -139,19 +129,4 @@ async fn round_trips(url: &str, transport: &Transport, count: usize) -> Result<F
         samples.push(started.elapsed().as_secs_f64() * 1e6);
     }
     Ok(Figures::of(samples))
-}
-
-async fn turn(engine: &Engine, thread: &str) -> Result<(), String> {
-    let output = engine
-        .run(ask(thread, "look up 1042"), &mut NullEvents)
-        .await
-        .map_err(|error| format!("turn on {thread} against the fake failed: {error:?}"))?;
-    if output.thread.execution.status == ExecutionStatus::Completed {
-        Ok(())
-    } else {
-        Err(format!(
-            "thread {thread} ended {:?} against the fake",
-            output.thread.execution.status
-        ))
-    }
 }

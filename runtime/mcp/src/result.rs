@@ -4,8 +4,9 @@
 //! | answer | result |
 //! |---|---|
 //! | `isError: true` | `Failed`: ``MCP tool `T` reported an error: <its text>`` (the model sees it) |
+//! | text blocks only, result declared `string` | the texts joined by a line break, even beside `structuredContent` |
 //! | `structuredContent` | that value |
-//! | text blocks only, result declared `string` or not declared | the texts joined by a line break |
+//! | text blocks only, result not declared | the texts joined by a line break |
 //! | text blocks only, another result type | the text read as JSON (`Client` when it is not JSON) |
 //! | other blocks (image, audio, resource, link) | the content array as MCP sends it (the engine then checks it against the tool's `result`) |
 
@@ -66,6 +67,14 @@ pub(crate) fn map_result(tool: &str, answer: CallToolResult, result: Option<&Sch
             ToolErrorKind::Failed,
             format!("MCP tool `{tool}` reported an error: {text}"),
         ));
+    }
+    // A tool declared to return a string gets the text even when the server also sends
+    // structured content (the Python SDK wraps a `str` return as `{"result": …}`).
+    if is_string(result)
+        && !answer.content.is_empty()
+        && let Some(texts) = texts(&answer.content)
+    {
+        return Ok(Value::String(texts.join("\n")));
     }
     if let Some(structured) = answer.structured_content {
         return Ok(structured);
@@ -147,7 +156,9 @@ mod tests {
         );
         let structured =
             answer(json!({"content": [{"type": "text", "text": "ignored"}], "structuredContent": {"t": 22}}));
-        assert_eq!(map_result("t", structured, Some(&object)), Ok(json!({"t": 22})));
+        assert_eq!(map_result("t", structured.clone(), Some(&object)), Ok(json!({"t": 22})));
+        assert_eq!(map_result("t", structured.clone(), None), Ok(json!({"t": 22})));
+        assert_eq!(map_result("t", structured, Some(&string())), Ok(json!("ignored")));
         let image = answer(json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}));
         assert_eq!(
             map_result("t", image, None),

@@ -168,6 +168,9 @@ pub(crate) struct Handler {
 
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // Fail closed at once: until the new listing is checked, a call lists again first, so
+        // no call reaches a tool the server changed after announcing it.
+        self.checks.forget();
         self.checks.announcements.fetch_add(1, Ordering::SeqCst);
         let checks = Arc::clone(&self.checks);
         let peer = context.peer;

@@ -19,45 +19,17 @@ use serde_json::json;
 use tenx_engine::ports::ToolErrorKind;
 use tenx_mcp::{AttachProblem, McpClient};
 
-/// The everything server listening on a loopback port; killed when dropped.
-struct HttpServer {
-    child: tokio::process::Child,
-    port: u16,
-}
-
-impl HttpServer {
-    async fn start(server: &Path, port: Option<u16>) -> Self {
-        let port = port.unwrap_or_else(|| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        });
-        let child = tokio::process::Command::new(node().unwrap())
-            .arg(server)
-            .arg("streamableHttp")
-            .env_clear()
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        eventually(Duration::from_secs(20), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        })
-        .await;
-        Self { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-
-    async fn kill(mut self) -> u16 {
-        self.child.kill().await.unwrap();
-        self.port
-    }
+/// The everything server listening on a loopback port (`port`, or a free one); killed when
+/// dropped.
+async fn start(server: &Path, port: Option<u16>) -> Listening {
+    let port = port.unwrap_or_else(free_port);
+    let mut command = tokio::process::Command::new(node().unwrap());
+    command
+        .arg(server)
+        .arg("streamableHttp")
+        .env_clear()
+        .env("PORT", port.to_string());
+    Listening::start(command, port).await
 }
 
 fn http(url: &str) -> serde_json::Value {
@@ -84,7 +56,7 @@ tool slow(duration: number "Seconds", steps: number "Steps") -> string {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declared_tools_are_checked_and_called_over_http() {
     let Some(server) = everything() else { return };
-    let running = HttpServer::start(&server, None).await;
+    let running = start(&server, None).await;
     let artifact = compile(&program(TOOLS, &["echo", "slow"]));
     let mcp = Arc::new(
         McpClient::attach(&artifact, &config(http(&running.url()), &[TOKEN]))
@@ -136,11 +108,7 @@ async fn an_unreachable_server_fails_closed_without_naming_its_address_or_creden
     if everything().is_none() {
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let artifact = compile(&program(TOOLS, &["echo", "slow"]));
     let error = McpClient::attach(
         &artifact,
@@ -159,7 +127,7 @@ async fn an_unreachable_server_fails_closed_without_naming_its_address_or_creden
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_mid_call_fails_that_call_and_is_reached_again_when_back() {
     let Some(server) = everything() else { return };
-    let running = HttpServer::start(&server, None).await;
+    let running = start(&server, None).await;
     let artifact = compile(&program(TOOLS, &["echo", "slow"]));
     let mcp = Arc::new(
         McpClient::attach(&artifact, &config(http(&running.url()), &[TOKEN]))
@@ -180,7 +148,7 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_is_reached_again_when_b
         "a call in flight when the server dies fails as a broken connection: {error:?}"
     );
 
-    let back = HttpServer::start(&server, Some(port)).await;
+    let back = start(&server, Some(port)).await;
     // The broken call gave its connection up: the next call connects again, checks, and runs.
     assert_eq!(
         call(&tools, &artifact, "echo", json!({"message": "again"})).await,

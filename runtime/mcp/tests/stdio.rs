@@ -203,27 +203,16 @@ async fn tools_the_server_announces_later_are_never_reachable() {
     assert_eq!(mcp.tools().keys().collect::<Vec<_>>(), ["echo"]);
 
     let tools = runner(&artifact, Arc::clone(&mcp));
-    let mut forged = artifact.tools["echo"].clone();
-    forged.run = tenx_artifact::Run::Mcp {
-        server: "everything".into(),
-        tool: "simulate-research-query".into(),
-    };
-    let arguments = json!({"topic": "x"});
-    let refused = tools
-        .call(
-            tenx_engine::ports::ToolInvocation {
-                tool_name: "simulate-research-query",
-                tool: &forged,
-                arguments: &arguments,
-                idempotency_key: "k",
-                identity: &tenx_engine::Identity::anonymous(),
-                thread_id: "t",
-                call_id: "c",
-            },
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let refused = forged_call(
+        &tools,
+        &artifact,
+        "echo",
+        "everything",
+        "simulate-research-query",
+        json!({"topic": "x"}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(refused.message, "no tool `simulate-research-query` is declared");
     assert_eq!(
         call(&tools, &artifact, "echo", json!({"message": "still"})).await,

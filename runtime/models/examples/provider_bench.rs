@@ -23,6 +23,7 @@ use tenx_artifact::{Model, Provider, Script, Turn};
 use tenx_engine::ScriptedModel;
 use tenx_engine::ports::{DeltaSink, ModelClient, ModelRequest};
 use tenx_engine::wire::{Message, Role};
+use tenx_models::call::{Assembler, assemble};
 use tenx_models::failure::Caller;
 use tenx_models::openai::StreamAssembler;
 use tenx_models::sse::Events;
@@ -78,16 +79,17 @@ fn median(mut runs: Vec<Duration>) -> Duration {
 
 /// Reassembles `body` (read in pieces of 1,400 bytes, as a network delivers it) once.
 async fn reassemble(body: &[u8], caller: &Caller) -> Duration {
-    let pieces: Vec<Result<Vec<u8>, Infallible>> = body.chunks(1_400).map(|piece| Ok(piece.to_vec())).collect();
+    let pieces: Vec<Result<bytes::Bytes, Infallible>> = body
+        .chunks(1_400)
+        .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
+        .collect();
     let cancel = CancellationToken::new();
     let started = Instant::now();
-    let mut events = Events::from_bytes(futures_util::stream::iter(pieces), Duration::from_secs(5));
-    let mut assembler = StreamAssembler::new(None);
+    let events = Events::from_bytes(futures_util::stream::iter(pieces), Duration::from_secs(5));
     let mut sink = Count(0);
-    while let Some(event) = events.next(caller, &cancel).await.unwrap() {
-        assembler.push(caller, &event.data, &mut sink).unwrap();
-    }
-    let reply = assembler.finish(caller, None, &mut sink).unwrap();
+    let reply = assemble(caller, events, StreamAssembler::new(None), None, &mut sink, &cancel)
+        .await
+        .unwrap();
     let elapsed = started.elapsed();
     assert!(!reply.text.is_empty() || !reply.tool_calls.is_empty());
     elapsed
@@ -109,7 +111,10 @@ fn assemble_only(data: &[String], caller: &Caller) -> Duration {
 
 /// Decodes the SSE framing of `body` once (no reassembly).
 async fn decode_only(body: &[u8], caller: &Caller) -> Duration {
-    let pieces: Vec<Result<Vec<u8>, Infallible>> = body.chunks(1_400).map(|piece| Ok(piece.to_vec())).collect();
+    let pieces: Vec<Result<bytes::Bytes, Infallible>> = body
+        .chunks(1_400)
+        .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
+        .collect();
     let cancel = CancellationToken::new();
     let started = Instant::now();
     let mut events = Events::from_bytes(futures_util::stream::iter(pieces), Duration::from_secs(5));

@@ -3,6 +3,8 @@
 //! answer body. From a provider's error body only short identifiers are kept (`type`, `code`,
 //! `param`), because its free text may quote the request (or part of the key).
 
+use std::time::Duration;
+
 use reqwest::StatusCode;
 use serde_json::Value;
 use tenx_engine::ports::{ModelError, ModelErrorKind};
@@ -35,13 +37,17 @@ impl Caller {
         self.error(ModelErrorKind::Refused, format!("malformed answer: {what}"))
     }
 
-    /// An answer with an HTTP status outside 2xx, after `attempts` attempts. `body` is read only
-    /// for its error identifiers.
-    pub fn status(&self, status: StatusCode, body: &[u8], attempts: u32) -> ModelError {
-        let kind = status_kind(status);
+    /// An answer with an HTTP status outside 2xx, after `attempts` attempts, with the answer's
+    /// `Retry-After` if it had one (a 429 carries it to the engine, and the message says it).
+    /// `body` is read only for its error identifiers.
+    pub fn status(&self, status: StatusCode, body: &[u8], attempts: u32, retry_after: Option<Duration>) -> ModelError {
+        let kind = status_kind(status, retry_after);
         let mut text = format!("HTTP {}", status_text(status));
         if let Some(detail) = error_identifiers(body) {
             text.push_str(&format!(" ({detail})"));
+        }
+        if let Some(wait) = retry_after {
+            text.push_str(&format!(", Retry-After {} ms", wait.as_millis()));
         }
         if attempts > 1 {
             text.push_str(&format!(" after {attempts} attempts"));
@@ -66,10 +72,12 @@ impl Caller {
     }
 }
 
-/// The kind of an HTTP status outside 2xx.
-pub fn status_kind(status: StatusCode) -> ModelErrorKind {
+/// The kind of an HTTP status outside 2xx (a 429 with its `Retry-After`, if any).
+pub fn status_kind(status: StatusCode, retry_after: Option<Duration>) -> ModelErrorKind {
     if status == StatusCode::TOO_MANY_REQUESTS {
-        ModelErrorKind::RateLimited
+        ModelErrorKind::RateLimited {
+            retry_after_ms: retry_after.map(|wait| u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+        }
     } else if status.is_server_error() {
         ModelErrorKind::Server
     } else {
@@ -129,20 +137,31 @@ mod tests {
     #[test]
     fn statuses_name_the_provider_the_model_and_the_code() {
         let body = br#"{"error": {"message": "Incorrect API key provided: sk-secret. You can find your key at ...", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}"#;
-        let error = caller().status(StatusCode::UNAUTHORIZED, body, 1);
+        let error = caller().status(StatusCode::UNAUTHORIZED, body, 1, None);
         assert_eq!(error.kind, ModelErrorKind::Refused);
         assert_eq!(
             error.message,
             "provider `openai`, model `gpt-4o-mini`: HTTP 401 Unauthorized (type `invalid_request_error`, code `invalid_api_key`)"
         );
-        let error = caller().status(StatusCode::TOO_MANY_REQUESTS, b"not json", 3);
-        assert_eq!(error.kind, ModelErrorKind::RateLimited);
+        let error = caller().status(StatusCode::TOO_MANY_REQUESTS, b"not json", 3, None);
+        assert_eq!(error.kind, ModelErrorKind::RateLimited { retry_after_ms: None });
         assert_eq!(
             error.message,
             "provider `openai`, model `gpt-4o-mini`: HTTP 429 Too Many Requests after 3 attempts"
         );
+        let error = caller().status(StatusCode::TOO_MANY_REQUESTS, b"", 1, Some(Duration::from_secs(7)));
         assert_eq!(
-            caller().status(StatusCode::from_u16(529).unwrap(), b"", 1).kind,
+            error.kind,
+            ModelErrorKind::RateLimited {
+                retry_after_ms: Some(7_000)
+            }
+        );
+        assert_eq!(
+            error.message,
+            "provider `openai`, model `gpt-4o-mini`: HTTP 429 Too Many Requests, Retry-After 7000 ms"
+        );
+        assert_eq!(
+            caller().status(StatusCode::from_u16(529).unwrap(), b"", 1, None).kind,
             ModelErrorKind::Server
         );
     }

@@ -10,8 +10,9 @@
 //!
 //! [ModelError]: tenx_engine::ports::ModelError
 //!
-//! Layout, common parts: [`options`] (timeouts, retry policy), [`setup`] (a declared model read
-//! and checked), [`transport`] (the HTTP client, retries, cancellation), [`backoff`] (jittered
+//! Layout, common parts: [`call`] (one call, the same for every provider, behind a provider's
+//! [`call::Protocol`] and stream [`call::Assembler`]), [`options`] (timeouts, retry policy),
+//! [`setup`] (a declared model read and checked), [`transport`] (the HTTP client, retries, cancellation), [`backoff`] (jittered
 //! waits, `Retry-After`), [`sse`] (server-sent events), [`failure`] (error messages),
 //! [`conversation`] (reading the engine's messages), [`output`] (output schemas as providers
 //! take them). Providers: [`openai`], [`anthropic`]. With the `test-support` feature,
@@ -23,6 +24,7 @@
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
 pub mod backoff;
+pub mod call;
 pub mod conversation;
 pub mod failure;
 #[cfg(feature = "openai")]

@@ -2,7 +2,7 @@
 //! `127.0.0.1` only, records every request, and answers from a queue of [`Canned`] answers
 //! (recorded bodies, replayed byte for byte, a stream sent in small pieces so events are split
 //! across reads, optionally left hanging or cut short). When the queue is empty it repeats the
-//! last answer.
+//! last answer; a [`FakeProvider::cycling`] fake plays its queue round and round instead.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -115,6 +115,8 @@ struct Shared {
     received: Mutex<Vec<Received>>,
     queue: Mutex<VecDeque<Canned>>,
     last: Mutex<Option<Canned>>,
+    /// Plays the queue round and round and records nothing (for benchmarks).
+    cycle: bool,
 }
 
 /// A running fake provider. Stops when dropped.
@@ -138,10 +140,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl FakeProvider {
     /// Starts a fake that answers `answers` in order (then repeats the last one).
     pub async fn start(answers: impl IntoIterator<Item = Canned>) -> std::io::Result<Self> {
-        let shared = Arc::new(Shared {
+        Self::serve(Shared {
             queue: Mutex::new(answers.into_iter().collect()),
             ..Shared::default()
-        });
+        })
+        .await
+    }
+
+    async fn serve(shared: Shared) -> std::io::Result<Self> {
+        let shared = Arc::new(shared);
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let address = listener.local_addr()?;
         let app = Router::new().fallback(answer).with_state(Arc::clone(&shared));
@@ -149,6 +156,17 @@ impl FakeProvider {
             let _ended = axum::serve(listener, app).await;
         });
         Ok(Self { address, shared, task })
+    }
+
+    /// Starts a fake that answers `answers` in order, round and round, and records nothing (a
+    /// benchmark's thousands of calls): `received` stays empty.
+    pub async fn cycling(answers: impl IntoIterator<Item = Canned>) -> std::io::Result<Self> {
+        Self::serve(Shared {
+            queue: Mutex::new(answers.into_iter().collect()),
+            cycle: true,
+            ..Shared::default()
+        })
+        .await
     }
 
     /// `http://127.0.0.1:PORT` (append the API's base path, e.g. `/v1`).
@@ -171,6 +189,15 @@ impl FakeProvider {
 async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let body = to_bytes(body, MAX_REQUEST_BYTES).await.unwrap_or_default().to_vec();
+    if shared.cycle {
+        let mut queue = lock(&shared.queue);
+        let next = queue.pop_front();
+        if let Some(canned) = &next {
+            queue.push_back(canned.clone());
+        }
+        drop(queue);
+        return respond(next.unwrap_or_else(|| Canned::json(500, "{}")));
+    }
     lock(&shared.received).push(Received {
         path: parts.uri.path().to_owned(),
         headers: parts

@@ -107,7 +107,7 @@ impl Transport {
                             .read(caller, response, MAX_ERROR_BODY_BYTES, true, cancel)
                             .await
                             .unwrap_or_default();
-                        let failure = caller.status(status, &error_body, attempt);
+                        let failure = caller.status(status, &error_body, attempt, retry_after);
                         if !is_retryable(status) {
                             return Err(failure);
                         }

@@ -10,39 +10,23 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::{KEY, Pieces, fixture, long_conversation, model, request, tools, transport, user};
-use serde_json::{Value, json};
-use tenx_artifact::{Model, Provider};
-use tenx_engine::ports::{ModelClient, ModelError, ModelErrorKind, ModelToolCall};
+use common::{KEY, Pieces, ask, call, client, failure, fixture, long_conversation, request, tools, user};
+use serde_json::json;
+use tenx_artifact::Provider;
+use tenx_engine::ports::{ModelErrorKind, ModelToolCall};
 use tenx_engine::wire::TokenUsage;
 use tenx_models::test_support::{Canned, FakeProvider};
 use tokio_util::sync::CancellationToken;
-
-/// The client of a `claude-sonnet-4-5` model at the fake, with `params`.
-fn client(fake: &FakeProvider, params: Value) -> (Arc<dyn ModelClient>, Model) {
-    let declared = model(Provider::Anthropic, "claude-sonnet-4-5", &fake.url(), params);
-    let client = tenx_models::client_for("claude", &declared, Some(KEY), &transport()).unwrap();
-    (client, declared)
-}
 
 #[tokio::test]
 async fn a_streamed_answer_is_forwarded_with_its_usage_and_the_request_is_shaped_for_the_api() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/text.sse"), 9)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({"temperature": 0.2}));
+    let served = client(Provider::Anthropic, &fake, json!({"temperature": 0.2}));
     let messages = [user("Refund order 1042, 59.00")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, Vec::new(), None, &mut sink).await.unwrap();
     assert_eq!(reply.text, "Your refund of 59.00 was issued.");
     assert_eq!(sink.pieces, ["Your refund", " of 59.00", " was issued."]);
     assert_eq!(
@@ -78,17 +62,10 @@ async fn parallel_tool_uses_are_reassembled_from_input_json_deltas() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/tool_use.sse"), 6)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({"max_tokens": 1024}));
+    let served = client(Provider::Anthropic, &fake, json!({"max_tokens": 1024}));
     let messages = [user("Refund order 1042, 59.00")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, tools(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, tools(), None, &mut sink).await.unwrap();
     assert_eq!(reply.text, "I'll look the order up and refund it.");
     assert_eq!(sink.pieces.concat(), reply.text);
     assert_eq!(
@@ -124,14 +101,9 @@ async fn tool_results_of_one_turn_travel_together_in_one_user_message() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/text.sse"), 64)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let served = client(Provider::Anthropic, &fake, json!({}));
     let messages = long_conversation();
-    client
-        .complete(
-            request(&declared, &messages, tools(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
+    call(&served, &messages, tools(), None, &mut Pieces::default())
         .await
         .unwrap();
     let body = fake.received()[0].json();
@@ -168,7 +140,7 @@ async fn structured_output_is_forced_through_a_tool_and_comes_back_as_text() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/structured.sse"), 16)])
         .await
         .unwrap();
-    let (forced, declared) = client(&fake, json!({"tool_choice": {"type": "auto"}}));
+    let (forced, declared) = client(Provider::Anthropic, &fake, json!({"tool_choice": {"type": "auto"}}));
     let messages = [user("Review refund 1042")];
     let mut sink = Pieces::default();
     let reply = forced
@@ -192,7 +164,7 @@ async fn structured_output_is_forced_through_a_tool_and_comes_back_as_text() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/tool_use.sse"), 64)])
         .await
         .unwrap();
-    let (beside, declared) = client(&fake, json!({}));
+    let (beside, declared) = client(Provider::Anthropic, &fake, json!({}));
     let mut offered = tools();
     offered[0].name = "final_answer".into();
     let reply = beside
@@ -214,17 +186,10 @@ async fn without_streaming_a_whole_message_is_read() {
     let fake = FakeProvider::start([Canned::json(200, fixture("anthropic/message.json"))])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({"stream": false}));
+    let served = client(Provider::Anthropic, &fake, json!({"stream": false}));
     let messages = [user("Check 1042 and 1043")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, tools(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, tools(), None, &mut sink).await.unwrap();
     assert_eq!(reply.text, "I'll check both orders.");
     assert_eq!(sink.pieces, ["I'll check both orders."]);
     assert_eq!(
@@ -242,20 +207,6 @@ async fn without_streaming_a_whole_message_is_read() {
     assert_eq!(fake.received()[0].json()["stream"], json!(false));
 }
 
-/// Calls once and returns the error.
-async fn failure(fake: &FakeProvider) -> ModelError {
-    let (client, declared) = client(fake, json!({}));
-    let messages = [user("Refund order 1042, 59.00 PROMPT-MARKER")];
-    client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err()
-}
-
 #[tokio::test]
 async fn a_429_and_a_529_are_retried_then_succeed() {
     let fake = FakeProvider::start([
@@ -265,14 +216,7 @@ async fn a_429_and_a_529_are_retried_then_succeed() {
     ])
     .await
     .unwrap();
-    let (client, declared) = client(&fake, json!({}));
-    let messages = [user("hi")];
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
+    let reply = ask(&client(Provider::Anthropic, &fake, json!({})), &[user("hi")])
         .await
         .unwrap();
     assert_eq!(reply.text, "Your refund of 59.00 was issued.");
@@ -284,7 +228,7 @@ async fn a_400_is_never_retried_and_echoes_nothing() {
     let fake = FakeProvider::start([Canned::json(400, fixture("anthropic/error_400.json"))])
         .await
         .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Anthropic, &fake).await;
     assert_eq!(fake.received().len(), 1);
     assert_eq!(error.kind, ModelErrorKind::Refused);
     assert_eq!(
@@ -299,7 +243,7 @@ async fn an_error_event_mid_stream_is_a_server_error() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/overloaded.sse"), 64)])
         .await
         .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Anthropic, &fake).await;
     assert_eq!(error.kind, ModelErrorKind::Server);
     assert_eq!(
         error.message,
@@ -313,7 +257,7 @@ async fn a_truncated_stream_is_a_connection_error() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/truncated.sse"), 64)])
         .await
         .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Anthropic, &fake).await;
     assert_eq!(error.kind, ModelErrorKind::Connection);
     assert_eq!(
         error.message,
@@ -325,7 +269,7 @@ async fn a_truncated_stream_is_a_connection_error() {
 async fn an_event_that_is_not_json_is_a_malformed_answer() {
     let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n";
     let fake = FakeProvider::start([Canned::sse(body, 64)]).await.unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Anthropic, &fake).await;
     assert_eq!(error.kind, ModelErrorKind::Refused);
     assert!(
         error
@@ -341,7 +285,7 @@ async fn a_stop_cancels_a_call_mid_stream() {
     let fake = FakeProvider::start([Canned::sse(fixture("anthropic/truncated.sse"), 64).hanging()])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let (client, declared) = client(Provider::Anthropic, &fake, json!({}));
     let messages = [user("hi")];
     let cancel = CancellationToken::new();
     let mut sink = Pieces {

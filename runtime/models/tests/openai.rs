@@ -10,43 +10,26 @@
 
 mod common;
 
-use common::{KEY, Pieces, fixture, long_conversation, model, request, tools, transport, user};
-use serde_json::{Value, json};
+use common::{
+    KEY, Pieces, ask, call, client, failure, fixture, long_conversation, model, request, tools, transport, user,
+};
+use serde_json::json;
 use tenx_artifact::Provider;
 use tenx_engine::ports::{ModelErrorKind, ModelToolCall};
 use tenx_engine::wire::TokenUsage;
+use tenx_models::Transport;
 use tenx_models::test_support::{Canned, FakeProvider};
 use tokio_util::sync::CancellationToken;
-
-/// The client of a `gpt-4o-mini` model at the fake's `/v1`, with `params`.
-fn client(
-    fake: &FakeProvider,
-    params: Value,
-) -> (
-    std::sync::Arc<dyn tenx_engine::ports::ModelClient>,
-    tenx_artifact::Model,
-) {
-    let declared = model(Provider::Openai, "gpt-4o-mini", &format!("{}/v1", fake.url()), params);
-    let client = tenx_models::client_for("support_model", &declared, Some(KEY), &transport()).unwrap();
-    (client, declared)
-}
 
 #[tokio::test]
 async fn a_streamed_answer_is_forwarded_piece_by_piece_with_its_usage() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/text.sse"), 7)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({"temperature": 0.2, "max_tokens": 300}));
+    let served = client(Provider::Openai, &fake, json!({"temperature": 0.2, "max_tokens": 300}));
     let messages = [user("Refund order 1042, 59.00")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, Vec::new(), None, &mut sink).await.unwrap();
     assert_eq!(reply.text, "Your refund of 59.00 was issued.");
     assert_eq!(sink.pieces, ["Your", " refund", " of 59.00", " was", " issued", "."]);
     assert!(reply.tool_calls.is_empty());
@@ -90,17 +73,14 @@ async fn parallel_tool_calls_split_across_chunks_are_reassembled() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/parallel_tool_calls.sse"), 5)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let served = client(
+        Provider::Openai,
+        &fake,
+        json!({"tool_choice": "required", "parallel_tool_calls": true}),
+    );
     let messages = [user("Refund order 1042, 59.00")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, tools(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, tools(), None, &mut sink).await.unwrap();
     assert_eq!(reply.text, "");
     assert!(sink.pieces.is_empty());
     assert_eq!(
@@ -121,6 +101,12 @@ async fn parallel_tool_calls_split_across_chunks_are_reassembled() {
     assert_eq!(reply.usage.map(|usage| usage.total_tokens), Some(168));
     let body = fake.received()[0].json();
     assert_eq!(
+        body["tool_choice"],
+        json!("required"),
+        "the declared tool_choice is sent"
+    );
+    assert_eq!(body["parallel_tool_calls"], json!(true));
+    assert_eq!(
         body["tools"],
         json!([
             {"type": "function", "function": {"name": "lookup_order", "description": "Look up an order.",
@@ -136,14 +122,9 @@ async fn the_conversation_is_mapped_message_by_message() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/text.sse"), 64)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let served = client(Provider::Openai, &fake, json!({}));
     let messages = long_conversation();
-    client
-        .complete(
-            request(&declared, &messages, tools(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
+    call(&served, &messages, tools(), None, &mut Pieces::default())
         .await
         .unwrap();
     assert_eq!(
@@ -178,15 +159,10 @@ async fn an_output_schema_is_sent_as_a_strict_json_schema_when_it_can_be() {
         let fake = FakeProvider::start([Canned::sse(fixture("openai/structured.sse"), 16)])
             .await
             .unwrap();
-        let (client, declared) = client(&fake, json!({}));
+        let served = client(Provider::Openai, &fake, json!({}));
         let messages = [user("Review refund 1042")];
         let mut sink = Pieces::default();
-        let reply = client
-            .complete(
-                request(&declared, &messages, Vec::new(), Some(schema)),
-                &mut sink,
-                &CancellationToken::new(),
-            )
+        let reply = call(&served, &messages, Vec::new(), Some(schema), &mut sink)
             .await
             .unwrap();
         assert_eq!(reply.text, r#"{"verdict":"approve","score":0.92}"#);
@@ -203,16 +179,11 @@ async fn a_schema_that_is_not_an_object_is_wrapped_and_unwrapped() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/wrapped.sse"), 16)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let served = client(Provider::Openai, &fake, json!({}));
     let schema = json!({"type": "array", "items": {"type": "string"}});
     let messages = [user("List two letters")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), Some(&schema)),
-            &mut sink,
-            &CancellationToken::new(),
-        )
+    let reply = call(&served, &messages, Vec::new(), Some(&schema), &mut sink)
         .await
         .unwrap();
     assert_eq!(reply.text, r#"["a","b"]"#);
@@ -227,15 +198,14 @@ async fn an_authors_response_format_wins() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/structured.sse"), 16)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({"response_format": {"type": "json_object"}}));
+    let served = client(
+        Provider::Openai,
+        &fake,
+        json!({"response_format": {"type": "json_object"}}),
+    );
     let schema = json!({"type": "object"});
     let messages = [user("Review")];
-    client
-        .complete(
-            request(&declared, &messages, Vec::new(), Some(&schema)),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
+    call(&served, &messages, Vec::new(), Some(&schema), &mut Pieces::default())
         .await
         .unwrap();
     assert_eq!(
@@ -252,17 +222,10 @@ async fn without_streaming_a_whole_answer_is_read() {
     ])
     .await
     .unwrap();
-    let (client, declared) = client(&fake, json!({"stream": false, "seed": 7}));
+    let served = client(Provider::Openai, &fake, json!({"stream": false, "seed": 7}));
     let messages = [user("What was paid for 1042?")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, tools(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, tools(), None, &mut sink).await.unwrap();
     assert_eq!(reply.text, "Order 1042 was paid 59.00.");
     assert_eq!(sink.pieces, ["Order 1042 was paid 59.00."]);
     assert_eq!(reply.usage.map(|usage| usage.prompt_tokens), Some(57));
@@ -271,14 +234,7 @@ async fn without_streaming_a_whole_answer_is_read() {
     assert_eq!(body["seed"], json!(7));
     assert!(body.get("stream_options").is_none());
 
-    let reply = client
-        .complete(
-            request(&declared, &messages, tools(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, tools(), None, &mut sink).await.unwrap();
     assert_eq!(
         reply
             .tool_calls
@@ -297,33 +253,12 @@ async fn a_refusal_comes_back_as_the_answers_text() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/refusal.sse"), 32)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let served = client(Provider::Openai, &fake, json!({}));
     let messages = [user("Something not allowed")];
     let mut sink = Pieces::default();
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut sink,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = call(&served, &messages, Vec::new(), None, &mut sink).await.unwrap();
     assert_eq!(reply.text, "I'm sorry, I can't help with that.");
     assert_eq!(sink.pieces.concat(), reply.text);
-}
-
-/// Calls once and returns the error.
-async fn failure(fake: &FakeProvider) -> tenx_engine::ports::ModelError {
-    let (client, declared) = client(fake, json!({}));
-    let messages = [user("Refund order 1042, 59.00 PROMPT-MARKER")];
-    client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err()
 }
 
 fn assert_clean(message: &str) {
@@ -343,16 +278,12 @@ async fn a_429_with_retry_after_is_retried_then_succeeds() {
     ])
     .await
     .unwrap();
-    let (client, declared) = client(&fake, json!({}));
-    let messages = [user("Refund order 1042, 59.00")];
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = ask(
+        &client(Provider::Openai, &fake, json!({})),
+        &[user("Refund order 1042, 59.00")],
+    )
+    .await
+    .unwrap();
     assert_eq!(reply.text, "Your refund of 59.00 was issued.");
     let received = fake.received();
     assert_eq!(received.len(), 2);
@@ -368,16 +299,12 @@ async fn a_500_is_retried_then_succeeds() {
     ])
     .await
     .unwrap();
-    let (client, declared) = client(&fake, json!({}));
-    let messages = [user("Refund order 1042, 59.00")];
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let reply = ask(
+        &client(Provider::Openai, &fake, json!({})),
+        &[user("Refund order 1042, 59.00")],
+    )
+    .await
+    .unwrap();
     assert_eq!(reply.text, "Your refund of 59.00 was issued.");
     assert_eq!(fake.received().len(), 3);
 }
@@ -387,7 +314,7 @@ async fn a_server_that_keeps_failing_fails_after_the_last_attempt() {
     let fake = FakeProvider::start([Canned::json(500, fixture("openai/error_500.json"))])
         .await
         .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Openai, &fake).await;
     assert_eq!(fake.received().len(), 3);
     assert_eq!(error.kind, ModelErrorKind::Server);
     assert_eq!(
@@ -401,7 +328,7 @@ async fn a_400_is_never_retried_and_echoes_nothing() {
     let fake = FakeProvider::start([Canned::json(400, fixture("openai/error_400.json"))])
         .await
         .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Openai, &fake).await;
     assert_eq!(fake.received().len(), 1);
     assert_eq!(error.kind, ModelErrorKind::Refused);
     assert_eq!(
@@ -416,7 +343,7 @@ async fn a_401_that_quotes_the_key_is_not_repeated() {
     let mut body = String::from_utf8(fixture("openai/error_401.json")).unwrap();
     body = body.replace("sk-test-******************************cret", KEY);
     let fake = FakeProvider::start([Canned::json(401, body)]).await.unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Openai, &fake).await;
     assert_eq!(fake.received().len(), 1);
     assert_eq!(
         error.message,
@@ -433,12 +360,18 @@ async fn a_retry_after_beyond_the_cap_is_not_waited_for() {
     ])
     .await
     .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Openai, &fake).await;
     assert_eq!(fake.received().len(), 1);
-    assert_eq!(error.kind, ModelErrorKind::RateLimited);
+    assert_eq!(
+        error.kind,
+        ModelErrorKind::RateLimited {
+            retry_after_ms: Some(3_600_000)
+        },
+        "the wait the server asked for reaches the engine"
+    );
     assert_eq!(
         error.message,
-        "provider `openai`, model `gpt-4o-mini`: HTTP 429 Too Many Requests (type `requests`, code `rate_limit_exceeded`)"
+        "provider `openai`, model `gpt-4o-mini`: HTTP 429 Too Many Requests (type `requests`, code `rate_limit_exceeded`), Retry-After 3600000 ms"
     );
 }
 
@@ -450,15 +383,7 @@ async fn a_retry_after_date_in_the_past_retries_at_once() {
     ])
     .await
     .unwrap();
-    let (client, declared) = client(&fake, json!({}));
-    let messages = [user("hi")];
-    let reply = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await;
+    let reply = ask(&client(Provider::Openai, &fake, json!({})), &[user("hi")]).await;
     assert!(reply.is_ok(), "{reply:?}");
     assert_eq!(fake.received().len(), 2);
 }
@@ -468,7 +393,7 @@ async fn a_chunk_that_is_not_json_is_a_malformed_answer() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/malformed.sse"), 64)])
         .await
         .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Openai, &fake).await;
     assert_eq!(error.kind, ModelErrorKind::Refused);
     assert_eq!(
         error.message,
@@ -482,16 +407,9 @@ async fn a_whole_answer_that_is_not_json_is_a_malformed_answer() {
     let fake = FakeProvider::start([Canned::json(200, "{\"choices\": [")])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({"stream": false}));
+    let served = client(Provider::Openai, &fake, json!({"stream": false}));
     let messages = [user("hi")];
-    let error = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let error = ask(&served, &messages).await.unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Refused);
     assert!(
         error
@@ -507,7 +425,7 @@ async fn a_truncated_stream_is_a_connection_error() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/truncated.sse"), 64)])
         .await
         .unwrap();
-    let error = failure(&fake).await;
+    let error = failure(Provider::Openai, &fake).await;
     assert_eq!(error.kind, ModelErrorKind::Connection);
     assert_eq!(
         error.message,
@@ -521,7 +439,7 @@ async fn a_stop_cancels_a_call_mid_stream() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/truncated.sse"), 64).hanging()])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let (client, declared) = client(Provider::Openai, &fake, json!({}));
     let messages = [user("hi")];
     let cancel = CancellationToken::new();
     let mut sink = Pieces {
@@ -545,7 +463,7 @@ async fn a_stopped_run_never_calls() {
     let fake = FakeProvider::start([Canned::sse(fixture("openai/text.sse"), 64)])
         .await
         .unwrap();
-    let (client, declared) = client(&fake, json!({}));
+    let (client, declared) = client(Provider::Openai, &fake, json!({}));
     let messages = [user("hi")];
     let cancel = CancellationToken::new();
     cancel.cancel();
@@ -573,15 +491,7 @@ async fn a_server_that_is_not_there_is_a_connection_error_after_retries() {
         json!({}),
     );
     let client = tenx_models::client_for("support_model", &declared, Some(KEY), &transport()).unwrap();
-    let messages = [user("hi")];
-    let error = client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let error = ask(&(client, declared), &[user("hi")]).await.unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Connection);
     assert_eq!(
         error.message,
@@ -602,15 +512,7 @@ async fn a_local_server_needs_no_key() {
     );
     declared.api_key_env = None;
     let client = tenx_models::client_for("local", &declared, None, &transport()).unwrap();
-    let messages = [user("hi")];
-    client
-        .complete(
-            request(&declared, &messages, Vec::new(), None),
-            &mut Pieces::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    ask(&(client, declared), &[user("hi")]).await.unwrap();
     let sent = &fake.received()[0];
     assert_eq!(sent.path, "/v1/chat/completions", "a trailing slash is fine");
     assert_eq!(sent.header("authorization"), None);
@@ -643,4 +545,37 @@ fn setup_problems_are_found_before_any_call() {
         tenx_models::Settings::of("m", &model(Provider::Openai, "x", "http://h", json!({})), Some(KEY)).unwrap()
     );
     assert!(!debug.contains(KEY), "{debug}");
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out_between_pieces_and_a_slow_call_as_a_whole() {
+    for (idle_ms, total_ms, expected_ms) in [(300, 30_000, 300), (10_000, 500, 500)] {
+        let fake = FakeProvider::start([Canned::sse(fixture("openai/truncated.sse"), 64).hanging()])
+            .await
+            .unwrap();
+        let mut options = common::fast();
+        options.timeouts.idle = std::time::Duration::from_millis(idle_ms);
+        options.timeouts.total = std::time::Duration::from_millis(total_ms);
+        let declared = model(
+            Provider::Openai,
+            "gpt-4o-mini",
+            &format!("{}/v1", fake.url()),
+            json!({}),
+        );
+        let client =
+            tenx_models::client_for("support_model", &declared, Some(KEY), &Transport::new(options).unwrap()).unwrap();
+        let started = std::time::Instant::now();
+        let error = ask(&(client, declared), &[user("hi")]).await.unwrap_err();
+        let waited = started.elapsed();
+        assert_eq!(error.kind, ModelErrorKind::Timeout);
+        assert_eq!(
+            error.message,
+            format!("provider `openai`, model `gpt-4o-mini`: no answer within {expected_ms} ms")
+        );
+        assert!(
+            waited >= std::time::Duration::from_millis(expected_ms) && waited < std::time::Duration::from_secs(8),
+            "{waited:?}"
+        );
+        assert_eq!(fake.received().len(), 1, "a timeout is never retried");
+    }
 }

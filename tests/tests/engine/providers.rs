@@ -128,3 +128,95 @@ async fn the_refund_example_runs_its_approval_flow_with_openai_against_the_fake(
     );
     assert_eq!(second["model"], json!("gpt-4o-mini"));
 }
+
+/// A desk whose model is an OpenAI-compatible model at `base_url`, with a graph retry policy on
+/// its model calls that names `rate_limited`.
+fn rate_limited_program(base_url: &str) -> String {
+    format!(
+        r#"model desk_model {{
+  provider = openai
+  name     = "gpt-4o-mini"
+  base_url = "{base_url}"
+}}
+
+agent desk {{
+  model  = desk_model
+  prompt = "Help."
+}}
+
+graph shop {{
+  entry = desk
+  nodes = [desk]
+  retry = {{ desk: {{ attempts: 2, backoff: 1ms, max_backoff: 5s, on: [rate_limited] }} }}
+
+  desk -> END
+}}
+"#
+    )
+}
+
+#[tokio::test]
+async fn a_providers_retry_after_reaches_the_engine_and_its_retry_waits_for_it() {
+    let fake = FakeProvider::start([
+        Canned::json(429, fixture("error_429.json")).header("retry-after", "1"),
+        Canned::sse(fixture("text.sse"), 64),
+    ])
+    .await
+    .unwrap();
+    let artifact = crate::harness::compile(&rate_limited_program(&format!("{}/v1", fake.url())));
+    let declared = artifact.artifact.models["desk_model"].clone();
+    // The provider client does not retry on its own here, so the 429 and its `Retry-After`
+    // reach the engine, whose policy for the node retries and must wait at least that long (its
+    // own backoff is at most 1 ms).
+    let options = ProviderOptions {
+        retry: tenx_models::RetryPolicy {
+            attempts: 1,
+            ..tenx_models::RetryPolicy::default()
+        },
+        ..ProviderOptions::default()
+    };
+    let client = tenx_models::client_for("desk_model", &declared, None, &Transport::new(options).unwrap()).unwrap();
+    let host = Host::from_artifact(artifact, FakeTools::new(), Models::Given(client), dev());
+    let started = std::time::Instant::now();
+    let done = host.say("t1", "hello", &Identity::anonymous()).await.unwrap();
+    let waited = started.elapsed();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(fake.received().len(), 2);
+    assert!(
+        waited >= std::time::Duration::from_secs(1),
+        "the engine waited {waited:?}, less than the provider's Retry-After of 1 s"
+    );
+}
+
+#[tokio::test]
+async fn stopping_a_run_cancels_its_provider_call_in_flight_and_the_run_ends_stopped() {
+    // The answer starts streaming, then nothing more comes: the call is in flight when the
+    // run is stopped.
+    let mut cut = fixture("text.sse");
+    cut.truncate(cut.len() / 2);
+    let fake = FakeProvider::start([Canned::sse(cut, 64).hanging()]).await.unwrap();
+    let artifact = crate::harness::compile(&rate_limited_program(&format!("{}/v1", fake.url())));
+    let declared = artifact.artifact.models["desk_model"].clone();
+    let transport = Transport::new(ProviderOptions::default()).unwrap();
+    let client = tenx_models::client_for("desk_model", &declared, None, &transport).unwrap();
+    let host = Host::from_artifact(artifact, FakeTools::new(), Models::Given(client), dev());
+    let started = std::time::Instant::now();
+    let stopper = async {
+        while fake.received().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(host.engine.stop("t1"), "the run is in progress");
+    };
+    let anyone = Identity::anonymous();
+    let (stopped, ()) = tokio::join!(host.say("t1", "hello", &anyone), stopper);
+    let stopped = stopped.unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the stop did not wait for the provider's idle timeout"
+    );
+    let execution = &stopped.thread.execution;
+    assert_eq!(execution.status, ExecutionStatus::InterruptedAfter, "{execution:?}");
+    assert_eq!(execution.interrupt_reason.as_deref(), Some("stop_requested"));
+    assert_eq!(fake.received().len(), 1, "a cancelled call is not retried");
+}

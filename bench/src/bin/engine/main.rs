@@ -4,6 +4,8 @@
 //! LangGraph (`bench/langgraph/refund.py`):
 //!
 //! - (a) one user → agent → tool → agent turn on a new thread, in-memory store;
+//! - (a′) the same turn with the model an `openai` client against a local fake OpenAI server
+//!   (loopback HTTP, streamed), and the adapter's overhead per model call, (a′ − a) / 2;
 //! - (b) a run that pauses at the refund's approval and its resume with the answer, SQLite
 //!   store (its defaults: WAL, `synchronous = NORMAL`);
 //! - (c) the resident memory of 10,000 threads paused at the approval, in-memory store, and of
@@ -16,6 +18,7 @@
 mod langgraph;
 mod measure;
 mod paused;
+mod provider;
 mod report;
 mod setup;
 
@@ -23,6 +26,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 const TURNS: usize = 2000;
+const PROVIDER_TURNS: usize = 1000;
 const RESUMES: usize = 500;
 const PAUSED: usize = 10_000;
 const PAUSED_MORE: usize = 30_000;
@@ -31,7 +35,7 @@ const LANGGRAPH_RESUMES: usize = 200;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_time().build() else {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
         eprintln!("cannot start a tokio runtime");
         return ExitCode::from(2);
     };
@@ -57,6 +61,8 @@ async fn bench() -> Result<(), String> {
     let bench_dir = root.join("target/bench");
     eprintln!("(a) {TURNS} turns …");
     let turn = measure::turns(artifact.clone(), TURNS).await?;
+    eprintln!("(a′) {PROVIDER_TURNS} turns against the local fake OpenAI server …");
+    let provider_turn = provider::turns(&root, artifact.clone(), PROVIDER_TURNS).await?;
     eprintln!("(b) {RESUMES} pauses and resumes on SQLite …");
     let pause_resume = measure::pause_and_resume(artifact, &bench_dir.join("engine-resume.sqlite"), RESUMES).await?;
     eprintln!("(c) paused threads, each figure in a fresh process …");
@@ -81,6 +87,7 @@ async fn bench() -> Result<(), String> {
     };
     report::print(&report::Results {
         turn,
+        provider_turn,
         pause_resume,
         memory,
         sqlite,

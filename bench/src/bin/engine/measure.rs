@@ -37,13 +37,18 @@ impl Figures {
 /// (a): `count` lookup turns, each on a new thread, after a warm-up (regex and schema caches).
 pub(crate) async fn turns(artifact: LoadedArtifact, count: usize) -> Result<Figures, String> {
     let engine = engine(artifact, Arc::new(MemoryStore::new()))?;
+    time_turns(&engine, count).await
+}
+
+/// `count` lookup turns on `engine`, each on a new thread, after a warm-up.
+pub(crate) async fn time_turns(engine: &Engine, count: usize) -> Result<Figures, String> {
     for index in 0..50 {
-        turn(&engine, &format!("warm{index}")).await?;
+        turn(engine, &format!("warm{index}")).await?;
     }
     let mut samples = Vec::with_capacity(count);
     for index in 0..count {
         let started = Instant::now();
-        turn(&engine, &format!("t{index}")).await?;
+        turn(engine, &format!("t{index}")).await?;
         samples.push(started.elapsed().as_secs_f64() * 1e6);
     }
     Ok(Figures::of(samples))

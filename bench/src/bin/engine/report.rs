@@ -7,6 +7,7 @@ use crate::paused::Resident;
 /// Everything one run measured.
 pub(crate) struct Results {
     pub(crate) turn: Figures,
+    pub(crate) provider_turn: crate::provider::ProviderFigures,
     pub(crate) pause_resume: Figures,
     pub(crate) memory: Resident,
     pub(crate) sqlite: Resident,
@@ -46,6 +47,32 @@ pub(crate) fn print(results: &Results) {
             String::new()
         },
         verdict(results.turn.median_us < TURN_US && turn_ratio.is_none_or(|ratio| ratio >= TURN_RATIO)),
+    );
+    // Two model calls per turn (the tool call, then the answer).
+    let provider = &results.provider_turn;
+    let overhead_us = (provider.turn.median_us - results.turn.median_us) / 2.0;
+    let bare_us = provider.round_trips.median_us / 2.0;
+    println!(
+        "{:<44} {:>22} {:>26} {:>9}   no measurable cost over the network",
+        format!("(a′) same, openai vs local fake ({})", provider.turn.samples),
+        timing(&provider.turn),
+        "-",
+        "",
+    );
+    println!(
+        "{:<44} {:>22}",
+        "     overhead per model call ((a′ − a) / 2)",
+        format!("{overhead_us:.1}"),
+    );
+    println!(
+        "{:<44} {:>22}",
+        "     of which the bare loopback exchange",
+        format!("{bare_us:.1}"),
+    );
+    println!(
+        "{:<44} {:>22}",
+        "     the adapter's own share per call",
+        format!("{:.1}", overhead_us - bare_us),
     );
     let resume_ratio = lg.map(|lg| lg.pause_resume.median_us / results.pause_resume.median_us);
     println!(

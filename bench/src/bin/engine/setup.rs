@@ -51,9 +51,23 @@ pub(crate) fn load_artifact(path: &Path) -> Result<LoadedArtifact, String> {
 
 /// An engine over `store`: the artifact's models scripted, its tools answering at once.
 pub(crate) fn engine(artifact: LoadedArtifact, store: Arc<dyn Store>) -> Result<Engine, String> {
+    engine_with(artifact, store, None)
+}
+
+/// An engine over `store` whose models are all `client` (scripted when `None`), its tools
+/// answering at once.
+pub(crate) fn engine_with(
+    artifact: LoadedArtifact,
+    store: Arc<dyn Store>,
+    client: Option<Arc<dyn ModelClient>>,
+) -> Result<Engine, String> {
     let mut models: BTreeMap<String, Arc<dyn ModelClient>> = BTreeMap::new();
     for name in artifact.artifact.models.keys() {
-        models.insert(name.clone(), Arc::new(ScriptedModel::new()));
+        let model: Arc<dyn ModelClient> = match &client {
+            Some(client) => Arc::clone(client),
+            None => Arc::new(ScriptedModel::new()),
+        };
+        models.insert(name.clone(), model);
     }
     let tools = FakeTools::new()
         .returns("lookup_order", json!({"order_id": "1042", "status": "shipped"}))

@@ -101,8 +101,12 @@ pub enum ModelErrorKind {
     Timeout,
     /// Could not connect, or the connection broke.
     Connection,
-    /// The provider said slow down (HTTP 429).
-    RateLimited,
+    /// The provider said slow down (HTTP 429); `retry_after_ms` when it said how long to wait
+    /// (`Retry-After`), so a node's retry policy waits at least that long.
+    RateLimited {
+        /// The provider's `Retry-After`, in milliseconds.
+        retry_after_ms: Option<u64>,
+    },
     /// The provider failed (HTTP 5xx).
     Server,
     /// The provider refused the request (HTTP 4xx other than 429), or the answer was malformed.

@@ -46,7 +46,12 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
             return Ok(Flow::Stopped);
         }
         working.count_step()?;
-        let (reply, parsed) = ask_model(working, node, agent_name, agent).await?;
+        let (reply, parsed) = match ask_model(working, node, agent_name, agent).await {
+            // A stop reached the model call in flight (the provider gave up with `Cancelled`):
+            // the run is stopped, as between steps, not failed.
+            Err(_) if working.cancel.is_cancelled() => return Ok(Flow::Stopped),
+            asked => asked?,
+        };
         let message = assistant_message(working, node, agent_name, agent, &reply, parsed.clone());
         working.push_message(message);
         if reply.tool_calls.is_empty() {
@@ -225,7 +230,11 @@ async fn ask_model(
                         );
                     };
                     let seed = format!("{}:{node}:{}", working.record.thread_id, working.branch()?.steps);
-                    tokio::time::sleep(super::retry::wait(policy, transport_attempt, &seed, None)).await;
+                    let retry_after = match error.kind {
+                        crate::ports::ModelErrorKind::RateLimited { retry_after_ms } => retry_after_ms,
+                        _ => None,
+                    };
+                    tokio::time::sleep(super::retry::wait(policy, transport_attempt, &seed, retry_after)).await;
                     transport_attempt = transport_attempt.saturating_add(1);
                 }
             }

@@ -46,7 +46,7 @@ pub(crate) fn model_class(kind: ModelErrorKind) -> Option<RetryOn> {
     match kind {
         ModelErrorKind::Timeout => Some(RetryOn::Timeout),
         ModelErrorKind::Connection => Some(RetryOn::Connection),
-        ModelErrorKind::RateLimited => Some(RetryOn::RateLimited),
+        ModelErrorKind::RateLimited { .. } => Some(RetryOn::RateLimited),
         ModelErrorKind::Server => Some(RetryOn::ServerError),
         ModelErrorKind::Refused | ModelErrorKind::ScriptExhausted | ModelErrorKind::Cancelled => None,
     }

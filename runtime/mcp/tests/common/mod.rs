@@ -162,3 +162,105 @@ pub async fn eventually(limit: Duration, mut ready: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The Python interpreter of the venv `.ci/run` makes (with the pinned official `mcp` SDK) and
+/// the server script, or `None` (after saying why) when the venv is not there. Under `CI=true`
+/// a missing venv fails the test.
+pub fn python_server() -> Option<(PathBuf, PathBuf)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("../../target/mcp-servers/venv/bin/python");
+    let script = root.join("tests/servers/changing.py");
+    let installed = python.is_file()
+        && std::process::Command::new(&python)
+            .args(["-c", "import mcp.server.mcpserver"])
+            .status()
+            .is_ok_and(|status| status.success());
+    if installed {
+        return Some((python, script));
+    }
+    let message = "the Python MCP SDK is not installed: run `python3 -m venv target/mcp-servers/venv && \
+                   target/mcp-servers/venv/bin/pip install --no-deps -r runtime/mcp/tests/servers/requirements.txt`";
+    if std::env::var("CI").is_ok_and(|value| value == "true") {
+        panic!("{message} (CI installs it in .ci/run)");
+    }
+    eprintln!("skipped: {message}");
+    None
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process listening on a loopback port; killed when dropped.
+pub struct Listening {
+    pub child: tokio::process::Child,
+    pub port: u16,
+}
+
+impl Listening {
+    /// Starts `command` and waits until `port` accepts connections.
+    pub async fn start(mut command: tokio::process::Command, port: u16) -> Self {
+        let child = command
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        eventually(Duration::from_secs(30), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        })
+        .await;
+        Self { child, port }
+    }
+
+    /// The MCP endpoint.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// Whether the process has exited.
+    pub fn exited(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_some()
+    }
+
+    /// Kills it and returns its port.
+    pub async fn kill(mut self) -> u16 {
+        self.child.kill().await.unwrap();
+        self.port
+    }
+}
+
+/// Calls `remote` on `server` under the declared tool `name`'s declaration with its `run`
+/// forged to point there: what a model would do if it could name a tool it was never offered.
+pub async fn forged_call(
+    tools: &Tools,
+    artifact: &Artifact,
+    name: &str,
+    server: &str,
+    remote: &str,
+    arguments: Value,
+) -> Result<Value, ToolError> {
+    let mut forged = artifact.tools[name].clone();
+    forged.run = tenx_artifact::Run::Mcp {
+        server: server.into(),
+        tool: remote.into(),
+    };
+    tools
+        .call(
+            ToolInvocation {
+                tool_name: remote,
+                tool: &forged,
+                arguments: &arguments,
+                idempotency_key: "k",
+                identity: &Identity::anonymous(),
+                thread_id: "t",
+                call_id: "c",
+            },
+            &CancellationToken::new(),
+        )
+        .await
+}

@@ -10,16 +10,15 @@ pub mod reply;
 pub mod request;
 pub mod stream;
 
-use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
-use tenx_engine::ports::{DeltaSink, ModelClient, ModelError, ModelReply, ModelRequest};
-use tokio_util::sync::CancellationToken;
+use tenx_engine::ports::{DeltaSink, ModelError, ModelReply, ModelRequest};
 
+use crate::call::{Protocol, ProviderModel};
 use crate::failure::Caller;
+use crate::output::OutputShape;
 use crate::setup::{Settings, SetupError};
-use crate::sse::Events;
-use crate::transport::{Endpoint, MAX_BODY_BYTES, Transport, within};
+use crate::transport::{Endpoint, Transport};
 pub use stream::StreamAssembler;
 
 /// The default base URL.
@@ -29,13 +28,13 @@ pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const API_VERSION: &str = "2023-06-01";
 
 /// A messages-API model.
+pub type AnthropicModel = ProviderModel<Messages>;
+
+/// The messages API of one declared model: its provider name and declared `params`.
 #[derive(Debug, Clone)]
-pub struct AnthropicModel {
-    transport: Transport,
-    endpoint: Endpoint,
-    caller: Caller,
+pub struct Messages {
+    model: String,
     params: Map<String, Value>,
-    stream: bool,
 }
 
 impl AnthropicModel {
@@ -53,61 +52,42 @@ impl AnthropicModel {
             headers.insert(HeaderName::from_static("x-api-key"), value);
         }
         Ok(Self {
+            protocol: Messages {
+                model: settings.model.clone(),
+                params: settings.params,
+            },
             transport,
             endpoint: Endpoint { url, headers },
             caller: Caller {
                 provider: "anthropic",
-                model: settings.model.clone(),
+                model: settings.model,
             },
-            params: settings.params,
             stream: settings.stream,
         })
     }
-
-    /// One call, without the total timeout.
-    async fn call(
-        &self,
-        request: &ModelRequest<'_>,
-        deltas: &mut dyn DeltaSink,
-        cancel: &CancellationToken,
-    ) -> Result<ModelReply, ModelError> {
-        let caller = &self.caller;
-        let prepared = request::body(&caller.model, &self.params, request, self.stream);
-        let body =
-            serde_json::to_vec(&prepared.body).map_err(|_| caller.malformed("the request could not be encoded"))?;
-        let response = self.transport.post(caller, &self.endpoint, &body, cancel).await?;
-        let output = prepared.output.as_ref();
-        if !self.stream {
-            let body = self
-                .transport
-                .read(caller, response, MAX_BODY_BYTES, false, cancel)
-                .await?;
-            return reply::read(caller, &body, output, deltas);
-        }
-        let mut events = Events::from_response(response, self.transport.options().timeouts.idle);
-        let mut assembler = StreamAssembler::new();
-        while let Some(event) = events.next(caller, cancel).await? {
-            assembler.push(caller, &event.data, deltas)?;
-            if assembler.is_done() {
-                break;
-            }
-        }
-        assembler.finish(caller, output, deltas)
-    }
 }
 
-#[async_trait]
-impl ModelClient for AnthropicModel {
-    async fn complete(
+impl Protocol for Messages {
+    /// The output tool's name and the schema's shape.
+    type Output = (String, OutputShape);
+    type Assembler = StreamAssembler;
+
+    fn body(&self, request: &ModelRequest<'_>, stream: bool) -> (Value, Option<(String, OutputShape)>) {
+        let prepared = request::body(&self.model, &self.params, request, stream);
+        (prepared.body, prepared.output)
+    }
+
+    fn read(
         &self,
-        request: ModelRequest<'_>,
+        caller: &Caller,
+        body: &[u8],
+        output: Option<&(String, OutputShape)>,
         deltas: &mut dyn DeltaSink,
-        cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError> {
-        if cancel.is_cancelled() {
-            return Err(self.caller.cancelled());
-        }
-        let total = self.transport.options().timeouts.total;
-        within(&self.caller, total, self.call(&request, deltas, cancel)).await?
+        reply::read(caller, body, output, deltas)
+    }
+
+    fn assembler(&self, _: Option<&(String, OutputShape)>) -> StreamAssembler {
+        StreamAssembler::new()
     }
 }

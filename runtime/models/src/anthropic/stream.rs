@@ -11,6 +11,7 @@ use serde_json::Value;
 use tenx_engine::ports::{DeltaSink, ModelError, ModelErrorKind, ModelReply};
 
 use super::parts::{Block, Parts, Usage};
+use crate::call::Assembler;
 use crate::failure::{Caller, error_identifiers};
 use crate::output::OutputShape;
 
@@ -104,14 +105,18 @@ impl StreamAssembler {
     pub fn new() -> Self {
         Self::default()
     }
+}
+
+impl Assembler for StreamAssembler {
+    type Output = (String, OutputShape);
 
     /// Whether `message_stop` was seen.
-    pub fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.stopped
     }
 
     /// Reads one event's data.
-    pub fn push(&mut self, caller: &Caller, data: &str, deltas: &mut dyn DeltaSink) -> Result<(), ModelError> {
+    fn push(&mut self, caller: &Caller, data: &str, deltas: &mut dyn DeltaSink) -> Result<(), ModelError> {
         let event: Event<'_> =
             serde_json::from_str(data).map_err(|_| caller.malformed("a stream event is not valid JSON"))?;
         match event {
@@ -161,7 +166,7 @@ impl StreamAssembler {
             Event::MessageStop {} => self.stopped = true,
             Event::Error { error } => {
                 let kind = match error.get("type").and_then(Value::as_str) {
-                    Some("rate_limit_error") => ModelErrorKind::RateLimited,
+                    Some("rate_limit_error") => ModelErrorKind::RateLimited { retry_after_ms: None },
                     Some("overloaded_error" | "api_error") => ModelErrorKind::Server,
                     _ => ModelErrorKind::Refused,
                 };
@@ -181,10 +186,10 @@ impl StreamAssembler {
 
     /// The whole answer, once the stream ended. A stream that ended before `message_stop` and
     /// without a stop reason was cut: a connection error.
-    pub fn finish(
+    fn finish(
         mut self,
         caller: &Caller,
-        output: Option<&(String, OutputShape)>,
+        output: Option<&Self::Output>,
         deltas: &mut dyn DeltaSink,
     ) -> Result<ModelReply, ModelError> {
         if !self.stopped && self.parts.stop_reason.is_none() {

@@ -12,29 +12,28 @@ pub mod request;
 pub mod stream;
 pub mod strict;
 
-use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
-use tenx_engine::ports::{DeltaSink, ModelClient, ModelError, ModelReply, ModelRequest};
-use tokio_util::sync::CancellationToken;
+use tenx_engine::ports::{DeltaSink, ModelError, ModelReply, ModelRequest};
 
+use crate::call::{Protocol, ProviderModel};
 use crate::failure::Caller;
+use crate::output::OutputShape;
 use crate::setup::{Settings, SetupError};
-use crate::sse::Events;
-use crate::transport::{Endpoint, MAX_BODY_BYTES, Transport, within};
+use crate::transport::{Endpoint, Transport};
 pub use stream::StreamAssembler;
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// A chat-completions model.
+pub type OpenAiModel = ProviderModel<ChatCompletions>;
+
+/// The chat-completions API of one declared model: its provider name and declared `params`.
 #[derive(Debug, Clone)]
-pub struct OpenAiModel {
-    transport: Transport,
-    endpoint: Endpoint,
-    caller: Caller,
+pub struct ChatCompletions {
+    model: String,
     params: Map<String, Value>,
-    stream: bool,
 }
 
 impl OpenAiModel {
@@ -48,61 +47,41 @@ impl OpenAiModel {
             headers.insert(AUTHORIZATION, value);
         }
         Ok(Self {
+            protocol: ChatCompletions {
+                model: settings.model.clone(),
+                params: settings.params,
+            },
             transport,
             endpoint: Endpoint { url, headers },
             caller: Caller {
                 provider: "openai",
-                model: settings.model.clone(),
+                model: settings.model,
             },
-            params: settings.params,
             stream: settings.stream,
         })
     }
-
-    /// One call, without the total timeout.
-    async fn call(
-        &self,
-        request: &ModelRequest<'_>,
-        deltas: &mut dyn DeltaSink,
-        cancel: &CancellationToken,
-    ) -> Result<ModelReply, ModelError> {
-        let caller = &self.caller;
-        let prepared = request::body(&caller.model, &self.params, request, self.stream);
-        let body =
-            serde_json::to_vec(&prepared.body).map_err(|_| caller.malformed("the request could not be encoded"))?;
-        let response = self.transport.post(caller, &self.endpoint, &body, cancel).await?;
-        let output = prepared.output.as_ref();
-        if !self.stream {
-            let body = self
-                .transport
-                .read(caller, response, MAX_BODY_BYTES, false, cancel)
-                .await?;
-            return reply::read(caller, &body, output, deltas);
-        }
-        let mut events = Events::from_response(response, self.transport.options().timeouts.idle);
-        let mut assembler = StreamAssembler::new(output);
-        while let Some(event) = events.next(caller, cancel).await? {
-            assembler.push(caller, &event.data, deltas)?;
-            if assembler.is_done() {
-                break;
-            }
-        }
-        assembler.finish(caller, output, deltas)
-    }
 }
 
-#[async_trait]
-impl ModelClient for OpenAiModel {
-    async fn complete(
+impl Protocol for ChatCompletions {
+    type Output = OutputShape;
+    type Assembler = StreamAssembler;
+
+    fn body(&self, request: &ModelRequest<'_>, stream: bool) -> (Value, Option<OutputShape>) {
+        let prepared = request::body(&self.model, &self.params, request, stream);
+        (prepared.body, prepared.output)
+    }
+
+    fn read(
         &self,
-        request: ModelRequest<'_>,
+        caller: &Caller,
+        body: &[u8],
+        output: Option<&OutputShape>,
         deltas: &mut dyn DeltaSink,
-        cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError> {
-        if cancel.is_cancelled() {
-            return Err(self.caller.cancelled());
-        }
-        let total = self.transport.options().timeouts.total;
-        within(&self.caller, total, self.call(&request, deltas, cancel)).await?
+        reply::read(caller, body, output, deltas)
+    }
+
+    fn assembler(&self, output: Option<&OutputShape>) -> StreamAssembler {
+        StreamAssembler::new(output)
     }
 }

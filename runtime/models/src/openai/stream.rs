@@ -10,6 +10,7 @@ use serde::Deserialize;
 use tenx_engine::ports::{DeltaSink, ModelError, ModelErrorKind, ModelReply};
 
 use super::parts::{Parts, Usage};
+use crate::call::Assembler;
 use crate::failure::{Caller, error_identifiers};
 use crate::output::OutputShape;
 
@@ -84,14 +85,18 @@ impl StreamAssembler {
             ..Self::default()
         }
     }
+}
+
+impl Assembler for StreamAssembler {
+    type Output = OutputShape;
 
     /// Whether `data: [DONE]` was seen.
-    pub fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.done
     }
 
     /// Reads one event's data.
-    pub fn push(&mut self, caller: &Caller, data: &str, deltas: &mut dyn DeltaSink) -> Result<(), ModelError> {
+    fn push(&mut self, caller: &Caller, data: &str, deltas: &mut dyn DeltaSink) -> Result<(), ModelError> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
@@ -155,10 +160,10 @@ impl StreamAssembler {
 
     /// The whole answer, once the stream ended. A stream that ended before any choice finished
     /// (no `finish_reason`, no `[DONE]`) was cut: a connection error.
-    pub fn finish(
+    fn finish(
         self,
         caller: &Caller,
-        output: Option<&OutputShape>,
+        output: Option<&Self::Output>,
         deltas: &mut dyn DeltaSink,
     ) -> Result<ModelReply, ModelError> {
         if !self.done && self.parts.finish_reason.is_none() {

@@ -1,5 +1,6 @@
-//! Shared pieces of the provider tests: fixtures, a model declaration, a request, a sink that
-//! records deltas (and can cancel), and fast retry options.
+//! Shared pieces of the provider tests: fixtures, a model declaration, a client of a model
+//! declared at a local fake server, a request, one call (`ask`, `failure`), a sink that records
+//! deltas (and can cancel), and fast retry options.
 
 #![allow(
     dead_code,
@@ -8,12 +9,14 @@
     reason = "each test file uses a different part of the helpers; a panic is a failed test"
 )]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tenx_artifact::{Model, Provider};
-use tenx_engine::ports::{DeltaSink, ModelRequest, ToolSpec};
+use tenx_engine::ports::{DeltaSink, ModelClient, ModelError, ModelReply, ModelRequest, ToolSpec};
 use tenx_engine::wire::{ContentBlock, FunctionCall, Message, Role, ToolCall, ToolResultStatus};
+use tenx_models::test_support::FakeProvider;
 use tenx_models::{ProviderOptions, RetryPolicy, Timeouts, Transport};
 use tokio_util::sync::CancellationToken;
 
@@ -59,6 +62,50 @@ pub fn model(provider: Provider, name: &str, base_url: &str, params: Value) -> M
         params,
         script: None,
     }
+}
+
+/// A client and the model it was built from.
+pub type Client = (Arc<dyn ModelClient>, Model);
+
+/// The client of a model of `provider` declared at `fake` (`gpt-4o-mini` at its `/v1`, or
+/// `claude-sonnet-4-5` at its root) with `params`, its key [`KEY`], on the [`fast`] transport.
+pub fn client(provider: Provider, fake: &FakeProvider, params: Value) -> Client {
+    let declared = match provider {
+        Provider::Anthropic => model(provider, "claude-sonnet-4-5", &fake.url(), params),
+        _ => model(provider, "gpt-4o-mini", &format!("{}/v1", fake.url()), params),
+    };
+    let client = tenx_models::client_for("support_model", &declared, Some(KEY), &transport()).unwrap();
+    (client, declared)
+}
+
+/// Calls once with `messages`, `tools` and `output_schema`, the pieces into `sink`, never
+/// cancelled.
+pub async fn call(
+    (client, declared): &Client,
+    messages: &[Message],
+    tools: Vec<ToolSpec>,
+    output_schema: Option<&Value>,
+    sink: &mut Pieces,
+) -> Result<ModelReply, ModelError> {
+    client
+        .complete(
+            request(declared, messages, tools, output_schema),
+            sink,
+            &CancellationToken::new(),
+        )
+        .await
+}
+
+/// Calls once with `messages`, no tools and no output schema, never cancelled.
+pub async fn ask(client: &Client, messages: &[Message]) -> Result<ModelReply, ModelError> {
+    call(client, messages, Vec::new(), None, &mut Pieces::default()).await
+}
+
+/// Calls a model of `provider` at `fake` once, with a prompt that must never show in an error,
+/// and returns the error.
+pub async fn failure(provider: Provider, fake: &FakeProvider) -> ModelError {
+    let messages = [user("Refund order 1042, 59.00 PROMPT-MARKER")];
+    ask(&client(provider, fake, json!({})), &messages).await.unwrap_err()
 }
 
 /// The refund tools, as the engine shows them.

@@ -74,6 +74,27 @@ pub fn load_text(name: &str, text: &str, limit: u64) -> (SourceSet, tenx_diagnos
     (sources, root, diagnostics)
 }
 
+/// Compiles the program `text` (as the file `name`, relative to the repository root; imports are
+/// read beside it) and seals it: the artifact's bytes, as `tenxc build` writes them. Diagnostics
+/// with an error fail the caller's test.
+#[expect(
+    clippy::panic,
+    reason = "test harness: a program that does not compile or seal is a broken test"
+)]
+pub fn sealed_bytes(name: &str, text: &str) -> Vec<u8> {
+    let (mut sources, file, _) = load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
+    let checked = tenx_compiler::check(&mut sources, file, &tenx_compiler::LintLevels::default());
+    let errors: Vec<&Diagnostic> = checked.diagnostics.iter().filter(|d| d.is_error()).collect();
+    if !errors.is_empty() {
+        panic!("`{name}` does not compile: {errors:#?}");
+    }
+    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
+    match tenx_artifact::seal(tenx_compiler::lower::lower(&facts)) {
+        Ok(sealed) => sealed.to_bytes(),
+        Err(error) => panic!("`{name}` does not seal: {error}"),
+    }
+}
+
 /// Checks the file at `path` (absolute or relative to the repository root). A file that is not
 /// valid UTF-8 gives its `TENX0006` diagnostic, as `tenxc check` does.
 pub fn check_file(path: &Path) -> Outcome {

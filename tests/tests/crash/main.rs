@@ -20,8 +20,7 @@ mod service;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use tenx_artifact::{TrustPolicy, load, seal};
-use tenx_compiler::LintLevels;
+use tenx_artifact::{TrustPolicy, load};
 use tenx_engine::ports::{Receipt, ReceiptState, Store};
 use tenx_engine::thread::ThreadRecord;
 use tenx_engine::wire::{ContentBlock, ExecutionStatus, Role};
@@ -61,19 +60,7 @@ fn setup() -> Setup {
 /// The files and service of a scenario that runs the program `text` (`name` in this folder).
 fn setup_with(name: &str, text: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let (mut sources, file, _) = tenx_tests::load_text(
-        &format!("tests/tests/crash/{name}"),
-        text,
-        tenxc::disk::MAX_SOURCE_BYTES,
-    );
-    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
-    assert!(
-        !checked.diagnostics.iter().any(|d| d.is_error()),
-        "{:#?}",
-        checked.diagnostics
-    );
-    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
-    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
+    let bytes = tenx_tests::sealed_bytes(&format!("tests/tests/crash/{name}"), text);
     load(&bytes, &TrustPolicy::signature_optional()).unwrap();
     let artifact = dir.path().join("desk.tenxg");
     std::fs::write(&artifact, bytes).unwrap();

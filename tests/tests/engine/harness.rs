@@ -5,8 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load, seal};
-use tenx_compiler::LintLevels;
+use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load};
 use tenx_engine::ports::{DeltaSink, ModelClient, ModelError, ModelReply, ModelRequest, ModelToolCall, Ports, Store};
 use tenx_engine::testing::{FakeTools, ManualClock, RecordingEvents, SequentialIds};
 use tenx_engine::wire::{ContentBlock, Message, Role};
@@ -26,16 +25,11 @@ pub fn compile(text: &str) -> LoadedArtifact {
 /// Compiles a program as the file `name` (relative to the repository root; imports are read
 /// beside it), seals and loads it.
 pub fn compile_named(name: &str, text: &str) -> LoadedArtifact {
-    let (mut sources, file, _) = tenx_tests::load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
-    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
-    assert!(
-        !checked.diagnostics.iter().any(|d| d.is_error()),
-        "{:#?}",
-        checked.diagnostics
-    );
-    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
-    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
-    load(&bytes, &TrustPolicy::signature_optional()).unwrap()
+    load(
+        &tenx_tests::sealed_bytes(name, text),
+        &TrustPolicy::signature_optional(),
+    )
+    .unwrap()
 }
 
 /// Reads an example's `main.tenx`.

@@ -95,7 +95,7 @@ async fn two_approvals_of_one_turn_are_asked_one_at_a_time_in_call_order() {
 
 #[tokio::test]
 async fn a_run_emits_its_typed_events_in_order() {
-    // The user's message, the run, the node, the model's call, its result and message, the
+    // The run, the user's message, the node, the model's call, its result and message, the
     // next model turn's message, the question; a refused message emits `rejected`.
     let steered = Steered::default();
     steered.push_calls(&[("c1", "lookup_order", json!({"order_id": "1"}))]);
@@ -105,8 +105,8 @@ async fn a_run_emits_its_typed_events_in_order() {
     assert_eq!(
         host.events.kinds(),
         [
-            "message",
             "run_started",
+            "message",
             "node_started",
             "message",
             "tool_call",

@@ -10,8 +10,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tenx_artifact::seal;
-use tenx_compiler::LintLevels;
 
 use super::harness::{read, user};
 
@@ -112,14 +110,7 @@ fn refuse(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> (Option<i32>, Str
 fn refund_artifact(dir: &Path) -> PathBuf {
     let root = tenx_tests::repo_root();
     let text = std::fs::read_to_string(root.join("examples/refund_approval/main.tenx")).unwrap();
-    let (mut sources, file, _) = tenx_tests::load_text(
-        "examples/refund_approval/main.tenx",
-        &text,
-        tenxc::disk::MAX_SOURCE_BYTES,
-    );
-    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
-    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
-    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
+    let bytes = tenx_tests::sealed_bytes("examples/refund_approval/main.tenx", &text);
     let path = dir.join("refund.tenxg");
     std::fs::write(&path, bytes).unwrap();
     path
@@ -181,39 +172,23 @@ async fn serve_starts_on_its_defaults_and_a_pause_survives_a_restart() {
 async fn serve_prints_its_settings_without_the_secret_and_warns_when_auth_is_off() {
     let dir = tempfile::tempdir().unwrap();
     let artifact = refund_artifact(dir.path());
-    let mut child = command(
-        &[artifact.to_str().unwrap(), "--port", "0", "--store", "memory"],
-        URLS,
-        dir.path(),
-    )
-    .spawn()
-    .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut printed = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        let done = line.starts_with("tenx serve: listening on");
-        printed.push(line);
-        if done {
-            break;
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let text = printed.join("\n");
+    let args = [artifact.to_str().unwrap(), "--port", "0", "--store", "memory"];
+    let text = start_up_lines(&args, URLS, dir.path());
     assert!(text.contains("mode              development"), "{text}");
     assert!(text.contains("store             memory"), "{text}");
     assert!(text.contains("WARNING: auth is off"), "{text}");
 
     let secret = "a-secret-that-must-never-be-printed-0123";
     let vars = [URLS[0], URLS[1], ("JWT_SECRET_KEY", secret)];
-    let mut child = command(
-        &[artifact.to_str().unwrap(), "--port", "0", "--store", "memory"],
-        &vars,
-        dir.path(),
-    )
-    .spawn()
-    .unwrap();
+    let text = start_up_lines(&args, &vars, dir.path());
+    assert!(text.contains("auth              jwt HS256"), "{text}");
+    assert!(!text.contains(secret), "{text}");
+    assert!(!text.contains("WARNING: auth is off"), "{text}");
+}
+
+/// What `tenx serve` prints up to its `listening on` line; then it is stopped.
+fn start_up_lines(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> String {
+    let mut child = command(args, vars, dir).spawn().unwrap();
     let mut printed = Vec::new();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
@@ -225,10 +200,7 @@ async fn serve_prints_its_settings_without_the_secret_and_warns_when_auth_is_off
     }
     let _ = child.kill();
     let _ = child.wait();
-    let text = printed.join("\n");
-    assert!(text.contains("auth              jwt HS256"), "{text}");
-    assert!(!text.contains(secret), "{text}");
-    assert!(!text.contains("WARNING: auth is off"), "{text}");
+    printed.join("\n")
 }
 
 #[test]

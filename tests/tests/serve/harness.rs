@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder, Response};
 use serde_json::{Value, json};
-use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load, seal};
-use tenx_compiler::LintLevels;
+use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load};
 use tenx_engine::ports::{ModelClient, Ports, Store};
 use tenx_engine::testing::{FakeTools, SequentialIds};
 use tenx_engine::{Engine, EngineOptions, MemoryStore, ScriptedModel};
@@ -23,16 +22,11 @@ pub fn user(text: &str) -> Value {
 
 /// Compiles a program (errors fail the test), seals and loads it.
 pub fn compile_named(name: &str, text: &str) -> LoadedArtifact {
-    let (mut sources, file, _) = tenx_tests::load_text(name, text, tenxc::disk::MAX_SOURCE_BYTES);
-    let checked = tenx_compiler::check(&mut sources, file, &LintLevels::default());
-    assert!(
-        !checked.diagnostics.iter().any(|d| d.is_error()),
-        "{:#?}",
-        checked.diagnostics
-    );
-    let facts = tenx_compiler::check::Facts::new(&checked.program, &sources);
-    let bytes = seal(tenx_compiler::lower::lower(&facts)).unwrap().to_bytes();
-    load(&bytes, &TrustPolicy::signature_optional()).unwrap()
+    load(
+        &tenx_tests::sealed_bytes(name, text),
+        &TrustPolicy::signature_optional(),
+    )
+    .unwrap()
 }
 
 /// The refund example, compiled.

@@ -44,6 +44,11 @@ async fn a_low_stream_has_the_user_message_then_the_reply_one_json_line_each() {
     let whole: Vec<&Value> = all.iter().filter(|c| c["message"]["delta"] == false).collect();
     assert_eq!(whole.len(), 2, "{text}");
     assert_eq!(whole[0]["message"]["role"], "user");
+    assert!(
+        whole[0]["run_id"].is_string(),
+        "the user's message belongs to the run: {}",
+        whole[0]
+    );
     assert_eq!(whole[1]["message"]["role"], "assistant");
     let streamed: String = all
         .iter()

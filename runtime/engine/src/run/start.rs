@@ -42,7 +42,17 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
             "recursion_limit must be at least 1",
         ));
     }
-    // Everything is accepted: from here on the run changes the thread.
+    // Everything is accepted: from here on the run changes the thread. The run starts before
+    // its input joins the conversation, so a stream shows the user's message inside the run.
+    let run_id = working.engine.ports.ids.run_id();
+    if working.listening() {
+        let thread_id = working.record.thread_id.clone();
+        working.emit(Event::RunStarted {
+            thread_id,
+            run_id: run_id.clone(),
+            node: start.clone(),
+        });
+    }
     working.record.state = state;
     working.record.artifact_id.clone_from(&working.engine.artifact_id);
     working
@@ -62,7 +72,6 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
         input_text = message.text_content();
         working.push_message(message);
     }
-    let run_id = working.engine.ports.ids.run_id();
     let mut branches = BTreeMap::new();
     branches.insert(
         ROOT_BRANCH.to_owned(),
@@ -87,14 +96,6 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     execution.interrupt_data = None;
     execution.internal_data = Map::new();
     execution.stop_current_execution = crate::wire::StopState::None;
-    if working.listening() {
-        let thread_id = working.record.thread_id.clone();
-        working.emit(Event::RunStarted {
-            thread_id,
-            run_id,
-            node: start.clone(),
-        });
-    }
     super::drive::enter(working, start)?;
     super::drive::drive(working).await
 }

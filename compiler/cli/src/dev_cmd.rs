@@ -46,7 +46,7 @@ async fn serve(args: &DevArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     };
     let store = tenx::serve::open_store(&resolved).await?;
-    let engine = tenx::serve::build_engine(&loaded, &resolved, store.clone())?;
+    let engine = tenx::serve::build_engine(&loaded, &resolved, store.clone()).await?;
     engine
         .recover(&mut NullEvents)
         .await
@@ -121,7 +121,7 @@ async fn reload_loop(mut context: ReloadContext, mut changes: tokio::sync::mpsc:
         if loaded.id.to_string() == context.current {
             continue;
         }
-        match tenx::serve::build_engine(&loaded, &context.resolved, context.store.clone()) {
+        match tenx::serve::build_engine(&loaded, &context.resolved, context.store.clone()).await {
             Ok(engine) => {
                 context.state.replace_engine(engine);
                 context.current = loaded.id.to_string();

@@ -66,7 +66,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let loaded = load_artifact(&args)?;
     let resolved = resolve(&args.server, args.config.as_deref())?;
     let store = open_store(&resolved).await?;
-    let engine = build_engine(&loaded, &resolved, store)?;
+    let engine = build_engine(&loaded, &resolved, store).await?;
     let report = engine
         .recover(&mut NullEvents)
         .await
@@ -80,9 +80,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
 /// Reads the settings: `tenx.toml` (or `--config`), the environment, the flags; production's
 /// refusals happen here, before anything is opened.
 pub fn resolve(flags: &ServerFlags, config: Option<&std::path::Path>) -> Result<settings::Resolved> {
-    let file = match config {
-        Some(path) => settings::read_file(path, true)?,
-        None => settings::read_file(std::path::Path::new("tenx.toml"), false)?,
+    let project = match config {
+        Some(path) => settings::read_project(path, true)?,
+        None => settings::read_project(std::path::Path::new("tenx.toml"), false)?,
     };
     let flags = FlagSettings {
         host: flags.host,
@@ -93,8 +93,9 @@ pub fn resolve(flags: &ServerFlags, config: Option<&std::path::Path>) -> Result<
         data_dir: flags.data_dir.clone(),
         store: flags.store.clone(),
     };
-    let resolved = settings::resolve(file, |name| std::env::var(name).ok(), flags)?;
+    let mut resolved = settings::resolve(project.serve, |name| std::env::var(name).ok(), flags)?;
     resolved.server.validate().map_err(|error| miette!("{error}"))?;
+    resolved.mcp = project.mcp;
     Ok(resolved)
 }
 
@@ -118,8 +119,9 @@ pub async fn open_store(resolved: &settings::Resolved) -> Result<Arc<dyn Store>>
 }
 
 /// Builds the engine for a verified artifact: every environment variable it names resolved
-/// (all missing names at once), its model clients, the store.
-pub fn build_engine(
+/// (all missing names at once), its model clients, its MCP servers attached (each declared tool
+/// checked against the server, failing closed), the store.
+pub async fn build_engine(
     loaded: &tenx_artifact::LoadedArtifact,
     resolved: &settings::Resolved,
     store: Arc<dyn Store>,
@@ -142,7 +144,51 @@ pub fn build_engine(
             .map_err(|error| miette!("{error}"))?;
         builder = builder.model(name, client);
     }
+    if let Some(mcp) = attach_mcp(loaded, resolved).await? {
+        builder = builder.mcp(mcp);
+    }
     builder.build_with(&environment).map_err(|error| miette!("{error}"))
+}
+
+/// Attaches the MCP servers the artifact's tools name, from `[mcp.servers.NAME]`; none when no
+/// tool runs on MCP. A named server without configuration, a variable not set, a missing tool or
+/// an incompatible schema refuses the start, every problem at once.
+async fn attach_mcp(
+    loaded: &tenx_artifact::LoadedArtifact,
+    resolved: &settings::Resolved,
+) -> Result<Option<Arc<dyn tenx_tools::McpTools>>> {
+    let servers: std::collections::BTreeSet<&str> = loaded
+        .artifact
+        .tools
+        .values()
+        .filter_map(|tool| match &tool.run {
+            tenx_artifact::Run::Mcp { server, .. } => Some(server.as_str()),
+            _ => None,
+        })
+        .collect();
+    if servers.is_empty() {
+        return Ok(None);
+    }
+    let config = resolved.mcp.clone().unwrap_or_default();
+    let missing: Vec<String> = servers
+        .iter()
+        .filter(|server| !config.servers.contains_key(**server))
+        .map(|server| format!("`{server}`"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(miette!(
+            help = "configure each in tenx.toml, e.g. [mcp.servers.NAME] transport = \"stdio\" command = \"…\" (docs/runtime.md, \"MCP\")",
+            "the artifact's tools call MCP servers that are not configured: {}",
+            missing.join(", ")
+        ));
+    }
+    let config = config
+        .resolve(|name| std::env::var(name).ok())
+        .map_err(|error| miette!("the MCP configuration: {error}"))?;
+    let client = tenx_mcp::McpClient::attach(&loaded.artifact, &config)
+        .await
+        .map_err(|error| miette!("{error}"))?;
+    Ok(Some(Arc::new(client)))
 }
 
 /// Binds, prints the settings and serves `state` until Ctrl-C or SIGTERM.

@@ -50,6 +50,17 @@ pub struct FileSettings {
 struct ProjectFile {
     #[serde(default)]
     serve: Option<FileSettings>,
+    #[serde(default)]
+    mcp: Option<tenx_mcp::McpConfig>,
+}
+
+/// What `tenx.toml` says to a host: `[serve]`, and the MCP servers under `[mcp.servers.NAME]`.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectSettings {
+    /// `[serve]`.
+    pub serve: FileSettings,
+    /// `[mcp]`: the MCP servers the program's `mcp(server: …)` tools name.
+    pub mcp: Option<tenx_mcp::McpConfig>,
 }
 
 /// What the command line said (each `None` leaves the setting to the file and environment).
@@ -91,6 +102,8 @@ pub struct Resolved {
     pub busy_wait: Duration,
     /// What the server itself needs.
     pub server: ServerSettings,
+    /// The MCP servers, as configured (templates, not values: resolved at build).
+    pub mcp: Option<tenx_mcp::McpConfig>,
 }
 
 /// Why settings could not be resolved.
@@ -125,12 +138,12 @@ pub enum SettingsError {
     },
 }
 
-/// Reads `[serve]` from `path`; a missing file is no settings.
-pub fn read_file(path: &Path, required: bool) -> Result<FileSettings, SettingsError> {
+/// Reads `[serve]` and `[mcp]` from `path`; a missing file is no settings.
+pub fn read_project(path: &Path, required: bool) -> Result<ProjectSettings, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && !required => {
-            return Ok(FileSettings::default());
+            return Ok(ProjectSettings::default());
         }
         Err(error) => {
             return Err(SettingsError::Read {
@@ -143,7 +156,10 @@ pub fn read_file(path: &Path, required: bool) -> Result<FileSettings, SettingsEr
         path: path.display().to_string(),
         reason: error.message().to_owned(),
     })?;
-    Ok(file.serve.unwrap_or_default())
+    Ok(ProjectSettings {
+        serve: file.serve.unwrap_or_default(),
+        mcp: file.mcp,
+    })
 }
 
 /// Merges the three sources, flags last.
@@ -251,6 +267,7 @@ pub fn resolve(
             run_timeout: None,
             rate_limit,
         },
+        mcp: None,
     })
 }
 

@@ -243,3 +243,106 @@ fn serve_refuses_to_start_and_says_why() {
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("tenx.toml"), "{text}");
 }
+
+const ECHO_PROGRAM: &str = r#"
+model m {
+  provider = scripted
+  rules = [
+    {
+      match: "(?i)echo (?<words>.+)"
+      turns: [
+        { tool: "echo", arguments: { message: "{words}" } }
+        { text: "{result}" }
+      ]
+    }
+  ]
+  fallback = { text: "Say: echo something" }
+}
+
+tool echo(message: string "What to echo") -> string {
+  description = "Echo a message."
+  risk = low
+  run = mcp(server: "everything")
+}
+
+agent a {
+  model = m
+  prompt = "Echo what you are asked to."
+  tools = [echo]
+}
+
+graph g {
+  entry = a
+  nodes = [a]
+  a -> END
+}
+"#;
+
+/// The everything MCP server's entry point and `node`, or `None` (after saying why) when they
+/// are not installed; under CI they must be (`.ci/run` installs them).
+fn everything_server() -> Option<(PathBuf, PathBuf)> {
+    let script = tenx_tests::repo_root()
+        .join("target/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let node = std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join("node"))
+        .find(|candidate| candidate.is_file());
+    match node {
+        Some(node) if script.is_file() => Some((node, script)),
+        _ => {
+            let message = "the MCP everything server (or node) is not installed: see the README";
+            assert!(
+                !std::env::var("CI").is_ok_and(|value| value == "true"),
+                "{message} (.ci/run installs it)"
+            );
+            eprintln!("skipped: {message}");
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn serve_attaches_the_mcp_servers_tenx_toml_configures_and_refuses_to_start_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = dir.path().join("echo.tenxg");
+    std::fs::write(
+        &artifact,
+        tenx_tests::sealed_bytes("tests/serve_echo.tenx", ECHO_PROGRAM),
+    )
+    .unwrap();
+    let artifact = artifact.to_str().unwrap();
+
+    let (code, text) = refuse(&[artifact, "--port", "0", "--store", "memory"], &[], dir.path());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("MCP servers that are not") && text.contains("`everything`"),
+        "{text}"
+    );
+
+    let Some((node, script)) = everything_server() else {
+        return;
+    };
+    std::fs::write(
+        dir.path().join("tenx.toml"),
+        format!(
+            "[mcp.servers.everything]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}]\n",
+            node.display().to_string(),
+            script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let serving = serve(&[artifact, "--port", "0", "--store", "memory"], &[], dir.path());
+    let (status, body) = post(
+        &serving.base,
+        "/v1/graph/invoke",
+        json!({"messages": [user("echo hello from tenx")], "config": {"thread_id": "e1"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let last = body["data"]["messages"].as_array().unwrap().last().unwrap().clone();
+    let text = last["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("hello from tenx"),
+        "the MCP server's echo came back: {body}"
+    );
+    serving.kill();
+}

@@ -5,8 +5,8 @@
 //!    model needs no provider key;
 //! 2. starts the stand-in orders and payments service on 127.0.0.1:8001 ([`payments`]), which
 //!    refunds once per `Idempotency-Key` and lists its refunds at `GET /refunds`;
-//! 3. signs a fresh JWT secret's tokens for `alice` and `bob` ([`tokens`]), so ownership and
-//!    approvers are enforced as in seed 003;
+//! 3. signs tokens for `alice`, `carol` and `bob` with a fresh JWT secret ([`tokens`]), so
+//!    ownership, approvers and separate duties are enforced, as in production;
 //! 4. serves the standard API on 127.0.0.1:8000 with the `tenx` binary's own serve code
 //!    (settings, SQLite in `.tenx/`, engine, recovery, listener), its environment supplied
 //!    here instead of read from the process.
@@ -161,7 +161,7 @@ fn print_next_steps(api: SocketAddr, payments: SocketAddr, tokens_file: &Path) {
     );
     eprintln!("refund-demo: payments stand-in on http://{payments} (GET /refunds lists every refund by Idempotency-Key)");
     eprintln!(
-        "refund-demo: bearer tokens for alice (support_lead) and bob in {}",
+        "refund-demo: bearer tokens for alice (asks), carol (support_lead, approves) and bob in {}",
         tokens_file.display()
     );
     let mut overrides = String::new();

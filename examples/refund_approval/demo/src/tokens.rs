@@ -1,8 +1,10 @@
 //! The demo's auth: a fresh random JWT secret at every start, and two bearer tokens signed with
 //! it, so the walk-through runs with auth and ownership on, as seed 003 does, without a key to
-//! configure. `alice` holds the `support_lead` role `issue_refund`'s approval asks for; `bob`
-//! holds none and owns nothing. The tokens are written to `refund-demo.env` in the data
-//! directory (shell assignments, for `. .tenx/refund-demo.env`).
+//! configure. `alice` asks for refunds and owns her threads; `carol` holds the `support_lead`
+//! role `issue_refund`'s approval asks for (and is not the user who started the run, as the
+//! approval's `separate_duties`, on for a high-risk tool, demands); `bob` holds no role and owns
+//! nothing. The tokens are written to `refund-demo.env` in the data directory (shell
+//! assignments, for `. .tenx/refund-demo.env`).
 
 use std::path::{Path, PathBuf};
 
@@ -16,8 +18,10 @@ const VALID_SECONDS: u64 = 24 * 60 * 60;
 pub struct Tokens {
     /// The secret, as `JWT_SECRET_KEY` carries it (64 hex digits).
     pub secret: String,
-    /// `alice`: the thread owner and a `support_lead`.
+    /// `alice`: asks for refunds, owns her threads, holds no role.
     pub alice: String,
+    /// `carol`: a `support_lead`, who may approve refunds.
+    pub carol: String,
     /// `bob`: another user.
     pub bob: String,
 }
@@ -45,12 +49,18 @@ impl Tokens {
             jsonwebtoken::encode(&jsonwebtoken::Header::default(), &claims, &key)
                 .map_err(|error| miette!("cannot sign a demo token: {error}"))
         };
-        let alice = sign(json!({"user_id": "alice", "roles": ["support_lead"], "exp": exp}))?;
+        let alice = sign(json!({"user_id": "alice", "exp": exp}))?;
+        let carol = sign(json!({"user_id": "carol", "roles": ["support_lead"], "exp": exp}))?;
         let bob = sign(json!({"user_id": "bob", "exp": exp}))?;
-        Ok(Self { secret, alice, bob })
+        Ok(Self {
+            secret,
+            alice,
+            carol,
+            bob,
+        })
     }
 
-    /// Writes `ALICE=…` and `BOB=…` to `refund-demo.env` in `data_dir`; returns its path.
+    /// Writes `ALICE=…`, `CAROL=…` and `BOB=…` to `refund-demo.env` in `data_dir`; returns its path.
     pub fn write(&self, data_dir: &Path) -> Result<PathBuf> {
         std::fs::create_dir_all(data_dir)
             .into_diagnostic()
@@ -58,8 +68,8 @@ impl Tokens {
         let path = data_dir.join("refund-demo.env");
         let text = format!(
             "# Written by refund-demo at start: bearer tokens signed with this run's secret, valid 24 h.\n\
-             ALICE={}\nBOB={}\n",
-            self.alice, self.bob
+             ALICE={}\nCAROL={}\nBOB={}\n",
+            self.alice, self.carol, self.bob
         );
         std::fs::write(&path, text)
             .into_diagnostic()

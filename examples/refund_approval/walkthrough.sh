@@ -10,12 +10,16 @@ invoke() {
     -H 'content-type: application/json' -d "$2" -w '\nstatus %{http_code}\n'
 }
 
-# 1. Alice asks for a refund. The scripted model calls issue_refund(order_id: "1042",
+# 1. Any other text gets a plain answer (200): the model says what it can do.
+invoke "$ALICE" '{"messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}],
+  "config": {"thread_id": "hello"}}'
+
+# 2. Alice asks for a refund. The scripted model calls issue_refund(order_id: "1042",
 #    amount_cents: 5900), which needs an approval: the run pauses (200, no answer yet).
 invoke "$ALICE" '{"messages": [{"role": "user", "content": [{"type": "text",
   "text": "Refund order 1042, 59.00"}]}], "config": {"thread_id": "refund-1042"}}'
 
-# 2. Read the open request from the thread's state: its message, its response schema
+# 3. Read the open request from the thread's state: its message, its response schema
 #    ({"approved": boolean}) and its id, the interrupt_id the answer must name.
 curl -s "$API/v1/threads/refund-1042/state" -H "authorization: Bearer $ALICE" \
   | grep -o '"interrupt":{"id":"int_[0-9a-f]*"\|"message":"Approve[^"]*"\|"response_schema":{[^}]*}}'
@@ -23,10 +27,10 @@ ID=$(curl -s "$API/v1/threads/refund-1042/state" -H "authorization: Bearer $ALIC
   | grep -o 'int_[0-9a-f]\{32\}' | head -n 1)
 echo "$ID"
 
-# 3. Nothing has been refunded yet: the stand-in payments service lists no refund.
+# 4. Nothing has been refunded yet: the stand-in payments service lists no refund.
 curl -s "$PAYMENTS/refunds"; echo
 
-# 4. The refusals of seed 003's error table; each records nothing (the thread stays paused).
+# 5. The refusals of seed 003's error table; each records nothing (the thread stays paused).
 #    An interrupt_id that is not the open one: 409 INTERRUPT_001.
 invoke "$CAROL" '{"resume": {"approved": true}, "interrupt_id": "int_nope",
   "config": {"thread_id": "refund-1042"}}'
@@ -45,22 +49,22 @@ invoke "$BOB" '{"resume": {"approved": true}, "interrupt_id": "'"$ID"'",
 invoke "$ALICE" '{"resume": {"approved": true}, "interrupt_id": "'"$ID"'",
   "config": {"thread_id": "refund-1042"}}'
 
-# 5. Carol, a support lead, approves, naming the interrupt: the refund runs and the model
+# 6. Carol, a support lead, approves, naming the interrupt: the refund runs and the model
 #    answers with the payment service's confirmation (200).
 invoke "$CAROL" '{"resume": {"approved": true}, "interrupt_id": "'"$ID"'",
   "config": {"thread_id": "refund-1042"}}'
 
-# 6. The refund happened once, under the tool's idempotency key (the demo's terminal printed
+# 7. The refund happened once, under the tool's idempotency key (the demo's terminal printed
 #    one "refunded" line).
 curl -s "$PAYMENTS/refunds"; echo
 
-# 7. Approving again is refused, 409 INTERRUPT_003: the thread is no longer paused, and
+# 8. Approving again is refused, 409 INTERRUPT_003: the thread is no longer paused, and
 #    nothing is refunded again.
 invoke "$CAROL" '{"resume": {"approved": true}, "interrupt_id": "'"$ID"'",
   "config": {"thread_id": "refund-1042"}}'
 curl -s "$PAYMENTS/refunds"; echo
 
-# 8. One run at a time per thread. Pause a second refund, make the stand-in take 5 s over it,
+# 9. One run at a time per thread. Pause a second refund, make the stand-in take 5 s over it,
 #    approve it in the background and resume the same thread meanwhile: after the demo's 2 s
 #    wait (tenx serve's default is 30 s), 409 THREAD_BUSY. Then the approval finishes (200).
 invoke "$ALICE" '{"messages": [{"role": "user", "content": [{"type": "text",

@@ -189,11 +189,17 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
     // approval it waited behind).
     assert_eq!(
         run.statuses,
-        vec![200, 409, 422, 422, 403, 403, 403, 200, 409, 409, 200],
+        vec![200, 200, 409, 422, 422, 403, 403, 403, 200, 409, 409, 200],
         "{stdout}"
     );
 
-    // 1–2. The pause, and the open request read from the thread's state.
+    // 1. Other text gets the scripted model's plain answer.
+    assert_eq!(
+        last_answer(&run.json[0]),
+        "I can refund an order. Write, for example: Refund order 1042, 59.00"
+    );
+
+    // 2–3. The pause, and the open request read from the thread's state.
     let id = stdout
         .lines()
         .find(|line| line.starts_with("int_"))
@@ -203,16 +209,16 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
     assert!(run.text.contains(&format!("\"interrupt\":{{\"id\":\"{id}\"")));
     assert!(run.text.contains("\"message\":\"Approve a refund of 5900 cents for order 1042?\""));
     assert!(run.text.contains("\"approved\":{\"description\""), "{stdout}");
-    let paused = &run.json[0];
+    let paused = &run.json[1];
     assert!(paused["data"]["messages"].as_array().unwrap().iter().any(|message| {
         message["content"][0]["name"] == "issue_refund"
             && message["content"][0]["args"] == json!({"order_id": "1042", "amount_cents": 5900})
     }));
 
-    // 3. Nothing refunded before the answer.
-    assert_eq!(run.json[1], json!({}));
+    // 4. Nothing refunded before the answer.
+    assert_eq!(run.json[2], json!({}));
 
-    // 4. The seed's error table, exactly, then the approvers rule.
+    // 5. The seed's error table, exactly, then the approvers rule.
     let errors: Vec<(String, String)> = run
         .json
         .iter()
@@ -255,13 +261,9 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
         .collect();
     assert_eq!(errors, expected, "{stdout}");
 
-    // 5–7. The approval runs the refund once; approving again refunds nothing.
-    let approved = run
-        .json
-        .iter()
-        .find(|body| body.get("data").is_some() && last_answer_or_none(body).is_some_and(|text| text.contains("1042")))
-        .unwrap_or_else(|| panic!("no approved answer: {stdout}"));
-    assert_eq!(last_answer(approved), "Refunded 5900 cents for order 1042");
+    // 6–8. The approval runs the refund once; approving again refunds nothing.
+    // (Answers in order: hello, the pause, `{}`, six refusals, then the approval.)
+    assert_eq!(last_answer(&run.json[9]), "Refunded 5900 cents for order 1042", "{stdout}");
     let once = json!({"refund-1042-5900": {"order_id": "1042", "amount_cents": 5900, "requests": 1}});
     let listed: Vec<&Value> = run
         .json
@@ -272,7 +274,7 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
     assert_eq!(*listed[0], once);
     assert_eq!(*listed[1], once, "approving again refunded nothing");
 
-    // 8. The busy thread's approval finished after the refusal, and refunded once too.
+    // 9. The busy thread's approval finished after the refusal, and refunded once too.
     let last = run.json.last().unwrap();
     assert_eq!(
         *last,
@@ -281,10 +283,9 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
             "refund-1043-1250": {"order_id": "1043", "amount_cents": 1250, "requests": 1},
         })
     );
-    assert!(
-        run.json
-            .iter()
-            .any(|body| last_answer_or_none(body).as_deref() == Some("Refunded 1250 cents for order 1043")),
+    assert_eq!(
+        last_answer(&run.json[run.json.len() - 2]),
+        "Refunded 1250 cents for order 1043",
         "{stdout}"
     );
 
@@ -322,9 +323,4 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
     );
     let mut demo = demo;
     assert_eq!(demo.child.wait().unwrap().code(), Some(0));
-}
-
-fn last_answer_or_none(body: &Value) -> Option<String> {
-    let last = body["data"]["messages"].as_array()?.last()?;
-    (last["role"] == "assistant").then(|| last["content"][0]["text"].as_str().map(str::to_owned))?
 }

@@ -107,12 +107,12 @@ async fn refund(State(payments): State<Payments>, headers: HeaderMap, body: axum
     });
     refund.requests += 1;
     if refund.requests == 1 {
-        println!(
+        eprintln!(
             "payments stand-in: refunded {} cents for order {} (Idempotency-Key {key})",
             refund.amount_cents, refund.order_id
         );
     } else {
-        println!(
+        eprintln!(
             "payments stand-in: Idempotency-Key {key} seen again ({} requests); nothing refunded again",
             refund.requests
         );

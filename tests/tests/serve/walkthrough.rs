@@ -207,7 +207,10 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
         .to_owned();
     assert_eq!(id.len(), 36, "{id}");
     assert!(run.text.contains(&format!("\"interrupt\":{{\"id\":\"{id}\"")));
-    assert!(run.text.contains("\"message\":\"Approve a refund of 5900 cents for order 1042?\""));
+    assert!(
+        run.text
+            .contains("\"message\":\"Approve a refund of 5900 cents for order 1042?\"")
+    );
     assert!(run.text.contains("\"approved\":{\"description\""), "{stdout}");
     let paused = &run.json[1];
     assert!(paused["data"]["messages"].as_array().unwrap().iter().any(|message| {
@@ -263,7 +266,11 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
 
     // 6–8. The approval runs the refund once; approving again refunds nothing.
     // (Answers in order: hello, the pause, `{}`, six refusals, then the approval.)
-    assert_eq!(last_answer(&run.json[9]), "Refunded 5900 cents for order 1042", "{stdout}");
+    assert_eq!(
+        last_answer(&run.json[9]),
+        "Refunded 5900 cents for order 1042",
+        "{stdout}"
+    );
     let once = json!({"refund-1042-5900": {"order_id": "1042", "amount_cents": 5900, "requests": 1}});
     let listed: Vec<&Value> = run
         .json
@@ -308,7 +315,11 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
             break;
         }
     }
-    assert_eq!(printed.last().map(String::as_str), Some("refund-demo: payments stand-in stopped"), "{printed:#?}");
+    assert_eq!(
+        printed.last().map(String::as_str),
+        Some("refund-demo: payments stand-in stopped"),
+        "{printed:#?}"
+    );
     let refunded: Vec<&String> = printed
         .iter()
         .filter(|line| line.starts_with("payments stand-in: refunded "))

@@ -20,7 +20,9 @@ pub fn compile() -> Result<LoadedArtifact> {
     let compiled = tenx_compiler::compile(&mut sources, root, &tenx_compiler::LintLevels::default());
     let Some(artifact) = compiled.artifact else {
         let rendered = render_human(&compiled.diagnostics, &sources, HumanOptions { color: false });
-        return Err(miette!("{rendered}\n`{NAME}` has errors: fix them, or run `tenxc check {NAME}`"));
+        return Err(miette!(
+            "{rendered}\n`{NAME}` has errors: fix them, or run `tenxc check {NAME}`"
+        ));
     };
     let sealed = tenx_artifact::seal(artifact).map_err(|error| miette!("cannot seal `{NAME}`: {error}"))?;
     tenx_artifact::load(&sealed.to_bytes(), &TrustPolicy::signature_optional())

@@ -159,7 +159,9 @@ fn print_next_steps(api: SocketAddr, payments: SocketAddr, tokens_file: &Path) {
         "refund-demo: serving {} with its scripted model (no key, no network)",
         example::NAME
     );
-    eprintln!("refund-demo: payments stand-in on http://{payments} (GET /refunds lists every refund by Idempotency-Key)");
+    eprintln!(
+        "refund-demo: payments stand-in on http://{payments} (GET /refunds lists every refund by Idempotency-Key)"
+    );
     eprintln!(
         "refund-demo: bearer tokens for alice (asks), carol (support_lead, approves) and bob in {}",
         tokens_file.display()

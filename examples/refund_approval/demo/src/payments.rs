@@ -132,7 +132,10 @@ struct LookupRequest {
 
 async fn lookup(State(payments): State<Payments>, body: axum::body::Bytes) -> Response {
     let Ok(request) = serde_json::from_slice::<LookupRequest>(&body) else {
-        return refused(StatusCode::UNPROCESSABLE_ENTITY, "the body must be {\"order_id\": string}");
+        return refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "the body must be {\"order_id\": string}",
+        );
     };
     let refunded: u64 = payments
         .refunds()

@@ -64,18 +64,18 @@ invoke "$CAROL" '{"resume": {"approved": true}, "interrupt_id": "'"$ID"'",
   "config": {"thread_id": "refund-1042"}}'
 curl -s "$PAYMENTS/refunds"; echo
 
-# 9. One run at a time per thread. Pause a second refund, make the stand-in take 5 s over it,
+# 9. One run at a time per thread. Pause a second refund, make the stand-in take 8 s over it,
 #    approve it in the background and resume the same thread meanwhile: after the demo's 2 s
 #    wait (tenx serve's default is 30 s), 409 THREAD_BUSY. Then the approval finishes (200).
 invoke "$ALICE" '{"messages": [{"role": "user", "content": [{"type": "text",
   "text": "Refund order 1043, 12.50"}]}], "config": {"thread_id": "refund-1043"}}' > /dev/null
 ID2=$(curl -s "$API/v1/threads/refund-1043/state" -H "authorization: Bearer $ALICE" \
   | grep -o 'int_[0-9a-f]\{32\}' | head -n 1)
-curl -s "$PAYMENTS/delay-next-refund" -d '{"seconds": 5}'; echo
+curl -s "$PAYMENTS/delay-next-refund" -d '{"seconds": 8}'; echo
 OUT=$(mktemp)
 invoke "$CAROL" '{"resume": {"approved": true}, "interrupt_id": "'"$ID2"'",
   "config": {"thread_id": "refund-1043"}}' > "$OUT" &
-sleep 1
+sleep 2
 invoke "$CAROL" '{"resume": {"approved": true}, "interrupt_id": "'"$ID2"'",
   "config": {"thread_id": "refund-1043"}}'
 wait; cat "$OUT"

@@ -185,13 +185,14 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
     assert!(stderr.is_empty(), "the walk-through printed errors: {stderr}");
     let run = transcript(&stdout);
 
-    // Every request's status, in the script's order (the busy resume answers before the slow
-    // approval it waited behind).
-    assert_eq!(
-        run.statuses,
-        vec![200, 200, 409, 422, 422, 403, 403, 403, 200, 409, 409, 200],
-        "{stdout}"
-    );
+    // Every request's status, in the script's order. The last two race by design (whichever
+    // resume takes the thread first runs the slow refund, the other is refused as busy); the
+    // script gives the background approval 2 s to take it, so the refusal is printed first.
+    let (settled, raced) = run.statuses.split_at(run.statuses.len() - 2);
+    assert_eq!(settled, [200, 200, 409, 422, 422, 403, 403, 403, 200, 409], "{stdout}");
+    let mut raced = raced.to_vec();
+    raced.sort_unstable();
+    assert_eq!(raced, [200, 409], "{stdout}");
 
     // 1. Other text gets the scripted model's plain answer.
     assert_eq!(
@@ -290,9 +291,20 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
             "refund-1043-1250": {"order_id": "1043", "amount_cents": 1250, "requests": 1},
         })
     );
+    let answers: Vec<String> = run
+        .json
+        .iter()
+        .filter_map(|body| {
+            let last = body["data"]["messages"].as_array()?.last()?;
+            last["content"][0]["text"].as_str().map(str::to_owned)
+        })
+        .collect();
     assert_eq!(
-        last_answer(&run.json[run.json.len() - 2]),
-        "Refunded 1250 cents for order 1043",
+        answers
+            .iter()
+            .filter(|text| *text == "Refunded 1250 cents for order 1043")
+            .count(),
+        1,
         "{stdout}"
     );
 

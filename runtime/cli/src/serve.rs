@@ -80,6 +80,16 @@ pub async fn run(args: ServeArgs) -> Result<()> {
 /// Reads the settings: `tenx.toml` (or `--config`), the environment, the flags; production's
 /// refusals happen here, before anything is opened.
 pub fn resolve(flags: &ServerFlags, config: Option<&std::path::Path>) -> Result<settings::Resolved> {
+    resolve_with(flags, config, |name| std::env::var(name).ok())
+}
+
+/// [`resolve`] with the environment read through `env` instead of the process's (a host that
+/// supplies its own values, such as the refund example's demo).
+pub fn resolve_with(
+    flags: &ServerFlags,
+    config: Option<&std::path::Path>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<settings::Resolved> {
     let project = match config {
         Some(path) => settings::read_project(path, true)?,
         None => settings::read_project(std::path::Path::new("tenx.toml"), false)?,
@@ -93,7 +103,7 @@ pub fn resolve(flags: &ServerFlags, config: Option<&std::path::Path>) -> Result<
         data_dir: flags.data_dir.clone(),
         store: flags.store.clone(),
     };
-    let mut resolved = settings::resolve(project.serve, |name| std::env::var(name).ok(), flags)?;
+    let mut resolved = settings::resolve(project.serve, env, flags)?;
     resolved.server.validate().map_err(|error| miette!("{error}"))?;
     resolved.mcp = project.mcp;
     Ok(resolved)
@@ -126,7 +136,18 @@ pub async fn build_engine(
     resolved: &settings::Resolved,
     store: Arc<dyn Store>,
 ) -> Result<tenx_engine::Engine> {
-    let environment = tenx_runtime::environment::resolve_from_process(&loaded.artifact)
+    build_engine_with(loaded, resolved, store, |name| std::env::var(name).ok()).await
+}
+
+/// [`build_engine`] with the artifact's variables read through `env` instead of the process's
+/// environment.
+pub async fn build_engine_with(
+    loaded: &tenx_artifact::LoadedArtifact,
+    resolved: &settings::Resolved,
+    store: Arc<dyn Store>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<tenx_engine::Engine> {
+    let environment = tenx_runtime::environment::resolve(&loaded.artifact, env)
         .map_err(|missing| miette!("{missing}"))
         .wrap_err("the artifact names environment variables that are not set")?;
     let transport = tenx_models::Transport::new(tenx_models::ProviderOptions::default())
@@ -193,10 +214,25 @@ async fn attach_mcp(
 
 /// Binds, prints the settings and serves `state` until Ctrl-C or SIGTERM.
 pub async fn listen(state: tenx_server::AppState, resolved: &settings::Resolved, label: &str) -> Result<()> {
-    let listener = tokio::net::TcpListener::bind(resolved.address)
+    let listener = bind(resolved).await?;
+    serve_on(listener, state, resolved, label).await
+}
+
+/// Binds the address the settings name (port 0 picks a free one: read it from the listener).
+pub async fn bind(resolved: &settings::Resolved) -> Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(resolved.address)
         .await
         .into_diagnostic()
-        .wrap_err_with(|| format!("cannot listen on {}", resolved.address))?;
+        .wrap_err_with(|| format!("cannot listen on {}", resolved.address))
+}
+
+/// Prints the settings and serves `state` on `listener` until Ctrl-C or SIGTERM.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    state: tenx_server::AppState,
+    resolved: &settings::Resolved,
+    label: &str,
+) -> Result<()> {
     let bound = listener.local_addr().into_diagnostic()?;
     eprintln!("tenx serve: {label}");
     for (key, value) in resolved.describe() {

@@ -1,6 +1,7 @@
 //! `tenx serve` and the standard API over real loopback HTTP: the router of `tenx-server` in
 //! process (envelopes, validation, the seed-003 error table, streams, threads, auth, limits)
-//! and the `tenx` binary's code in a child process (start-up, settings, refusals).
+//! and the `tenx` binary's code in a child process (start-up, settings, refusals); the README's
+//! main job (`refund-demo`) with its walk-through script, in a child process.
 
 #![allow(
     clippy::unwrap_used,
@@ -18,4 +19,5 @@ mod basics;
 mod binary;
 mod streams;
 mod threads;
+mod walkthrough;
 mod websocket;

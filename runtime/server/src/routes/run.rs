@@ -119,6 +119,12 @@ pub async fn stop(State(state): State<AppState>, request: Request) -> ApiResult 
         }
     };
     if refuse_others(&state, &thread_id, &identity, "stop").await? == ThreadOwner::Missing {
+        // A new thread's first run has stored nothing yet. Without auth anyone may stop it, as
+        // in the reference; with auth nobody owns it yet, so nobody may (the reference's
+        // ownership refuses a stop on an unknown thread too).
+        if !state.auth_on() && state.engine().stop(&thread_id) {
+            return Ok(ok(json!({"ok": true, "running": true})));
+        }
         return Ok(ok(json!({"ok": false, "running": false, "reason": "no-state"})));
     }
     if state.engine().stop(&thread_id) {

@@ -132,6 +132,16 @@ impl ApiError {
         Self::validation(msg.clone(), vec![json!({"loc": loc, "msg": msg, "type": kind})])
     }
 
+    /// A validation error of an empty (or `{}`) body: the reference's message is then
+    /// "Validation error" (the details still say what is wrong).
+    #[must_use]
+    pub fn of_empty_body(mut self) -> Self {
+        if self.code == "VALIDATION_ERROR" {
+            self.message = "Validation error".to_owned();
+        }
+        self
+    }
+
     /// The same error with a response header.
     #[must_use]
     pub fn header(mut self, name: header::HeaderName, value: &str) -> Self {

@@ -27,7 +27,12 @@ pub struct Prepared {
 pub async fn prepare(state: &AppState, request: Request, scope: &str) -> Result<Prepared, ApiError> {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(state, &headers, scope)?;
-    prepare_input(state, identity, &object_or_empty(body)).await
+    let empty = body
+        .as_ref()
+        .is_none_or(|body| body.as_object().is_some_and(serde_json::Map::is_empty));
+    prepare_input(state, identity, &object_or_empty(body))
+        .await
+        .map_err(|error| if empty { error.of_empty_body() } else { error })
 }
 
 /// As [`prepare`], for a caller already verified and a body already read (a WebSocket frame).

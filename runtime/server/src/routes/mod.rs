@@ -124,9 +124,9 @@ pub async fn refuse_others(
         && let ThreadOwner::Owned(owner) = &owner
         && *owner != identity.user_id
     {
-        return Err(ApiError::new(
+        // The reference's authorization denial is an `HTTPException` (reference-api.md §11).
+        return Err(ApiError::http(
             StatusCode::FORBIDDEN,
-            "NOT_AUTHORIZED",
             format!("Not authorized to {action} graph"),
         ));
     }

@@ -16,6 +16,7 @@ mod approvals;
 mod auth;
 mod basics;
 mod binary;
+mod conformance;
 mod streams;
 mod threads;
 mod websocket;

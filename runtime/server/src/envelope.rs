@@ -170,7 +170,12 @@ impl ApiError {
 impl From<tenx_engine::RunError> for ApiError {
     fn from(error: tenx_engine::RunError) -> Self {
         let status = StatusCode::from_u16(error.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut api = Self::new(status, error.code.as_str(), error.message);
+        // The engine's ownership denial is the reference's authorization denial, an `HTTPException`.
+        let code = match error.code {
+            tenx_engine::ErrorCode::NotAuthorized => "HTTPException",
+            code => code.as_str(),
+        };
+        let mut api = Self::new(status, code, error.message);
         api.details = match error.details {
             Value::Null => Vec::new(),
             Value::Array(items) => items,

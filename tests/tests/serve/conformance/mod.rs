@@ -79,6 +79,10 @@ pub const SCENARIOS: &[Scenario] = &[
         profile: Profile::Dev,
     },
     Scenario {
+        id: "5p",
+        profile: Profile::Production,
+    },
+    Scenario {
         id: "6",
         profile: Profile::Dev,
     },

@@ -91,6 +91,21 @@ pub fn reference(id: &str) -> Vec<(&'static str, &'static str, Value)> {
             ("content_string", "status", json!(422)),
             ("content_string", "type", json!("sequence_str")),
         ],
+        "5p" => vec![
+            ("empty_messages", "status", json!(422)),
+            ("empty_messages", "code", json!("VALIDATION_ERROR")),
+            (
+                "empty_messages",
+                "message",
+                json!("The request data is invalid. Please check your input."),
+            ),
+            ("empty_messages", "details", json!([])),
+            (
+                "empty_messages",
+                "metadata_message",
+                json!("The request data is invalid. Please check your input."),
+            ),
+        ],
         "6" => vec![
             ("tool_call_block", "code", json!("VALIDATION_ERROR")),
             (

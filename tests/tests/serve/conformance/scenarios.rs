@@ -30,6 +30,7 @@ async fn steps(id: &str, target: &Target) -> Vec<Step> {
         "3" => full(target).await,
         "4" => fresh_thread(target).await,
         "5" => malformed(target).await,
+        "5p" => malformed_production(target).await,
         "6" => client_tool_call(target).await,
         "7" => interrupt(target).await,
         "8" => paused_message(target).await,
@@ -240,6 +241,23 @@ async fn malformed(target: &Target) -> Vec<Step> {
         step("role_bogus", detail(&bogus)),
         step("content_string", detail(&plain)),
     ]
+}
+
+async fn malformed_production(target: &Target) -> Vec<Step> {
+    let reply = target
+        .send(
+            Method::POST,
+            "/v1/graph/invoke",
+            Some(&json!({"messages": [], "config": {"thread_id": target.thread("badp")}})),
+            Some(&alice()),
+        )
+        .await;
+    let mut facts = outcome(&reply);
+    facts.extend([
+        ("details", reply.body["error"]["details"].clone()),
+        ("metadata_message", reply.body["metadata"]["message"].clone()),
+    ]);
+    vec![step("empty_messages", facts)]
 }
 
 async fn client_tool_call(target: &Target) -> Vec<Step> {

@@ -113,6 +113,12 @@ async fn scenario_05_malformed_bodies_are_validation_errors() {
     check("5").await;
 }
 
+/// Beyond §17: scenario 5's malformed body in production (reference-api.md §2).
+#[tokio::test]
+async fn scenario_05_production_hides_what_was_malformed() {
+    check("5p").await;
+}
+
 #[tokio::test]
 async fn scenario_06_a_client_tool_call_is_refused() {
     check("6").await;

@@ -132,6 +132,16 @@ impl ApiError {
         Self::validation(msg.clone(), vec![json!({"loc": loc, "msg": msg, "type": kind})])
     }
 
+    /// A validation error of an empty (or `{}`) body: the reference's message is then
+    /// "Validation error" (the details still say what is wrong).
+    #[must_use]
+    pub fn of_empty_body(mut self) -> Self {
+        if self.code == "VALIDATION_ERROR" {
+            self.message = "Validation error".to_owned();
+        }
+        self
+    }
+
     /// The same error with a response header.
     #[must_use]
     pub fn header(mut self, name: header::HeaderName, value: &str) -> Self {
@@ -160,7 +170,12 @@ impl ApiError {
 impl From<tenx_engine::RunError> for ApiError {
     fn from(error: tenx_engine::RunError) -> Self {
         let status = StatusCode::from_u16(error.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut api = Self::new(status, error.code.as_str(), error.message);
+        // The engine's ownership denial is the reference's authorization denial, an `HTTPException`.
+        let code = match error.code {
+            tenx_engine::ErrorCode::NotAuthorized => "HTTPException",
+            code => code.as_str(),
+        };
+        let mut api = Self::new(status, code, error.message);
         api.details = match error.details {
             Value::Null => Vec::new(),
             Value::Array(items) => items,

@@ -171,12 +171,23 @@ fn message(index: usize, item: &Value) -> Result<Message, ApiError> {
             ));
         }
     }
-    if !matches!(object.get("content"), Some(Value::Array(_))) {
-        return Err(ApiError::invalid_field(
-            loc("content"),
-            "Input should be a valid list",
-            "list_type",
-        ));
+    match object.get("content") {
+        Some(Value::Array(_)) => {}
+        // pydantic's own refusal of a string where a list of blocks goes.
+        Some(Value::String(_)) => {
+            return Err(ApiError::invalid_field(
+                loc("content"),
+                "'str' instances are not allowed as a Sequence value",
+                "sequence_str",
+            ));
+        }
+        _ => {
+            return Err(ApiError::invalid_field(
+                loc("content"),
+                "Input should be a valid list",
+                "list_type",
+            ));
+        }
     }
     let mut filled = object.clone();
     filled

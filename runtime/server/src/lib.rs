@@ -17,6 +17,7 @@ pub mod input;
 pub mod middleware;
 pub mod rate_limit;
 pub mod routes;
+pub mod sanitize;
 pub mod state;
 
 use std::sync::Arc;

@@ -2,7 +2,8 @@
 //! timestamp (in headers and in every body), security headers, the rate limit
 //! ([`crate::rate_limit`]), and the body-size limit (413
 //! `REQUEST_TOO_LARGE` on a declared length; a body that streams past it is cut off where it is
-//! read, [`crate::routes::body`]). Unknown paths and methods answer in the error envelope.
+//! read, [`crate::routes::body`]), and in production the text of validation errors
+//! ([`crate::sanitize`]). Unknown paths and methods answer in the error envelope.
 
 use axum::Router;
 use axum::extract::Request;
@@ -28,6 +29,9 @@ pub fn wrap(router: Router, settings: &ServerSettings) -> Router {
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
             body_limit(limit, request, next)
         }));
+    if settings.mode == crate::Mode::Production {
+        router = router.layer(axum::middleware::from_fn(crate::sanitize::validation_errors));
+    }
     if let Some(rate) = &settings.rate_limit {
         let rate = crate::rate_limit::RateLimit::new(rate.clone());
         router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {

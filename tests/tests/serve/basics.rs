@@ -127,7 +127,7 @@ async fn malformed_bodies_are_422_validation_errors_with_pydantic_details() {
         (
             json!({"messages": [{"role": "user", "content": "plain"}]}),
             json!(["body", "messages", 0, "content"]),
-            "list_type",
+            "sequence_str",
         ),
         (
             json!({"messages": [user("x")], "response_granularity": "all"}),

@@ -78,13 +78,23 @@ impl Server {
 
     /// Serves `artifact` with `tools` and `settings` on 127.0.0.1, on a free port.
     pub async fn start(artifact: LoadedArtifact, tools: FakeTools, settings: ServerSettings) -> Self {
+        Self::start_with_model(artifact, tools, settings, Arc::new(ScriptedModel::new())).await
+    }
+
+    /// [`Server::start`] with `model` answering for every (scripted) model of the artifact.
+    pub async fn start_with_model(
+        artifact: LoadedArtifact,
+        tools: FakeTools,
+        settings: ServerSettings,
+        model: Arc<dyn ModelClient>,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let store = Arc::new(MemoryStore::new());
         let tools = Arc::new(tools);
         let mut models: std::collections::BTreeMap<String, Arc<dyn ModelClient>> = Default::default();
-        for (name, model) in &artifact.artifact.models {
-            assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
-            models.insert(name.clone(), Arc::new(ScriptedModel::new()));
+        for (name, declared) in &artifact.artifact.models {
+            assert_eq!(declared.provider, Provider::Scripted, "model `{name}` is not scripted");
+            models.insert(name.clone(), model.clone());
         }
         let ports = Ports {
             store: store.clone(),

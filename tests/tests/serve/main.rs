@@ -17,6 +17,7 @@ mod approvals;
 mod auth;
 mod basics;
 mod binary;
+mod conformance;
 mod streams;
 mod threads;
 mod walkthrough;

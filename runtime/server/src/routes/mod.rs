@@ -65,9 +65,33 @@ pub async fn body(request: Request) -> Result<Option<Value>, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|error| ApiError::invalid_field(json!(["body", error.column()]), "JSON decode error", "json_invalid"))
+    serde_json::from_slice(&bytes).map(Some).map_err(|error| {
+        ApiError::invalid_field(
+            json!(["body", json_error_position(&bytes, &error)]),
+            "JSON decode error",
+            "json_invalid",
+        )
+    })
+}
+
+/// Where a body stops being JSON, as pydantic's `json_invalid` says it: the 0-based character
+/// position of the token that failed (serde names the line and column where it noticed, which
+/// for a word such as `not` is past its first letter).
+fn json_error_position(bytes: &[u8], error: &serde_json::Error) -> usize {
+    let text = String::from_utf8_lossy(bytes);
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(error.line().saturating_sub(1))
+        .map(|line| line.chars().count())
+        .sum();
+    let chars: Vec<char> = text.chars().collect();
+    let mut position = line_start
+        .saturating_add(error.column().saturating_sub(1))
+        .min(chars.len());
+    while position > 0 && chars.get(position - 1).is_some_and(char::is_ascii_alphabetic) {
+        position -= 1;
+    }
+    position
 }
 
 /// Splits a request into its headers and its JSON body.
@@ -100,9 +124,9 @@ pub async fn refuse_others(
         && let ThreadOwner::Owned(owner) = &owner
         && *owner != identity.user_id
     {
-        return Err(ApiError::new(
+        // The reference's authorization denial is an `HTTPException` (reference-api.md §11).
+        return Err(ApiError::http(
             StatusCode::FORBIDDEN,
-            "NOT_AUTHORIZED",
             format!("Not authorized to {action} graph"),
         ));
     }
@@ -137,7 +161,8 @@ pub fn object_or_empty(body: Option<Value>) -> Value {
     body.unwrap_or_else(|| Value::Object(serde_json::Map::new()))
 }
 
-/// A body that must be present (the reference's `body: Field required`).
+/// A body that must be present (the reference's `body: Field required`, whose message is
+/// "Validation error" as for every empty body).
 pub fn required_body(body: Option<Value>) -> Result<Value, ApiError> {
-    body.ok_or_else(|| ApiError::invalid_field(json!(["body"]), "Field required", "missing"))
+    body.ok_or_else(|| ApiError::invalid_field(json!(["body"]), "Field required", "missing").of_empty_body())
 }

@@ -27,7 +27,12 @@ pub struct Prepared {
 pub async fn prepare(state: &AppState, request: Request, scope: &str) -> Result<Prepared, ApiError> {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(state, &headers, scope)?;
-    prepare_input(state, identity, &object_or_empty(body)).await
+    let empty = body
+        .as_ref()
+        .is_none_or(|body| body.as_object().is_some_and(serde_json::Map::is_empty));
+    prepare_input(state, identity, &object_or_empty(body))
+        .await
+        .map_err(|error| if empty { error.of_empty_body() } else { error })
 }
 
 /// As [`prepare`], for a caller already verified and a body already read (a WebSocket frame).
@@ -119,6 +124,12 @@ pub async fn stop(State(state): State<AppState>, request: Request) -> ApiResult 
         }
     };
     if refuse_others(&state, &thread_id, &identity, "stop").await? == ThreadOwner::Missing {
+        // A new thread's first run has stored nothing yet. Without auth anyone may stop it, as
+        // in the reference; with auth nobody owns it yet, so nobody may (the reference's
+        // ownership refuses a stop on an unknown thread too).
+        if !state.auth_on() && state.engine().stop(&thread_id) {
+            return Ok(ok(json!({"ok": true, "running": true})));
+        }
         return Ok(ok(json!({"ok": false, "running": false, "reason": "no-state"})));
     }
     if state.engine().stop(&thread_id) {

@@ -132,7 +132,10 @@ pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), Run
         target.clone_from(&limit.exit);
     }
     working.branch_mut()?.node.clone_from(&target);
-    working.record.execution.current_node = if target == END { "__end__".to_owned() } else { target };
+    // At END the thread keeps naming the node that ran last, as the reference does.
+    if target != END {
+        working.record.execution.current_node = target;
+    }
     Ok(())
 }
 

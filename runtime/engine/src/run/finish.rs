@@ -34,7 +34,6 @@ pub(crate) async fn completed(working: &mut Working<'_>, final_text: Option<Stri
     }
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Completed;
-    execution.current_node = "__end__".to_owned();
     execution.interrupted_node = None;
     execution.interrupt_reason = None;
     execution.interrupt_data = None;

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 /// Where a thread's run is and why it stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecutionMeta {
-    /// The node the run is at (`__start__` before the first, `__end__` after the last).
+    /// The node the run is at (`__start__` before the first; after a completed run, the node that ran last, as in the reference).
     pub current_node: String,
     /// Steps taken by the current (or last) run.
     pub step: u64,

@@ -22,6 +22,7 @@ pub enum Why {
     /// The contract is silent; tenx chooses (the reason).
     Choice(&'static str),
     /// Not intended: a non-conformity found here and reported, not fixed yet.
+    #[expect(dead_code, reason = "no non-conformity is open today; a newly found one is listed as a gap")]
     Gap(&'static str),
 }
 
@@ -106,15 +107,6 @@ const APPROVED_RESULT: Why = Why::Program(
 /// Every difference.
 fn intended() -> Vec<Difference> {
     vec![
-        d(
-            "3",
-            "full",
-            "current_node",
-            json!("__end__"),
-            Why::Gap(
-                "the engine leaves a completed run at \"__end__\"; the reference leaves the node that ran last (runtime/engine finish.rs; reported)",
-            ),
-        ),
         d(
             "3",
             "full",

@@ -1,6 +1,6 @@
 //! The handlers of the standard API, one file per group: [`health`] (`/ping`, `/health/*`),
 //! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`), [`introspect`] (`/v1/graph`, its
-//! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes), [`unconfigured`] (store and file
+//! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes; [`thread_writes`] those that write), [`unconfigured`] (store and file
 //! routes, which answer 503 as the reference does without a store). Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
 
@@ -8,6 +8,7 @@ pub mod health;
 pub mod introspect;
 pub mod run;
 pub mod stream;
+pub mod thread_writes;
 pub mod threads;
 pub mod unconfigured;
 pub mod ws;

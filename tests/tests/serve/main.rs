@@ -16,6 +16,8 @@ mod approvals;
 mod auth;
 mod basics;
 mod binary;
+mod event_source;
 mod streams;
+mod thread_writes;
 mod threads;
 mod websocket;

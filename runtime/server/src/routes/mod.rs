@@ -1,9 +1,10 @@
 //! The handlers of the standard API, one file per group: [`health`] (`/ping`, `/health/*`),
-//! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`), [`introspect`] (`/v1/graph`, its
+//! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`; [`event_source`] its `GET` form), [`introspect`] (`/v1/graph`, its
 //! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes; [`thread_writes`] those that write), [`unconfigured`] (store and file
 //! routes, which answer 503 as the reference does without a store). Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
 
+pub mod event_source;
 pub mod health;
 pub mod introspect;
 pub mod run;
@@ -32,7 +33,7 @@ pub fn routes() -> Router<AppState> {
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready))
         .route("/v1/graph/invoke", post(run::invoke))
-        .route("/v1/graph/stream", post(stream::stream))
+        .route("/v1/graph/stream", post(stream::stream).get(event_source::stream))
         .route("/v1/graph/stop", post(run::stop))
         .route("/v1/graph/ws", get(ws::ws))
         .route("/v1/graph", get(introspect::graph))

@@ -203,7 +203,10 @@ fn message(path: &[&str], index: usize, item: &Value) -> Result<Message, ApiErro
 /// `on_busy` (`"wait"`, the default, or `"cancel"`), where a body may put it.
 pub fn on_busy_of(body: &Map<String, Value>) -> Result<OnBusy, ApiError> {
     let config = body.get("config").and_then(Value::as_object);
-    on_busy(body.get("on_busy").or_else(|| config.and_then(|config| config.get("on_busy"))))
+    on_busy(
+        body.get("on_busy")
+            .or_else(|| config.and_then(|config| config.get("on_busy"))),
+    )
 }
 
 fn on_busy(value: Option<&Value>) -> Result<OnBusy, ApiError> {

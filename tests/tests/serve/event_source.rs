@@ -65,7 +65,11 @@ fn shape(chunks: &[Value]) -> Vec<String> {
                 .as_str()
                 .or_else(|| chunk["message"]["role"].as_str())
                 .unwrap_or("");
-            let delta = if chunk["message"]["delta"] == true { "+delta" } else { "" };
+            let delta = if chunk["message"]["delta"] == true {
+                "+delta"
+            } else {
+                ""
+            };
             format!("{}:{what}{delta}", chunk["event"].as_str().unwrap())
         })
         .collect()
@@ -88,7 +92,10 @@ async fn the_get_stream_sends_the_post_streams_events_as_numbered_sse_frames() {
         assert_eq!(chunk["event"], event.as_str());
         assert_eq!(chunk["thread_id"], "e1");
     }
-    let (last_event, last) = frames.last().map(|(_, event, chunk)| (event.clone(), chunk.clone())).unwrap();
+    let (last_event, last) = frames
+        .last()
+        .map(|(_, event, chunk)| (event.clone(), chunk.clone()))
+        .unwrap();
     assert_eq!(last_event, "updates");
     assert_eq!(last["data"]["status"], "graph_invoked");
     let user_text = frames
@@ -144,7 +151,11 @@ async fn an_interrupt_flow_over_the_get_stream_pauses_then_runs_the_refund_once(
     let before = server.snapshot("e2").await;
     let (status, content_type, text) = open(
         &server,
-        &[("thread_id", "e2"), ("resume", r#"{"approved":true}"#), ("interrupt_id", "int_nope")],
+        &[
+            ("thread_id", "e2"),
+            ("resume", r#"{"approved":true}"#),
+            ("interrupt_id", "int_nope"),
+        ],
     )
     .await;
     assert_eq!(status, 409, "{text}");
@@ -155,12 +166,19 @@ async fn an_interrupt_flow_over_the_get_stream_pauses_then_runs_the_refund_once(
 
     let (status, _, text) = open(
         &server,
-        &[("thread_id", "e2"), ("resume", r#"{"approved":true}"#), ("interrupt_id", &id)],
+        &[
+            ("thread_id", "e2"),
+            ("resume", r#"{"approved":true}"#),
+            ("interrupt_id", &id),
+        ],
     )
     .await;
     assert_eq!(status, 200, "{text}");
     let reply = frames_text(&text);
-    assert!(reply.contains(&"Refunded 5900 cents for order 1042".to_owned()), "{reply:?}");
+    assert!(
+        reply.contains(&"Refunded 5900 cents for order 1042".to_owned()),
+        "{reply:?}"
+    );
     assert_eq!(server.tools.calls_of("issue_refund"), 1);
 }
 

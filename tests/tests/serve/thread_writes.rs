@@ -142,11 +142,18 @@ async fn posted_messages_are_appended_without_running_and_move_the_version_once(
         .post("/v1/threads/p1/messages", json!({"messages": [held]}))
         .await;
     assert_eq!(status, 200);
-    assert_eq!(server.snapshot("p1").await, snapshot, "nothing changed, nothing written");
+    assert_eq!(
+        server.snapshot("p1").await,
+        snapshot,
+        "nothing changed, nothing written"
+    );
 
     // The next run sees the conversation and goes on.
     let body = turn(&server, "p1", "thanks").await;
-    assert_eq!(body["data"]["messages"].as_array().unwrap().last().unwrap()["role"], "assistant");
+    assert_eq!(
+        body["data"]["messages"].as_array().unwrap().last().unwrap()["role"],
+        "assistant"
+    );
 }
 
 #[tokio::test]
@@ -290,11 +297,16 @@ async fn a_thread_paused_at_a_question_refuses_every_write_and_its_answer_still_
         .as_str()
         .unwrap()
         .to_owned();
-    let mid = messages(&server, "q1").await[0]["message_id"].as_str().unwrap().to_owned();
+    let mid = messages(&server, "q1").await[0]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     refused(
         &server,
         "q1",
-        server.post("/v1/threads/q1/messages", json!({"messages": [user("hello?")]})).await,
+        server
+            .post("/v1/threads/q1/messages", json!({"messages": [user("hello?")]}))
+            .await,
         422,
         "INTERRUPT_004",
         &format!("Thread is paused at interrupt '{id}' in node 'support'. Resume it with {{'resume': value}}."),
@@ -304,7 +316,11 @@ async fn a_thread_paused_at_a_question_refuses_every_write_and_its_answer_still_
         "Thread is paused at interrupt '{id}' in node 'support': its state and messages stay as they are until it is resumed with {{'resume': value}}."
     );
     for (method, path, body) in [
-        (Method::PUT, "/v1/threads/q1/state".to_owned(), Some(json!({"state": {}}))),
+        (
+            Method::PUT,
+            "/v1/threads/q1/state".to_owned(),
+            Some(json!({"state": {}})),
+        ),
         (Method::DELETE, "/v1/threads/q1/state".to_owned(), None),
         (
             Method::DELETE,
@@ -340,7 +356,9 @@ async fn a_waiting_remote_call_refuses_writes_and_tool_exchanges_are_never_delet
     refused(
         &server,
         "w1",
-        server.post("/v1/threads/w1/messages", json!({"messages": [user("hello?")]})).await,
+        server
+            .post("/v1/threads/w1/messages", json!({"messages": [user("hello?")]}))
+            .await,
         422,
         "REMOTE_TOOL_PENDING",
         &format!("remote tool call '{call}' is waiting for its result; send a tool message with a tool_result for it"),
@@ -349,7 +367,13 @@ async fn a_waiting_remote_call_refuses_writes_and_tool_exchanges_are_never_delet
     let waits = format!(
         "Thread waits for the result of remote tool call '{call}': its state and messages stay as they are until the result arrives."
     );
-    let answer = send(&server, Method::PUT, "/v1/threads/w1/state", Some(json!({"state": {"topic": "x"}}))).await;
+    let answer = send(
+        &server,
+        Method::PUT,
+        "/v1/threads/w1/state",
+        Some(json!({"state": {"topic": "x"}})),
+    )
+    .await;
     refused(&server, "w1", answer, 409, "THREAD_PAUSED", &waits).await;
     let answer = send(&server, Method::DELETE, "/v1/threads/w1/state", None).await;
     refused(&server, "w1", answer, 409, "THREAD_PAUSED", &waits).await;
@@ -549,7 +573,15 @@ async fn every_refused_state_write_names_what_is_wrong_and_records_nothing() {
         ),
     )
     .await;
-    refused(&server, "s2", put(json!({"config": {}})).await, 422, "VALIDATION_ERROR", "Field required").await;
+    refused(
+        &server,
+        "s2",
+        put(json!({"config": {}})).await,
+        422,
+        "VALIDATION_ERROR",
+        "Field required",
+    )
+    .await;
     refused(
         &server,
         "s2",
@@ -617,10 +649,21 @@ async fn another_users_thread_is_404_to_every_write_and_scopes_are_checked() {
     let alice = server.as_user(&token("alice", json!({})));
     let bob = server.as_user(&token("bob", json!({})));
     turn(&alice, "own", "hi").await;
-    let mid = messages(&alice, "own").await[0]["message_id"].as_str().unwrap().to_owned();
+    let mid = messages(&alice, "own").await[0]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let writes = [
-        (Method::POST, "/v1/threads/own/messages".to_owned(), Some(json!({"messages": [user("x")]}))),
-        (Method::PUT, "/v1/threads/own/state".to_owned(), Some(json!({"state": {}}))),
+        (
+            Method::POST,
+            "/v1/threads/own/messages".to_owned(),
+            Some(json!({"messages": [user("x")]})),
+        ),
+        (
+            Method::PUT,
+            "/v1/threads/own/state".to_owned(),
+            Some(json!({"state": {}})),
+        ),
         (
             Method::DELETE,
             format!("/v1/threads/own/messages/{mid}"),
@@ -633,14 +676,46 @@ async fn another_users_thread_is_404_to_every_write_and_scopes_are_checked() {
         refused(&server, "own", answer, 404, "RESOURCE_NOT_FOUND", "thread not found").await;
         let missing = path.replace("/own/", "/missing/");
         let (status, answer) = send(&bob, method, &missing, body).await;
-        assert_eq!((status, &answer["error"]["code"]), (404, &json!("RESOURCE_NOT_FOUND")), "the same answer as a missing thread");
+        assert_eq!(
+            (status, &answer["error"]["code"]),
+            (404, &json!("RESOURCE_NOT_FOUND")),
+            "the same answer as a missing thread"
+        );
     }
     let reader = server.as_user(&token("alice", json!({"scopes": ["checkpointer:read"]})));
-    let answer = send(&reader, Method::PUT, "/v1/threads/own/state", Some(json!({"state": {}}))).await;
-    refused(&server, "own", answer, 403, "HTTPException", "Missing required scope: checkpointer:write").await;
+    let answer = send(
+        &reader,
+        Method::PUT,
+        "/v1/threads/own/state",
+        Some(json!({"state": {}})),
+    )
+    .await;
+    refused(
+        &server,
+        "own",
+        answer,
+        403,
+        "HTTPException",
+        "Missing required scope: checkpointer:write",
+    )
+    .await;
     let answer = send(&reader, Method::DELETE, "/v1/threads/own/state", None).await;
-    refused(&server, "own", answer, 403, "HTTPException", "Missing required scope: checkpointer:delete").await;
-    let anonymous = send(&server, Method::POST, "/v1/threads/own/messages", Some(json!({"messages": [user("x")]}))).await;
+    refused(
+        &server,
+        "own",
+        answer,
+        403,
+        "HTTPException",
+        "Missing required scope: checkpointer:delete",
+    )
+    .await;
+    let anonymous = send(
+        &server,
+        Method::POST,
+        "/v1/threads/own/messages",
+        Some(json!({"messages": [user("x")]})),
+    )
+    .await;
     assert_eq!(anonymous.0, 401);
 
     // The owner's writes go through, in the order of the routes.

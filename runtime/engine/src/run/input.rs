@@ -65,9 +65,7 @@ pub(crate) fn check_message(label: &str, index: usize, message: &Message) -> Res
             {
                 return Err(RunError::new(
                     ErrorCode::MessageRoleForbidden,
-                    format!(
-                        "{label}[{index}] is a user message with a tool result; send results in a tool message"
-                    ),
+                    format!("{label}[{index}] is a user message with a tool result; send results in a tool message"),
                 ));
             }
         }

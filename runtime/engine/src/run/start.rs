@@ -19,10 +19,14 @@ use super::Working;
 pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> Result<(), RunError> {
     let graph = working.graph;
     let validators = &working.artifact().validators;
-    let logged = super::glue::check_input(&graph.input_validators, validators, &request.messages).map_err(|violation| {
-        working.emit(Event::Rejected { violation_type: violation.violation_type.clone(), message: violation.message.clone() });
-        validator_refusal(&violation, |index| index)
-    })?;
+    let logged =
+        super::glue::check_input(&graph.input_validators, validators, &request.messages).map_err(|violation| {
+            working.emit(Event::Rejected {
+                violation_type: violation.violation_type.clone(),
+                message: violation.message.clone(),
+            });
+            validator_refusal(&violation, |index| index)
+        })?;
     for entry in logged {
         working.emit(Event::Rejected {
             violation_type: format!("logged:{}", entry.violation_type),
@@ -146,7 +150,11 @@ fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map
 
 /// Refuses fields the graph's state schema does not declare, naming them (`label` names what
 /// set them: `initial_state`, `state`).
-pub(crate) fn refuse_unknown_fields(working: &Working<'_>, label: &str, given: &Map<String, Value>) -> Result<(), RunError> {
+pub(crate) fn refuse_unknown_fields(
+    working: &Working<'_>,
+    label: &str,
+    given: &Map<String, Value>,
+) -> Result<(), RunError> {
     let schema_value = super::glue::schema_value(&working.graph.state_schema);
     let declared: Vec<String> = schema_value
         .get("properties")
@@ -173,7 +181,11 @@ pub(crate) fn refuse_unknown_fields(working: &Working<'_>, label: &str, given: &
 
 /// A whole new state, defaults filled in, checked against the graph's state schema: missing
 /// required fields are refused, naming them.
-pub(crate) fn checked_state(working: &Working<'_>, label: &str, state: Map<String, Value>) -> Result<Map<String, Value>, RunError> {
+pub(crate) fn checked_state(
+    working: &Working<'_>,
+    label: &str,
+    state: Map<String, Value>,
+) -> Result<Map<String, Value>, RunError> {
     let schema = &working.graph.state_schema;
     let schema_value = super::glue::schema_value(schema);
     let state = super::glue::with_defaults(schema, Value::Object(state));

@@ -77,7 +77,9 @@ pub(crate) fn new_messages(
 fn id_taken(label: &str, index: usize, id: &str) -> RunError {
     RunError::new(
         ErrorCode::MessageIdTaken,
-        format!("{label}[{index}] has id '{id}', which another message of this thread has; messages are never rewritten"),
+        format!(
+            "{label}[{index}] has id '{id}', which another message of this thread has; messages are never rewritten"
+        ),
     )
 }
 
@@ -131,7 +133,11 @@ mod tests {
     #[test]
     fn held_messages_are_skipped_and_a_rewrite_under_a_taken_id_is_refused() {
         let existing = vec![user("m1", "hello")];
-        let fresh = new_messages(&existing, vec![user("m1", "hello"), user("", "new"), user("m2", "two")], "messages");
+        let fresh = new_messages(
+            &existing,
+            vec![user("m1", "hello"), user("", "new"), user("m2", "two")],
+            "messages",
+        );
         let fresh = fresh.map_err(|error| error.message).unwrap_or_default();
         let indexes: Vec<usize> = fresh.iter().map(|(index, _)| *index).collect();
         assert_eq!(indexes, vec![1, 2]);

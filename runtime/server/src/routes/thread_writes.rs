@@ -27,7 +27,13 @@ pub async fn put_state(State(state): State<AppState>, Path(thread_id): Path<Stri
     let options = options(&body, identity)?;
     let mut sent = match body.get("state") {
         Some(Value::Object(sent)) => sent.clone(),
-        None => return Err(ApiError::invalid_field(json!(["body", "state"]), "Field required", "missing")),
+        None => {
+            return Err(ApiError::invalid_field(
+                json!(["body", "state"]),
+                "Field required",
+                "missing",
+            ));
+        }
         Some(_) => {
             return Err(ApiError::invalid_field(
                 json!(["body", "state"]),
@@ -49,7 +55,9 @@ pub async fn put_state(State(state): State<AppState>, Path(thread_id): Path<Stri
         .put_state(thread_id, write, &options)
         .await
         .map_err(|error| api_error(&state, error))?;
-    Ok(ok(json!({"state": agent_state(&record), "state_version": record.version})))
+    Ok(ok(
+        json!({"state": agent_state(&record), "state_version": record.version}),
+    ))
 }
 
 /// `DELETE /v1/threads/{thread_id}/state` (a body is optional: `{config?, state_version?,
@@ -73,7 +81,11 @@ pub async fn clear_state(State(state): State<AppState>, Path(thread_id): Path<St
 /// `POST /v1/threads/{thread_id}/messages` `{messages (non-empty), metadata?, config?,
 /// state_version?, on_busy?}`: appends the messages without running the graph. `metadata` is
 /// accepted as the reference accepts it (an object) and not kept.
-pub async fn post_messages(State(state): State<AppState>, Path(thread_id): Path<String>, request: Request) -> ApiResult {
+pub async fn post_messages(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+    request: Request,
+) -> ApiResult {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(&state, &headers, "checkpointer:write")?;
     let body = object(required_body(body)?)?;
@@ -89,7 +101,11 @@ pub async fn post_messages(State(state): State<AppState>, Path(thread_id): Path<
     }
     let messages = match body.get("messages") {
         None | Some(Value::Null) => {
-            return Err(ApiError::invalid_field(json!(["body", "messages"]), "Field required", "missing"));
+            return Err(ApiError::invalid_field(
+                json!(["body", "messages"]),
+                "Field required",
+                "missing",
+            ));
         }
         given => messages_at(given, &["body", "messages"])?,
     };

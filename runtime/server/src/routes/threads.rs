@@ -141,7 +141,9 @@ async fn read(State(state): State<AppState>, Path(thread_id): Path<String>, head
 /// (what a write may name for optimistic concurrency).
 async fn state_of(State(state): State<AppState>, Path(thread_id): Path<String>, headers: HeaderMap) -> ApiResult {
     let record = load(&state, &headers, &thread_id, "checkpointer:read").await?;
-    Ok(ok(json!({"state": agent_state(&record), "state_version": record.version})))
+    Ok(ok(
+        json!({"state": agent_state(&record), "state_version": record.version}),
+    ))
 }
 
 /// `GET /v1/threads/{thread_id}/messages?offset&limit&search`: the conversation, oldest first;

@@ -724,3 +724,97 @@ async fn another_users_thread_is_404_to_every_write_and_scopes_are_checked() {
         assert_eq!(status, 200, "{path}: {answer}");
     }
 }
+
+#[tokio::test]
+async fn clearing_state_keeps_the_receipts_so_an_approved_refund_never_runs_twice() {
+    let server = Server::refunds().await;
+    for round in 0..2 {
+        let (status, body) = server
+            .post(
+                "/v1/graph/invoke",
+                json!({"messages": [user("Refund order 1042, 59.00")], "config": {"thread_id": "k1"}, "response_granularity": "full"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let id = body["data"]["state"]["execution_meta"]["interrupt_data"]["interrupt"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (status, body) = server
+            .post(
+                "/v1/graph/invoke",
+                json!({"resume": {"approved": true}, "interrupt_id": id, "config": {"thread_id": "k1"}}),
+            )
+            .await;
+        assert_eq!(status, 200, "round {round}: {body}");
+        assert_eq!(server.tools.calls_of("issue_refund"), 1, "round {round}");
+        let (status, _) = send(&server, Method::DELETE, "/v1/threads/k1/state", None).await;
+        assert_eq!(status, 200);
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_write_body_is_a_422_naming_the_field() {
+    let server = Server::refunds().await;
+    turn(&server, "m1", "hi").await;
+    for (body, loc, message) in [
+        (
+            json!({"messages": [user("x")], "on_busy": "now"}),
+            json!(["body", "on_busy"]),
+            "Input should be 'wait' or 'cancel'",
+        ),
+        (
+            json!({"messages": [user("x")], "state_version": -1}),
+            json!(["body", "state_version"]),
+            "Input should be a non-negative integer",
+        ),
+        (
+            json!({"messages": [user("x")], "config": 3}),
+            json!(["body", "config"]),
+            "Input should be a valid dictionary",
+        ),
+        (
+            json!({"messages": [{"role": "robot", "content": []}]}),
+            json!(["body", "messages", 0, "role"]),
+            "Input should be 'user', 'assistant', 'system' or 'tool'",
+        ),
+        (
+            json!({"messages": [user("x")], "metadata": []}),
+            json!(["body", "metadata"]),
+            "Input should be a valid dictionary",
+        ),
+    ] {
+        let answer = server.post("/v1/threads/m1/messages", body).await;
+        assert_eq!(answer.1["error"]["details"][0]["loc"], loc, "{}", answer.1);
+        refused(&server, "m1", answer, 422, "VALIDATION_ERROR", message).await;
+    }
+    let answer = send(
+        &server,
+        Method::PUT,
+        "/v1/threads/m1/state",
+        Some(json!({"state": {"context": [{"role": "user", "content": "not a list"}]}})),
+    )
+    .await;
+    assert_eq!(
+        answer.1["error"]["details"][0]["loc"],
+        json!(["body", "state", "context", 0, "content"])
+    );
+    refused(
+        &server,
+        "m1",
+        answer,
+        422,
+        "VALIDATION_ERROR",
+        "Input should be a valid list",
+    )
+    .await;
+    let answer = send(
+        &server,
+        Method::PUT,
+        "/v1/threads/%20/state",
+        Some(json!({"state": {}})),
+    )
+    .await;
+    assert_eq!(answer.0, 422, "{}", answer.1);
+    assert_eq!(answer.1["error"]["message"], "thread_id cannot be empty or whitespace");
+}

@@ -818,3 +818,105 @@ async fn a_malformed_write_body_is_a_422_naming_the_field() {
     assert_eq!(answer.0, 422, "{}", answer.1);
     assert_eq!(answer.1["error"]["message"], "thread_id cannot be empty or whitespace");
 }
+
+/// A model that answers only when its run is stopped: a run that holds its thread.
+struct Hanging;
+
+#[async_trait::async_trait]
+impl tenx_engine::ports::ModelClient for Hanging {
+    async fn complete(
+        &self,
+        _request: tenx_engine::ports::ModelRequest<'_>,
+        _deltas: &mut dyn tenx_engine::ports::DeltaSink,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<tenx_engine::ports::ModelReply, tenx_engine::ports::ModelError> {
+        cancel.cancelled().await;
+        Err(tenx_engine::ports::ModelError {
+            kind: tenx_engine::ports::ModelErrorKind::Cancelled,
+            message: "stopped".to_owned(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_post_to_a_running_thread_waits_then_is_busy_and_on_busy_cancel_stops_the_run_first() {
+    use std::sync::Arc;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let store = Arc::new(tenx_engine::MemoryStore::new());
+    let mut models: std::collections::BTreeMap<String, Arc<dyn tenx_engine::ports::ModelClient>> = Default::default();
+    models.insert("m".to_owned(), Arc::new(Hanging));
+    let ports = tenx_engine::ports::Ports {
+        store: store.clone(),
+        models,
+        tools: Arc::new(FakeTools::new()),
+        clock: Arc::new(tenx_runtime::ports::SystemClock),
+        ids: Arc::new(tenx_engine::testing::SequentialIds::new()),
+    };
+    let options = tenx_engine::EngineOptions {
+        busy_wait: std::time::Duration::from_millis(300),
+        ..tenx_engine::EngineOptions::default()
+    };
+    let artifact = compile_named("tests/serve_thread_writes.tenx", STATEFUL);
+    let engine = tenx_engine::Engine::new(artifact, ports, options).unwrap();
+    let state = tenx_server::AppState::new(engine, Default::default()).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let app = tenx_server::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+        axum::serve(listener, app).await.unwrap();
+    });
+    let client = reqwest::Client::new();
+    let run = {
+        let (client, base) = (client.clone(), base.clone());
+        tokio::spawn(async move {
+            let response = client
+                .post(format!("{base}/v1/graph/invoke"))
+                .json(&json!({"messages": [user("hello")], "config": {"thread_id": "b1"}}))
+                .send()
+                .await
+                .unwrap();
+            read(response).await
+        })
+    };
+    // The run holds the thread's lock while it waits in the model call.
+    let mut started = false;
+    for _ in 0..100 {
+        let probe = tokio::time::timeout(std::time::Duration::from_millis(10), store.lock("b1")).await;
+        if probe.is_err() {
+            started = true;
+            break;
+        }
+        drop(probe);
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(started, "the run did not start");
+    let snapshot = || async { serde_json::to_string(&store.load("b1").await.unwrap()).unwrap() };
+    let before = snapshot().await;
+    let post = |body: Value| {
+        let (client, base) = (client.clone(), base.clone());
+        async move {
+            read(
+                client
+                    .post(format!("{base}/v1/threads/b1/messages"))
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+        }
+    };
+    let (status, body) = post(json!({"messages": [user("waiting?")]})).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "THREAD_BUSY");
+    assert_eq!(snapshot().await, before, "a refusal records nothing");
+    assert!(!run.is_finished(), "the run still holds the thread");
+
+    let (status, body) = post(json!({"messages": [user("stop and note this")], "on_busy": "cancel"})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = run.await.unwrap();
+    assert_eq!(status, 200, "the stopped run answers: {body}");
+    let thread = store.load("b1").await.unwrap().unwrap();
+    assert_eq!(thread.context.last().unwrap().text_content(), "stop and note this");
+    assert!(thread.run.is_none(), "the run was stopped before the post");
+}

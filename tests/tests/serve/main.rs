@@ -17,6 +17,7 @@ mod auth;
 mod basics;
 mod binary;
 mod event_source;
+mod state_writes;
 mod streams;
 mod thread_writes;
 mod threads;

@@ -1,8 +1,9 @@
 //! The handlers of the standard API, one file per group: [`health`] (`/ping`, `/health/*`),
-//! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`; [`event_source`] its `GET` form), [`introspect`] (`/v1/graph`, its
-//! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes; [`thread_writes`] those that write), [`unconfigured`] (store and file
+//! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`), [`introspect`] (`/v1/graph`, its
+//! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes), [`unconfigured`] (store and file
 //! routes, which answer 503 as the reference does without a store). Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
+//! Beside them: [`event_source`] (the `GET` stream) and [`thread_writes`] (the thread writes).
 
 pub mod event_source;
 pub mod health;

@@ -22,3 +22,4 @@ mod streams;
 mod thread_writes;
 mod threads;
 mod websocket;
+mod write_expiry;

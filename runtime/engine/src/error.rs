@@ -99,6 +99,19 @@ error_codes! {
     ClientToolsRefused = "CLIENT_TOOLS_REFUSED", 422;
     /// A new message while a remote call waits for its result.
     RemoteToolPending = "REMOTE_TOOL_PENDING", 422;
+    /// A thread write named a `state_version` that is not the thread's (optimistic
+    /// concurrency): somebody changed the thread since the caller read it.
+    StateVersionMismatch = "STATE_VERSION_MISMATCH", 409;
+    /// A write of state or a deletion on a thread paused at a question or a remote call: what
+    /// the pause covers stays as it is until it is answered.
+    ThreadPausedWrite = "THREAD_PAUSED", 409;
+    /// Deleting a message that is part of a tool call and its result.
+    MessageInToolCall = "MESSAGE_IN_TOOL_CALL", 409;
+    /// A state write that touches what only the engine writes (`execution_meta`,
+    /// `context_summary`).
+    StateFieldReadOnly = "STATE_FIELD_READ_ONLY", 422;
+    /// A client message whose id a different message of the thread already has.
+    MessageIdTaken = "MESSAGE_ID_TAKEN", 422;
     /// The request itself is malformed (no messages, unknown or missing state fields, a bad
     /// recursion limit, an unknown graph).
     InvalidRequest = "VALIDATION_ERROR", 422;

@@ -33,6 +33,6 @@ pub use engine::{Engine, EngineError, EngineOptions};
 pub use error::{ErrorCode, RunError};
 pub use identity::Identity;
 pub use memory::MemoryStore;
-pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest};
+pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest, StateWrite, WriteOptions};
 pub use run::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason, ThreadOwner};
 pub use scripted::ScriptedModel;

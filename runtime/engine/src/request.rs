@@ -62,3 +62,33 @@ pub struct RunOutput {
     /// The thread as it was committed at the end of the run.
     pub thread: ThreadRecord,
 }
+
+/// How a thread write (posting messages, putting or clearing state, deleting a message) meets
+/// the thread: who asks, what to do when a run holds it, and the state version the caller read.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// Who asks (the thread's owner, when auth is on).
+    pub identity: Identity,
+    /// What to do when another run holds the thread, as for a run.
+    pub on_busy: OnBusy,
+    /// The thread's `state_version` the caller expects (optimistic concurrency); `None` writes
+    /// over whatever version the thread has.
+    pub expected_version: Option<u64>,
+}
+
+/// A client's change of a thread's state (`PUT /v1/threads/{id}/state`), split by what each
+/// part may do: typed fields are merged, `context` appends, and the engine's own parts may only
+/// be sent back unchanged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateWrite {
+    /// Typed state fields: merged into the thread's (objects deep-merged, `null` ignored), then
+    /// checked against the graph's state schema.
+    pub fields: Map<String, Value>,
+    /// Messages to append to the conversation (client messages: the checks of a new message).
+    /// Messages the thread already holds, unchanged, are skipped.
+    pub context: Vec<Message>,
+    /// `execution_meta` as sent: only the thread's own, unchanged, is accepted.
+    pub execution_meta: Option<Value>,
+    /// `context_summary` as sent: only `null` is accepted (tenx keeps no summary).
+    pub context_summary: Option<Value>,
+}

@@ -118,7 +118,7 @@ pub fn parse(body: &Value, identity: Identity) -> Result<GraphInput, ApiError> {
 }
 
 /// D9: tools come only from the sealed artifact.
-fn refuse_client_tools(body: &Map<String, Value>) -> Result<(), ApiError> {
+pub fn refuse_client_tools(body: &Map<String, Value>) -> Result<(), ApiError> {
     let config = body.get("config").and_then(Value::as_object);
     let declares = body.contains_key("tools")
         || config.is_some_and(|config| config.contains_key("tools") || config.contains_key("remote_tools"));
@@ -133,12 +133,19 @@ fn refuse_client_tools(body: &Map<String, Value>) -> Result<(), ApiError> {
 }
 
 fn messages(value: Option<&Value>) -> Result<Vec<Message>, ApiError> {
+    messages_at(value, &["body", "messages"])
+}
+
+/// Client messages at `path` of the body (`["body", "messages"]`, `["body", "state",
+/// "context"]`), read as the reference reads them: a list of message objects whose role is one
+/// of the four and whose content is a list. What a client may send is the engine's check.
+pub fn messages_at(value: Option<&Value>, path: &[&str]) -> Result<Vec<Message>, ApiError> {
     let items = match value {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
         Some(_) => {
             return Err(ApiError::invalid_field(
-                json!(["body", "messages"]),
+                json!(path),
                 "Input should be a valid list",
                 "list_type",
             ));
@@ -146,17 +153,24 @@ fn messages(value: Option<&Value>) -> Result<Vec<Message>, ApiError> {
     };
     let mut messages = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        messages.push(message(index, item)?);
+        messages.push(message(path, index, item)?);
     }
     Ok(messages)
 }
 
 /// One client message; a missing id or timestamp is filled in by the engine.
-fn message(index: usize, item: &Value) -> Result<Message, ApiError> {
-    let loc = |field: &str| json!(["body", "messages", index, field]);
+fn message(path: &[&str], index: usize, item: &Value) -> Result<Message, ApiError> {
+    let at = |field: Option<&str>| {
+        let mut loc: Vec<Value> = path.iter().map(|part| json!(part)).collect();
+        loc.push(json!(index));
+        if let Some(field) = field {
+            loc.push(json!(field));
+        }
+        Value::Array(loc)
+    };
     let Value::Object(object) = item else {
         return Err(ApiError::invalid_field(
-            json!(["body", "messages", index]),
+            at(None),
             "Input should be a valid dictionary or object to extract fields from",
             "model_attributes_type",
         ));
@@ -165,7 +179,7 @@ fn message(index: usize, item: &Value) -> Result<Message, ApiError> {
         Some(Value::String(role)) if matches!(role.as_str(), "user" | "assistant" | "system" | "tool") => {}
         _ => {
             return Err(ApiError::invalid_field(
-                loc("role"),
+                at(Some("role")),
                 "Input should be 'user', 'assistant', 'system' or 'tool'",
                 "literal_error",
             ));
@@ -176,14 +190,14 @@ fn message(index: usize, item: &Value) -> Result<Message, ApiError> {
         // pydantic's own refusal of a string where a list of blocks goes.
         Some(Value::String(_)) => {
             return Err(ApiError::invalid_field(
-                loc("content"),
+                at(Some("content")),
                 "'str' instances are not allowed as a Sequence value",
                 "sequence_str",
             ));
         }
         _ => {
             return Err(ApiError::invalid_field(
-                loc("content"),
+                at(Some("content")),
                 "Input should be a valid list",
                 "list_type",
             ));
@@ -194,7 +208,16 @@ fn message(index: usize, item: &Value) -> Result<Message, ApiError> {
         .entry("message_id")
         .or_insert_with(|| Value::String(String::new()));
     serde_json::from_value(Value::Object(filled))
-        .map_err(|error| ApiError::invalid_field(json!(["body", "messages", index]), error.to_string(), "value_error"))
+        .map_err(|error| ApiError::invalid_field(at(None), error.to_string(), "value_error"))
+}
+
+/// `on_busy` (`"wait"`, the default, or `"cancel"`), where a body may put it.
+pub fn on_busy_of(body: &Map<String, Value>) -> Result<OnBusy, ApiError> {
+    let config = body.get("config").and_then(Value::as_object);
+    on_busy(
+        body.get("on_busy")
+            .or_else(|| config.and_then(|config| config.get("on_busy"))),
+    )
 }
 
 fn on_busy(value: Option<&Value>) -> Result<OnBusy, ApiError> {

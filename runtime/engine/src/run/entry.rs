@@ -98,30 +98,11 @@ async fn serve(working: &mut Working<'_>, request: RunRequest) -> Result<(), Run
             if input::is_tool_results(&request.messages) {
                 return input::remote_results(working, request.messages).await;
             }
-            let call = match working.record.pending.as_ref().map(|pending| &pending.kind) {
-                Some(PendingKind::RemoteTool { call_id, .. }) => call_id.clone(),
-                _ => String::new(),
-            };
-            Err(RunError::new(
-                ErrorCode::RemoteToolPending,
-                format!(
-                    "remote tool call '{call}' is waiting for its result; send a tool message with a tool_result for it"
-                ),
-            ))
+            Err(remote_pending(working))
         }
         Some(PendingKind::ToolApproval { .. } | PendingKind::InterruptNode { .. }) => {
             answer::refuse_if_expired(working).await?;
-            let (id, node) = working
-                .record
-                .pending
-                .as_ref()
-                .and_then(|pending| pending.interrupt.as_ref())
-                .map(|interrupt| (interrupt.id.clone(), interrupt.node.clone()))
-                .unwrap_or_default();
-            Err(RunError::new(
-                ErrorCode::ThreadPaused,
-                format!("Thread is paused at interrupt '{id}' in node '{node}'. Resume it with {{'resume': value}}."),
-            ))
+            Err(paused_at_question(working))
         }
         None => {
             if input::is_tool_results(&request.messages) {
@@ -130,6 +111,38 @@ async fn serve(working: &mut Working<'_>, request: RunRequest) -> Result<(), Run
             start::new_run(working, request).await
         }
     }
+}
+
+/// A new message while a remote call waits for its result (`REMOTE_TOOL_PENDING`).
+pub(crate) fn remote_pending(working: &Working<'_>) -> RunError {
+    let call = match working.record.pending.as_ref().map(|pending| &pending.kind) {
+        Some(PendingKind::RemoteTool { call_id, .. }) => call_id.clone(),
+        _ => String::new(),
+    };
+    RunError::new(
+        ErrorCode::RemoteToolPending,
+        format!("remote tool call '{call}' is waiting for its result; send a tool message with a tool_result for it"),
+    )
+}
+
+/// D4: a new message to a thread paused at a question (`INTERRUPT_004`).
+pub(crate) fn paused_at_question(working: &Working<'_>) -> RunError {
+    let (id, node) = open_question(working);
+    RunError::new(
+        ErrorCode::ThreadPaused,
+        format!("Thread is paused at interrupt '{id}' in node '{node}'. Resume it with {{'resume': value}}."),
+    )
+}
+
+/// The id and node of the thread's open question (empty when none is open).
+pub(crate) fn open_question(working: &Working<'_>) -> (String, String) {
+    working
+        .record
+        .pending
+        .as_ref()
+        .and_then(|pending| pending.interrupt.as_ref())
+        .map(|interrupt| (interrupt.id.clone(), interrupt.node.clone()))
+        .unwrap_or_default()
 }
 
 /// The graph a request names, or the artifact's only one.

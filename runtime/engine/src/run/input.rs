@@ -22,56 +22,7 @@ pub(crate) fn check_shape(request: &RunRequest) -> Result<(), RunError> {
         ));
     }
     for (index, message) in request.messages.iter().enumerate() {
-        if message.tools_calls.as_ref().is_some_and(|calls| !calls.is_empty())
-            || message.content.iter().any(ContentBlock::is_tool_call)
-        {
-            return Err(RunError::new(
-                ErrorCode::ToolCallInClientMessage,
-                format!("messages[{index}] carries a tool call; only the model may request tools"),
-            ));
-        }
-        match message.role {
-            Role::User => {
-                if message
-                    .content
-                    .iter()
-                    .any(|block| matches!(block, ContentBlock::ToolResult { .. }))
-                {
-                    return Err(RunError::new(
-                        ErrorCode::MessageRoleForbidden,
-                        format!(
-                            "messages[{index}] is a user message with a tool result; send results in a tool message"
-                        ),
-                    ));
-                }
-            }
-            Role::Tool => {
-                if message.content.is_empty()
-                    || !message
-                        .content
-                        .iter()
-                        .all(|block| matches!(block, ContentBlock::ToolResult { .. }))
-                {
-                    return Err(RunError::new(
-                        ErrorCode::MessageRoleForbidden,
-                        format!("messages[{index}] is a tool message with content other than tool_result blocks"),
-                    ));
-                }
-            }
-            Role::Assistant | Role::System => {
-                let role = if message.role == Role::Assistant {
-                    "assistant"
-                } else {
-                    "system"
-                };
-                return Err(RunError::new(
-                    ErrorCode::MessageRoleForbidden,
-                    format!(
-                        "messages[{index}] has role '{role}'; clients may send only 'user' messages (and 'tool' results for waiting remote calls)"
-                    ),
-                ));
-            }
-        }
+        check_message("messages", index, message)?;
     }
     let tool_messages = request
         .messages
@@ -89,6 +40,61 @@ pub(crate) fn check_shape(request: &RunRequest) -> Result<(), RunError> {
             ErrorCode::MessageRoleForbidden,
             "tool results cannot come with a resume",
         ));
+    }
+    Ok(())
+}
+
+/// The checks of one client message (`label[index]` names it in the refusal): no tool calls,
+/// role `user` (or `tool` carrying nothing but `tool_result` blocks), no tool result in a user
+/// message.
+pub(crate) fn check_message(label: &str, index: usize, message: &Message) -> Result<(), RunError> {
+    if message.tools_calls.as_ref().is_some_and(|calls| !calls.is_empty())
+        || message.content.iter().any(ContentBlock::is_tool_call)
+    {
+        return Err(RunError::new(
+            ErrorCode::ToolCallInClientMessage,
+            format!("{label}[{index}] carries a tool call; only the model may request tools"),
+        ));
+    }
+    match message.role {
+        Role::User => {
+            if message
+                .content
+                .iter()
+                .any(|block| matches!(block, ContentBlock::ToolResult { .. }))
+            {
+                return Err(RunError::new(
+                    ErrorCode::MessageRoleForbidden,
+                    format!("{label}[{index}] is a user message with a tool result; send results in a tool message"),
+                ));
+            }
+        }
+        Role::Tool => {
+            if message.content.is_empty()
+                || !message
+                    .content
+                    .iter()
+                    .all(|block| matches!(block, ContentBlock::ToolResult { .. }))
+            {
+                return Err(RunError::new(
+                    ErrorCode::MessageRoleForbidden,
+                    format!("{label}[{index}] is a tool message with content other than tool_result blocks"),
+                ));
+            }
+        }
+        Role::Assistant | Role::System => {
+            let role = if message.role == Role::Assistant {
+                "assistant"
+            } else {
+                "system"
+            };
+            return Err(RunError::new(
+                ErrorCode::MessageRoleForbidden,
+                format!(
+                    "{label}[{index}] has role '{role}'; clients may send only 'user' messages (and 'tool' results for waiting remote calls)"
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -10,7 +10,9 @@
 //! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed),
 //! [`working`] (the working copy of the thread and its commits), [`in_flight`] (the call being
 //! sent, committed before it is), [`recover`] (runs a dead process left unfinished) and
-//! [`retire`] (ending such a run when another artifact made it).
+//! [`retire`] (ending such a run when another artifact made it). Beside runs: [`writes`] (posting
+//! messages, writing and clearing state, deleting messages, under the same checks) and its pure
+//! [`write_rules`].
 
 mod agent;
 mod answer;
@@ -32,6 +34,8 @@ mod start;
 mod threads;
 mod tool_node;
 mod working;
+mod write_rules;
+mod writes;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -19,11 +19,14 @@ use super::Working;
 pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> Result<(), RunError> {
     let graph = working.graph;
     let validators = &working.artifact().validators;
-    let logged = super::glue::check_input(&graph.input_validators, validators, &request.messages).map_err(|violation| {
-        working.emit(Event::Rejected { violation_type: violation.violation_type.clone(), message: violation.message.clone() });
-        RunError::new(ErrorCode::ValidationRefused, violation.message.clone())
-            .with_details(json!({"violation_type": violation.violation_type, "validator": violation.validator, "rule": violation.rule, "message_index": violation.message_index}))
-    })?;
+    let logged =
+        super::glue::check_input(&graph.input_validators, validators, &request.messages).map_err(|violation| {
+            working.emit(Event::Rejected {
+                violation_type: violation.violation_type.clone(),
+                message: violation.message.clone(),
+            });
+            validator_refusal(&violation, |index| index)
+        })?;
     for entry in logged {
         working.emit(Event::Rejected {
             violation_type: format!("logged:{}", entry.violation_type),
@@ -125,11 +128,34 @@ fn start_node(working: &Working<'_>, asked: Option<&str>) -> Result<String, RunE
     Ok(graph.entry.clone())
 }
 
+/// D14: a validator's rejection (`AGENTFLOW_VALIDATION_ERROR` with its `violation_type`);
+/// `index` maps the index of the checked message to the one the client sent.
+pub(crate) fn validator_refusal(violation: &super::glue::Refusal, index: impl Fn(usize) -> usize) -> RunError {
+    RunError::new(ErrorCode::ValidationRefused, violation.message.clone()).with_details(json!({
+        "violation_type": violation.violation_type,
+        "validator": violation.validator,
+        "rule": violation.rule,
+        "message_index": violation.message_index.map(index),
+    }))
+}
+
 /// The state this run starts with: the thread's, updated by `initial_state`, checked against
 /// the graph's state schema. Unknown fields and missing required ones are refused, naming them.
 fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map<String, Value>, RunError> {
-    let schema = &working.graph.state_schema;
-    let schema_value = super::glue::schema_value(schema);
+    refuse_unknown_fields(working, "initial_state", &given)?;
+    let mut state = working.record.state.clone();
+    state.extend(given);
+    checked_state(working, "initial_state", state)
+}
+
+/// Refuses fields the graph's state schema does not declare, naming them (`label` names what
+/// set them: `initial_state`, `state`).
+pub(crate) fn refuse_unknown_fields(
+    working: &Working<'_>,
+    label: &str,
+    given: &Map<String, Value>,
+) -> Result<(), RunError> {
+    let schema_value = super::glue::schema_value(&working.graph.state_schema);
     let declared: Vec<String> = schema_value
         .get("properties")
         .and_then(Value::as_object)
@@ -145,18 +171,28 @@ fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map
         return Err(RunError::new(
             ErrorCode::InvalidRequest,
             format!(
-                "initial_state sets fields graph '{}' does not declare: {names}",
+                "{label} sets fields graph '{}' does not declare: {names}",
                 working.graph_name
             ),
         ));
     }
-    let mut state = working.record.state.clone();
-    state.extend(given);
+    Ok(())
+}
+
+/// A whole new state, defaults filled in, checked against the graph's state schema: missing
+/// required fields are refused, naming them.
+pub(crate) fn checked_state(
+    working: &Working<'_>,
+    label: &str,
+    state: Map<String, Value>,
+) -> Result<Map<String, Value>, RunError> {
+    let schema = &working.graph.state_schema;
+    let schema_value = super::glue::schema_value(schema);
     let state = super::glue::with_defaults(schema, Value::Object(state));
     let Value::Object(state) = state else {
         return Err(RunError::new(
             ErrorCode::InvalidRequest,
-            "initial_state must be an object",
+            format!("{label} must be an object"),
         ));
     };
     let missing: Vec<String> = schema_value
@@ -175,7 +211,7 @@ fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map
         return Err(RunError::new(
             ErrorCode::InvalidRequest,
             format!(
-                "initial_state is missing required fields of graph '{}': {}",
+                "{label} is missing required fields of graph '{}': {}",
                 working.graph_name,
                 missing.join(", ")
             ),
@@ -184,7 +220,7 @@ fn initial_state(working: &Working<'_>, given: Map<String, Value>) -> Result<Map
     super::glue::check_schema(schema, &Value::Object(state.clone())).map_err(|error| {
         RunError::new(
             ErrorCode::InvalidRequest,
-            format!("initial_state does not match the state schema: {error}"),
+            format!("{label} does not match the state schema: {error}"),
         )
     })?;
     Ok(state)

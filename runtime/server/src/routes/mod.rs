@@ -3,11 +3,14 @@
 //! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes), [`unconfigured`] (store and file
 //! routes, which answer 503 as the reference does without a store). Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
+//! Beside them: [`event_source`] (the `GET` stream) and [`thread_writes`] (the thread writes).
 
+pub mod event_source;
 pub mod health;
 pub mod introspect;
 pub mod run;
 pub mod stream;
+pub mod thread_writes;
 pub mod threads;
 pub mod unconfigured;
 pub mod ws;
@@ -31,7 +34,7 @@ pub fn routes() -> Router<AppState> {
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready))
         .route("/v1/graph/invoke", post(run::invoke))
-        .route("/v1/graph/stream", post(stream::stream))
+        .route("/v1/graph/stream", post(stream::stream).get(event_source::stream))
         .route("/v1/graph/stop", post(run::stop))
         .route("/v1/graph/ws", get(ws::ws))
         .route("/v1/graph", get(introspect::graph))

@@ -39,11 +39,30 @@ impl EventSink for ChannelSink {
 pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResult {
     let sse = wants_sse(request.headers());
     let prepared = prepare(&state, request, "graph:stream").await?;
-    let mut chunks = start(&state, prepared).await?;
+    let chunks = start(&state, prepared).await?;
+    Ok(respond(chunks, if sse { Framing::Sse } else { Framing::Lines }))
+}
+
+/// How a stream's chunks are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// One JSON chunk a line (the reference's framing).
+    Lines,
+    /// Server-Sent Events: `event: <event>` and `data: <chunk>`.
+    Sse,
+    /// Server-Sent Events with an `id: <n>` line each (the `GET` stream), so a browser
+    /// `EventSource` that reconnects says how far it got and is not served the run again.
+    EventSource,
+}
+
+/// The 200 response of a stream: its chunks, framed, with the reference's headers.
+pub fn respond(mut chunks: mpsc::Receiver<Value>, framing: Framing) -> axum::response::Response {
     let (bytes_tx, bytes_rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
     tokio::spawn(async move {
+        let mut sequence = 0_u64;
         while let Some(chunk) = chunks.recv().await {
-            if bytes_tx.send(Ok(frame(&chunk, sse))).await.is_err() {
+            sequence = sequence.saturating_add(1);
+            if bytes_tx.send(Ok(frame(&chunk, framing, sequence))).await.is_err() {
                 return;
             }
         }
@@ -62,7 +81,7 @@ pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResul
     );
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
-    Ok(response)
+    response
 }
 
 /// Starts a prepared run and returns its chunks as they come. A refusal (everything the engine
@@ -187,13 +206,13 @@ fn wants_sse(headers: &axum::http::HeaderMap) -> bool {
         })
 }
 
-fn frame(chunk: &Value, sse: bool) -> Bytes {
+fn frame(chunk: &Value, framing: Framing, sequence: u64) -> Bytes {
     let json = serde_json::to_string(chunk).unwrap_or_default();
-    if sse {
-        let event = chunk.get("event").and_then(Value::as_str).unwrap_or("message");
-        Bytes::from(format!("event: {event}\ndata: {json}\n\n"))
-    } else {
-        Bytes::from(format!("{json}\n"))
+    let event = chunk.get("event").and_then(Value::as_str).unwrap_or("message");
+    match framing {
+        Framing::Lines => Bytes::from(format!("{json}\n")),
+        Framing::Sse => Bytes::from(format!("event: {event}\ndata: {json}\n\n")),
+        Framing::EventSource => Bytes::from(format!("id: {sequence}\nevent: {event}\ndata: {json}\n\n")),
     }
 }
 

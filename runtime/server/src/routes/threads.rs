@@ -1,7 +1,7 @@
 //! The thread routes (reference-api.md §3): list (the caller's threads, paged), get, state,
 //! messages, delete. A thread that does not exist and another user's thread answer the same
-//! 404 (D7 and the contract's clarification). Writing state or messages from outside a run is
-//! not offered: every change of a thread goes through the engine's checks.
+//! 404 (D7 and the contract's clarification). The routes that write are in
+//! [`super::thread_writes`]; every change of a thread goes through the engine's checks.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 use tenx_engine::thread::ThreadRecord;
 
-use super::{api_error, caller, headers_and_body, required_body};
+use super::{api_error, caller, headers_and_body, required_body, thread_writes};
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult, ok, ok_with};
 use crate::state::{agent_state, summary_info, thread_info};
@@ -22,9 +22,20 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/threads", get(list))
         .route("/v1/threads/{thread_id}", get(read).delete(delete))
-        .route("/v1/threads/{thread_id}/state", get(state_of))
-        .route("/v1/threads/{thread_id}/messages", get(messages))
-        .route("/v1/threads/{thread_id}/messages/{message_id}", get(message))
+        .route(
+            "/v1/threads/{thread_id}/state",
+            get(state_of)
+                .put(thread_writes::put_state)
+                .delete(thread_writes::clear_state),
+        )
+        .route(
+            "/v1/threads/{thread_id}/messages",
+            get(messages).post(thread_writes::post_messages),
+        )
+        .route(
+            "/v1/threads/{thread_id}/messages/{message_id}",
+            get(message).delete(thread_writes::delete_message),
+        )
 }
 
 /// Paging of a list: `offset ≥ 0`, `0 < limit ≤ 1000` (100 by default).
@@ -57,7 +68,8 @@ fn paging(query: &BTreeMap<String, String>) -> Result<(usize, usize), ApiError> 
     ))
 }
 
-fn check_thread_id(thread_id: &str) -> Result<&str, ApiError> {
+/// A path's thread id, trimmed; a blank one is 422 as in the reference.
+pub(super) fn check_thread_id(thread_id: &str) -> Result<&str, ApiError> {
     let trimmed = thread_id.trim();
     if trimmed.is_empty() {
         return Err(ApiError::http(
@@ -125,10 +137,13 @@ async fn read(State(state): State<AppState>, Path(thread_id): Path<String>, head
     Ok(ok(json!({"thread_data": {"thread": thread_info(&record)}})))
 }
 
-/// `GET /v1/threads/{thread_id}/state`.
+/// `GET /v1/threads/{thread_id}/state`: the state dump and, beside it, its `state_version`
+/// (what a write may name for optimistic concurrency).
 async fn state_of(State(state): State<AppState>, Path(thread_id): Path<String>, headers: HeaderMap) -> ApiResult {
     let record = load(&state, &headers, &thread_id, "checkpointer:read").await?;
-    Ok(ok(json!({"state": agent_state(&record)})))
+    Ok(ok(
+        json!({"state": agent_state(&record), "state_version": record.version}),
+    ))
 }
 
 /// `GET /v1/threads/{thread_id}/messages?offset&limit&search`: the conversation, oldest first;

@@ -102,7 +102,8 @@ async fn every_refused_state_write_names_what_is_wrong_and_records_nothing() {
     let (_, current) = server.get("/v1/threads/s2/state").await;
     let mut meta = current["data"]["state"]["execution_meta"].clone();
     meta["status"] = json!("completed");
-    meta["current_node"] = json!("a");
+    meta["current_node"] = json!("__start__");
+    meta["step"] = json!(99);
     refused(
         &server,
         "s2",

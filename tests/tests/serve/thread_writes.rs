@@ -429,7 +429,7 @@ async fn a_waiting_remote_call_refuses_writes_and_tool_exchanges_are_never_delet
     let last = all[3]["message_id"].as_str().unwrap();
     let path = format!("/v1/threads/w1/messages/{last}");
     let answer = send(&server, Method::DELETE, &path, None).await;
-    refused(&server, "w1", answer, 422, "VALIDATION_ERROR", "Field required").await;
+    refused(&server, "w1", answer, 422, "VALIDATION_ERROR", "Validation error").await;
 
     let before = version(&server, "w1").await;
     let (status, body) = send(&server, Method::DELETE, &path, Some(json!({"config": {}}))).await;
@@ -577,7 +577,7 @@ async fn a_malformed_write_body_is_a_422_naming_the_field() {
         answer,
         422,
         "VALIDATION_ERROR",
-        "Input should be a valid list",
+        "'str' instances are not allowed as a Sequence value",
     )
     .await;
     let answer = send(

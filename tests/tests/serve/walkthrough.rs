@@ -250,7 +250,7 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
             "INTERRUPT_004",
             format!("Thread is paused at interrupt '{id}' in node 'support'. Resume it with {{'resume': value}}."),
         ),
-        ("NOT_AUTHORIZED", "Not authorized to invoke graph".to_owned()),
+        ("HTTPException", "Not authorized to invoke graph".to_owned()),
         ("APPROVER_REFUSED", approver.to_owned()),
         ("APPROVER_REFUSED", approver.to_owned()),
         (

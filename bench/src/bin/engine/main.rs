@@ -14,6 +14,8 @@
 //! Run: `cargo build --release -p tenxc -p tenx-bench && ./target/release/engine`.
 //! `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out; `TENX_BENCH_LANGGRAPH_PAUSED=N` changes how
 //! many threads LangGraph pauses for (c) (10,000 by default; 0 skips its RSS).
+//! `TENX_BENCH_ONLY=provider` runs (a) and (a′) alone (for profiling the adapter, e.g. under
+//! `valgrind --tool=callgrind`); `TENX_BENCH_PROVIDER_TURNS=N` changes how many (a′) turns run.
 
 mod langgraph;
 mod measure;
@@ -59,10 +61,19 @@ async fn bench() -> Result<(), String> {
     let artifact_path = setup::build_artifact(&root)?;
     let artifact = setup::load_artifact(&artifact_path)?;
     let bench_dir = root.join("target/bench");
-    eprintln!("(a) {TURNS} turns …");
-    let turn = measure::turns(artifact.clone(), TURNS).await?;
-    eprintln!("(a′) {PROVIDER_TURNS} turns against the local fake OpenAI server …");
-    let provider_turn = provider::turns(&root, artifact.clone(), PROVIDER_TURNS).await?;
+    let provider_turns = std::env::var("TENX_BENCH_PROVIDER_TURNS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(PROVIDER_TURNS);
+    let turns = TURNS.min(provider_turns.max(1) * 2);
+    eprintln!("(a) {turns} turns …");
+    let turn = measure::turns(artifact.clone(), turns).await?;
+    eprintln!("(a′) {provider_turns} turns against the local fake OpenAI server …");
+    let provider_turn = provider::turns(&root, artifact.clone(), provider_turns).await?;
+    if std::env::var("TENX_BENCH_ONLY").is_ok_and(|value| value == "provider") {
+        report::print_provider(&turn, &provider_turn);
+        return Ok(());
+    }
     eprintln!("(b) {RESUMES} pauses and resumes on SQLite …");
     let pause_resume = measure::pause_and_resume(artifact, &bench_dir.join("engine-resume.sqlite"), RESUMES).await?;
     eprintln!("(c) paused threads, each figure in a fresh process …");

@@ -48,32 +48,7 @@ pub(crate) fn print(results: &Results) {
         },
         verdict(results.turn.median_us < TURN_US && turn_ratio.is_none_or(|ratio| ratio >= TURN_RATIO)),
     );
-    // Two model calls per turn (the tool call, then the answer).
-    let provider = &results.provider_turn;
-    let overhead_us = (provider.turn.median_us - results.turn.median_us) / 2.0;
-    let bare_us = provider.round_trips.median_us / 2.0;
-    println!(
-        "{:<44} {:>22} {:>26} {:>9}   no measurable cost over the network",
-        format!("(a′) same, openai vs local fake ({})", provider.turn.samples),
-        timing(&provider.turn),
-        "-",
-        "",
-    );
-    println!(
-        "{:<44} {:>22}",
-        "     overhead per model call ((a′ − a) / 2)",
-        format!("{overhead_us:.1}"),
-    );
-    println!(
-        "{:<44} {:>22}",
-        "     of which the bare loopback exchange",
-        format!("{bare_us:.1}"),
-    );
-    println!(
-        "{:<44} {:>22}",
-        "     the adapter's own share per call",
-        format!("{:.1}", overhead_us - bare_us),
-    );
+    print_provider(&results.turn, &results.provider_turn);
     let resume_ratio = lg.map(|lg| lg.pause_resume.median_us / results.pause_resume.median_us);
     println!(
         "{:<44} {:>22} {:>26} {:>9}   < {} ms{}: {}",
@@ -137,4 +112,34 @@ fn ratio(ratio: Option<f64>) -> String {
 
 fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "MISSED" }
+}
+
+/// The (a′) lines: the turn against the fake, and the overhead per model call split into the
+/// bare loopback exchange and the adapter's own share.
+pub(crate) fn print_provider(turn: &Figures, provider: &crate::provider::ProviderFigures) {
+    // Two model calls per turn (the tool call, then the answer).
+    let overhead_us = (provider.turn.median_us - turn.median_us) / 2.0;
+    let bare_us = provider.round_trips.median_us / 2.0;
+    println!(
+        "{:<44} {:>22} {:>26} {:>9}   no measurable cost over the network",
+        format!("(a′) same, openai vs local fake ({})", provider.turn.samples),
+        timing(&provider.turn),
+        "-",
+        "",
+    );
+    println!(
+        "{:<44} {:>22}",
+        "     overhead per model call ((a′ − a) / 2)",
+        format!("{overhead_us:.1}"),
+    );
+    println!(
+        "{:<44} {:>22}",
+        "     of which the bare loopback exchange",
+        format!("{bare_us:.1}"),
+    );
+    println!(
+        "{:<44} {:>22}",
+        "     the adapter's own share per call",
+        format!("{:.1}", overhead_us - bare_us),
+    );
 }

@@ -110,6 +110,10 @@ async fn serve(working: &mut Working<'_>, request: RunRequest) -> Result<(), Run
             ))
         }
         Some(PendingKind::ToolApproval { .. } | PendingKind::InterruptNode { .. }) => {
+            // A result for the call paused for approval (a server tool) never answers it.
+            if input::is_tool_results(&request.messages) {
+                return Err(input::unexpected_results(&working.record.context, &request.messages));
+            }
             answer::refuse_if_expired(working).await?;
             let (id, node) = working
                 .record
@@ -125,7 +129,7 @@ async fn serve(working: &mut Working<'_>, request: RunRequest) -> Result<(), Run
         }
         None => {
             if input::is_tool_results(&request.messages) {
-                return Err(input::unexpected_results(&request.messages));
+                return Err(input::unexpected_results(&working.record.context, &request.messages));
             }
             start::new_run(working, request).await
         }

@@ -85,7 +85,7 @@ async fn a_rejection_returns_on_reject_to_the_model_and_runs_nothing() {
     assert!(
         records
             .iter()
-            .any(|record| record["kind"] == "approval" && record["fields"]["decision"] == "reject"),
+            .any(|record| record["kind"] == "approval" && record["fields"]["decision"] == "reject" && record["fields"]["outcome"] == "rejected"),
         "{records:#?}"
     );
 }

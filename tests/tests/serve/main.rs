@@ -12,11 +12,13 @@
 )]
 
 mod harness;
+mod steered;
 
 mod approvals;
 mod auth;
 mod basics;
 mod binary;
+mod contract;
 mod streams;
 mod threads;
 mod walkthrough;

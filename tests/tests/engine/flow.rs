@@ -322,7 +322,10 @@ async fn a_remote_tool_pauses_until_the_client_posts_its_result() {
         .unwrap_err();
     assert_eq!(
         (again.code, again.message.as_str()),
-        (ErrorCode::ToolResultDuplicate, "Each tool call can be answered only once"),
+        (
+            ErrorCode::ToolResultDuplicate,
+            "Each tool call can be answered only once"
+        ),
         "a second answer to a call already answered"
     );
     assert_eq!(host.snapshot("t1").await, before);

@@ -237,7 +237,12 @@ async fn a_null_answer_cancels_the_approval_and_the_model_gets_on_reject() {
         .await
         .iter()
         .filter(|record| record["kind"] == "approval")
-        .map(|record| (record["fields"]["decision"].clone(), record["fields"]["outcome"].clone()))
+        .map(|record| {
+            (
+                record["fields"]["decision"].clone(),
+                record["fields"]["outcome"].clone(),
+            )
+        })
         .collect();
     assert_eq!(decisions, [(json!("cancel"), json!("cancelled"))]);
 }

@@ -6,6 +6,7 @@
 
 mod busy;
 mod forgery;
+mod reads;
 mod remote;
 mod resumes;
 mod secrets;

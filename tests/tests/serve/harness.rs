@@ -94,7 +94,12 @@ impl Server {
     }
 
     /// As [`Self::start`], with the ports `setup` replaces.
-    pub async fn start_with(artifact: LoadedArtifact, tools: FakeTools, settings: ServerSettings, setup: Setup) -> Self {
+    pub async fn start_with(
+        artifact: LoadedArtifact,
+        tools: FakeTools,
+        settings: ServerSettings,
+        setup: Setup,
+    ) -> Self {
         let store = setup.store.unwrap_or_default();
         let tools = Arc::new(tools);
         let mut models: std::collections::BTreeMap<String, Arc<dyn ModelClient>> = Default::default();
@@ -112,7 +117,9 @@ impl Server {
             store: store.clone(),
             models,
             tools: tools.clone(),
-            clock: setup.clock.unwrap_or_else(|| Arc::new(tenx_runtime::ports::SystemClock)),
+            clock: setup
+                .clock
+                .unwrap_or_else(|| Arc::new(tenx_runtime::ports::SystemClock)),
             ids: Arc::new(SequentialIds::new()),
         };
         let options = EngineOptions {
@@ -125,7 +132,12 @@ impl Server {
     }
 
     /// Serves a built `engine` (over `store`; `tools` is what the test inspects).
-    pub async fn serve(engine: Engine, store: Arc<MemoryStore>, tools: Arc<FakeTools>, settings: ServerSettings) -> Self {
+    pub async fn serve(
+        engine: Engine,
+        store: Arc<MemoryStore>,
+        tools: Arc<FakeTools>,
+        settings: ServerSettings,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let state = AppState::new(engine.clone(), settings).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

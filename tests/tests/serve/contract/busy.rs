@@ -44,7 +44,11 @@ async fn a_second_request_waits_for_the_active_run_then_runs() {
     assert_eq!(status, 200, "{body}");
     let (status, body) = second.await.unwrap();
     assert_eq!(status, 200, "{body}");
-    assert_eq!(answers(&body), ["first", "second"], "one after the other, never interleaved");
+    assert_eq!(
+        answers(&body),
+        ["first", "second"],
+        "one after the other, never interleaved"
+    );
 }
 
 #[tokio::test]
@@ -65,9 +69,14 @@ async fn on_busy_cancel_stops_the_active_run_and_runs_this_one() {
     let (status, body) = first.await.unwrap();
     assert_eq!(status, 200, "{body}");
     let meta = &body["data"]["state"]["execution_meta"];
-    assert_eq!(meta["stop_current_execution"], "stopped", "the first run was stopped: {meta}");
+    assert_eq!(
+        meta["stop_current_execution"], "stopped",
+        "the first run was stopped: {meta}"
+    );
     assert_eq!(meta["interrupt_reason"], "stop_requested", "{meta}");
-    let (status, body) = server.post("/v1/graph/invoke", json!({"messages": [user("x")], "on_busy": "later"})).await;
+    let (status, body) = server
+        .post("/v1/graph/invoke", json!({"messages": [user("x")], "on_busy": "later"}))
+        .await;
     assert_eq!(status, 422, "{body}");
     assert_eq!(body["error"]["details"][0]["loc"], json!(["body", "on_busy"]));
 }

@@ -146,7 +146,11 @@ async fn a_late_answer_is_409_interrupt_expired_and_the_thread_shows_expired() {
     };
     let server = Server::start_with(refund_example(), refund_tools(), Default::default(), setup).await;
     let open = pause(&server, "q4").await;
-    assert_eq!(open["value"]["expires_at"], json!(1_796_083_200_000u64 + DAY_MS), "{open}");
+    assert_eq!(
+        open["value"]["expires_at"],
+        json!(1_796_083_200_000u64 + DAY_MS),
+        "{open}"
+    );
     clock.advance(DAY_MS - 1);
     let (status, _) = server.get("/v1/threads/q4/state").await;
     assert_eq!(status, 200);
@@ -178,7 +182,10 @@ async fn a_late_answer_is_409_interrupt_expired_and_the_thread_shows_expired() {
     let open = pause(&server, "q5").await;
     clock.advance(DAY_MS);
     let (_, body) = server.get("/v1/threads/q5/state").await;
-    assert_eq!(body["data"]["state"]["execution_meta"]["internal_data"]["outcome"], "expired");
+    assert_eq!(
+        body["data"]["state"]["execution_meta"]["internal_data"]["outcome"],
+        "expired"
+    );
     let late = answer(&server, "q5", json!({"approved": true}), Some(&open["id"])).await;
     assert!(matches!(late.0, 409), "{late:?}");
     assert_eq!(server.tools.calls_of("issue_refund"), 0);
@@ -205,7 +212,12 @@ async fn a_thread_paused_under_one_artifact_is_not_resumed_by_another() {
     let open = pause(&first, "q6").await;
     let before = first.snapshot("q6").await;
     let yes = json!({"approved": true});
-    let body = refused(&answer(&second, "q6", yes.clone(), Some(&open["id"])).await, 409, "GRAPH_VERSION_MISMATCH", None);
+    let body = refused(
+        &answer(&second, "q6", yes.clone(), Some(&open["id"])).await,
+        409,
+        "GRAPH_VERSION_MISMATCH",
+        None,
+    );
     assert!(
         body["error"]["message"]
             .as_str()
@@ -223,7 +235,10 @@ async fn a_thread_paused_under_one_artifact_is_not_resumed_by_another() {
     // test servers count their run ids from one, so the second server first runs a thread of
     // its own: a run id of the first server's would read as the scripted model's same run.)
     let (status, _) = second
-        .post("/v1/graph/invoke", json!({"messages": [user("hi")], "config": {"thread_id": "own"}}))
+        .post(
+            "/v1/graph/invoke",
+            json!({"messages": [user("hi")], "config": {"thread_id": "own"}}),
+        )
         .await;
     assert_eq!(status, 200);
     let (status, body) = second

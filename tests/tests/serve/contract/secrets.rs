@@ -131,7 +131,10 @@ async fn resolved_secrets_never_reach_a_response_a_chunk_an_error_or_the_thread(
         listener.local_addr().unwrap().port()
     };
     let cases = [
-        (format!("{base}/ok"), "Result: {\"order_id\":\"1042\",\"status\":\"shipped\"}"),
+        (
+            format!("{base}/ok"),
+            "Result: {\"order_id\":\"1042\",\"status\":\"shipped\"}",
+        ),
         (format!("{base}/bad"), "the service answered 500 Internal Server Error"),
         (
             format!("http://127.0.0.1:{refused_port}/{PATH}"),
@@ -164,5 +167,8 @@ async fn resolved_secrets_never_reach_a_response_a_chunk_an_error_or_the_thread(
     }
     let sent = seen.lock().unwrap().clone();
     assert_eq!(sent.len(), 4, "two runs each against ok and bad: {sent:?}");
-    assert!(sent.iter().all(|auth| *auth == format!("Bearer {TOKEN}")), "the service got the token");
+    assert!(
+        sent.iter().all(|auth| *auth == format!("Bearer {TOKEN}")),
+        "the service got the token"
+    );
 }

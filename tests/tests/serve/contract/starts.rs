@@ -15,14 +15,11 @@ async fn a_run_starts_only_at_the_entry_or_a_declared_entry_and_never_on_a_pause
     let steered = Steered::default();
     steered.text("Admin here.");
     let server = shop(&steered).await;
-    let start_at = |thread: &str, node: &str| {
-        json!({"messages": [user("hi")], "initial_state": {"current_node": node}, "config": {"thread_id": thread}, "response_granularity": "full"})
-    };
+    let start_at = |thread: &str, node: &str| json!({"messages": [user("hi")], "initial_state": {"current_node": node}, "config": {"thread_id": thread}, "response_granularity": "full"});
     for node in ["billing", "nowhere"] {
         let answer = server.post("/v1/graph/invoke", start_at("s1", node)).await;
-        let message = format!(
-            "a run of graph 'shop' cannot start at '{node}': it starts at its entry or a declared extra entry"
-        );
+        let message =
+            format!("a run of graph 'shop' cannot start at '{node}': it starts at its entry or a declared extra entry");
         refused(&answer, 422, "START_NODE_REFUSED", Some(&message));
         assert_eq!(server.snapshot("s1").await, "null", "records nothing");
     }
@@ -78,9 +75,7 @@ graph notes {
 async fn initial_state_is_checked_against_the_state_schema_naming_the_fields() {
     let artifact = compile_named("tests/serve_notes.tenx", STATEFUL);
     let server = Server::start(artifact, FakeTools::new(), Default::default()).await;
-    let with_state = |state: Value| {
-        json!({"messages": [user("hi")], "initial_state": state, "config": {"thread_id": "n1"}, "response_granularity": "full"})
-    };
+    let with_state = |state: Value| json!({"messages": [user("hi")], "initial_state": state, "config": {"thread_id": "n1"}, "response_granularity": "full"});
     let cases = [
         (
             json!({"customer": "ann", "colour": "red", "size": 1}),
@@ -120,9 +115,7 @@ async fn a_request_may_lower_the_recursion_limit_and_a_higher_one_is_capped_at_t
             steered.calls(&[(&format!("{thread}-{index}"), "lookup_order", json!({"order_id": "1"}))]);
         }
     };
-    let run = |thread: &str, limit: u64| {
-        json!({"messages": [user("look")], "recursion_limit": limit, "config": {"thread_id": thread}})
-    };
+    let run = |thread: &str, limit: u64| json!({"messages": [user("look")], "recursion_limit": limit, "config": {"thread_id": thread}});
     looping(&steered, "low");
     let answer = server.post("/v1/graph/invoke", run("low", 3)).await;
     let body = refused(
@@ -142,5 +135,8 @@ async fn a_request_may_lower_the_recursion_limit_and_a_higher_one_is_capped_at_t
         "RECURSION_001",
         Some("Graph execution exceeded recursion limit: 25"),
     );
-    assert_eq!(body["error"]["details"][0]["max_steps"], 25, "the graph's limit: {body}");
+    assert_eq!(
+        body["error"]["details"][0]["max_steps"], 25,
+        "the graph's limit: {body}"
+    );
 }

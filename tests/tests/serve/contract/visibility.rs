@@ -71,7 +71,10 @@ async fn a_call_to_a_tool_the_agent_was_not_shown_is_not_found_and_never_runs() 
         .collect();
     allowed.sort_unstable();
     assert_eq!(allowed, shown, "the message records what it was shown");
-    assert_eq!(not_found(&server, "v1").await, [json!("delete_shop"), json!("no_such_tool")]);
+    assert_eq!(
+        not_found(&server, "v1").await,
+        [json!("delete_shop"), json!("no_such_tool")]
+    );
 }
 
 #[tokio::test]

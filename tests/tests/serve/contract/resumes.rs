@@ -222,7 +222,7 @@ async fn a_thread_paused_under_one_artifact_is_not_resumed_by_another() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains(&first.engine.artifact_id()),
+            .contains(first.engine.artifact_id()),
         "{body}"
     );
     assert_eq!(second.snapshot("q6").await, before, "records nothing");

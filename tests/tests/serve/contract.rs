@@ -105,21 +105,20 @@ graph shop {
 
 /// The shop served with fake tools, its model steered by `steered`.
 pub async fn shop(steered: &Steered) -> Server {
+    shop_with(steered, tenx_server::ServerSettings::default(), Setup::default()).await
+}
+
+/// [`shop`] with `settings`, and `setup` but for its model.
+pub async fn shop_with(steered: &Steered, settings: tenx_server::ServerSettings, setup: Setup) -> Server {
     let tools = FakeTools::new()
         .returns("lookup_order", json!({"status": "shipped"}))
         .returns("refund", json!("refunded"))
         .returns("delete_shop", json!("deleted"));
     let setup = Setup {
         model: steered.client(),
-        ..Setup::default()
+        ..setup
     };
-    Server::start_with(
-        compile_named("tests/serve_shop.tenx", SHOP),
-        tools,
-        tenx_server::ServerSettings::default(),
-        setup,
-    )
-    .await
+    Server::start_with(compile_named("tests/serve_shop.tenx", SHOP), tools, settings, setup).await
 }
 
 /// `POST /v1/graph/invoke` with `messages` on `thread`, the full granularity.

@@ -70,6 +70,8 @@ pub struct Setup {
     pub clock: Option<Arc<dyn Clock>>,
     /// The store (two servers may share one).
     pub store: Option<Arc<MemoryStore>>,
+    /// How long a request waits for a busy thread (300 ms by default).
+    pub busy_wait: Option<Duration>,
 }
 
 /// A running test server.
@@ -123,7 +125,7 @@ impl Server {
             ids: Arc::new(SequentialIds::new()),
         };
         let options = EngineOptions {
-            busy_wait: Duration::from_millis(300),
+            busy_wait: setup.busy_wait.unwrap_or(Duration::from_millis(300)),
             auth: settings.jwt.is_some(),
             ..EngineOptions::default()
         };

@@ -6,9 +6,29 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::super::harness::{Server, user};
+use super::super::harness::{Server, Setup, user};
 use super::super::steered::Steered;
-use super::shop;
+use super::shop_with;
+
+/// The shop with a wait for busy threads long enough for any machine.
+async fn shop(steered: &Steered) -> Server {
+    let setup = Setup {
+        busy_wait: Some(Duration::from_secs(10)),
+        ..Setup::default()
+    };
+    shop_with(steered, Default::default(), setup).await
+}
+
+/// Waits until the model was asked `calls` times (the run holding the thread is in its call).
+async fn asked(steered: &Steered, calls: usize) {
+    for _ in 0..500 {
+        if steered.seen_tools.lock().unwrap().len() >= calls {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the model was never asked");
+}
 
 /// Invokes `text` on `thread` with `on_busy` (when given) in a task of its own.
 fn invoke(server: &Server, thread: &str, text: &str, on_busy: Option<&str>) -> tokio::task::JoinHandle<(u16, Value)> {
@@ -34,11 +54,11 @@ fn answers(body: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_second_request_waits_for_the_active_run_then_runs() {
     let steered = Steered::default();
-    steered.slow(Duration::from_millis(150), "first");
+    steered.slow(Duration::from_millis(300), "first");
     steered.text("second");
     let server = shop(&steered).await;
     let first = invoke(&server, "b1", "one", None);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    asked(&steered, 1).await;
     let second = invoke(&server, "b1", "two", Some("wait"));
     let (status, body) = first.await.unwrap();
     assert_eq!(status, 200, "{body}");
@@ -59,7 +79,7 @@ async fn on_busy_cancel_stops_the_active_run_and_runs_this_one() {
     let server = shop(&steered).await;
     let started = Instant::now();
     let first = invoke(&server, "b2", "one", None);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    asked(&steered, 1).await;
     let (status, body) = invoke(&server, "b2", "two", Some("cancel")).await.unwrap();
     assert_eq!(status, 200, "{body}");
     assert!(started.elapsed() < Duration::from_secs(10), "the slow run was stopped");

@@ -140,3 +140,27 @@ async fn a_request_may_lower_the_recursion_limit_and_a_higher_one_is_capped_at_t
         "the graph's limit: {body}"
     );
 }
+
+#[tokio::test]
+async fn the_recursion_limit_is_500_recursion_001_in_production_too_with_its_text_hidden() {
+    use super::super::harness::{production, token};
+    let steered = Steered::default();
+    for index in 0..10 {
+        steered.calls(&[(&format!("p{index}"), "lookup_order", json!({"order_id": "1"}))]);
+    }
+    let server = super::shop_with(&steered, production(), Default::default()).await;
+    let alice = server.as_user(&token("alice", json!({})));
+    let answer = alice
+        .post(
+            "/v1/graph/invoke",
+            json!({"messages": [user("look")], "recursion_limit": 2, "config": {"thread_id": "p1"}}),
+        )
+        .await;
+    let body = refused(
+        &answer,
+        500,
+        "RECURSION_001",
+        Some("An unexpected error occurred. Please contact support."),
+    );
+    assert_eq!(body["error"]["details"], json!([]), "{body}");
+}

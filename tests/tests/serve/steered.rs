@@ -1,7 +1,7 @@
 //! A steered model for serve tests: it answers from a queue the test fills, free to call any
 //! tool name at all (the compiler refuses a scripted turn that calls a tool its agent cannot
-//! see, so a model that tries has to come from outside the program), or to hold its answer
-//! until the run is cancelled.
+//! see, so a model that tries has to come from outside the program), or to take its time
+//! over an answer and give up when the run is cancelled.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

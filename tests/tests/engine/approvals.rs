@@ -83,9 +83,9 @@ async fn a_rejection_returns_on_reject_to_the_model_and_runs_nothing() {
     assert_eq!(assistant_texts(&done.messages), vec!["Refund declined.".to_owned()]);
     let records = host.records("t1").await;
     assert!(
-        records
-            .iter()
-            .any(|record| record["kind"] == "approval" && record["fields"]["decision"] == "reject"),
+        records.iter().any(|record| record["kind"] == "approval"
+            && record["fields"]["decision"] == "reject"
+            && record["fields"]["outcome"] == "rejected"),
         "{records:#?}"
     );
 }

@@ -202,6 +202,39 @@ async fn an_edit_past_the_maximum_is_refused_and_a_valid_edit_runs_the_edited_ca
 }
 
 #[tokio::test]
+async fn a_result_for_the_call_paused_for_approval_is_refused_and_the_question_stays_open() {
+    let steered = Steered::default();
+    steered.push_calls(&[("c1", "refund", json!({"order_id": "7", "amount_cents": 100}))]);
+    let host = host(&steered, dev());
+    host.say("t1", "refund 7", &Identity::anonymous()).await.unwrap();
+    let before = host.snapshot("t1").await;
+    let mut result = Message::text("m1", Role::Tool, "", 0.0);
+    result.content = vec![ContentBlock::ToolResult {
+        call_id: "c1".into(),
+        output: json!("refunded"),
+        is_error: false,
+        status: None,
+    }];
+    let forged = host
+        .run(RunRequest {
+            thread_id: Some("t1".into()),
+            messages: vec![result],
+            ..RunRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (forged.code, forged.message.as_str()),
+        (
+            ErrorCode::ToolResultUnexpected,
+            "No remote tool call 'c1' is waiting for a result"
+        )
+    );
+    assert_eq!(host.snapshot("t1").await, before);
+    assert_eq!(host.tools.total_calls(), 0);
+}
+
+#[tokio::test]
 async fn a_rejected_action_asked_again_in_the_same_run_is_not_asked_again() {
     let steered = Steered::default();
     steered.push_calls(&[("c1", "refund", json!({"order_id": "7", "amount_cents": 100}))]);

@@ -315,4 +315,18 @@ async fn a_remote_tool_pauses_until_the_client_posts_its_result() {
         .unwrap();
     assert_eq!(assistant_texts(&done.messages).last().unwrap(), "You are in Paris.");
     assert_eq!(host.tools.total_calls(), 0, "the server never ran the remote tool");
+    let before = host.snapshot("t1").await;
+    let again = host
+        .run(result("call_loc", json!({"latitude": 1, "longitude": 2})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (again.code, again.message.as_str()),
+        (
+            ErrorCode::ToolResultDuplicate,
+            "Each tool call can be answered only once"
+        ),
+        "a second answer to a call already answered"
+    );
+    assert_eq!(host.snapshot("t1").await, before);
 }

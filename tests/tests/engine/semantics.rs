@@ -232,12 +232,17 @@ async fn a_null_answer_cancels_the_approval_and_the_model_gets_on_reject() {
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
     assert_eq!(host.tools.total_calls(), 0);
     assert_eq!(tool_outputs(&done.messages), [json!("Refund declined.")]);
-    let decisions: Vec<Value> = host
+    let decisions: Vec<(Value, Value)> = host
         .records("t")
         .await
         .iter()
         .filter(|record| record["kind"] == "approval")
-        .map(|record| record["fields"]["decision"].clone())
+        .map(|record| {
+            (
+                record["fields"]["decision"].clone(),
+                record["fields"]["outcome"].clone(),
+            )
+        })
         .collect();
-    assert_eq!(decisions, [json!("cancel")]);
+    assert_eq!(decisions, [(json!("cancel"), json!("cancelled"))]);
 }

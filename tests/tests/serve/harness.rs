@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::{Client, Method, RequestBuilder, Response};
 use serde_json::{Value, json};
 use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load};
-use tenx_engine::ports::{ModelClient, Ports, Store};
+use tenx_engine::ports::{Clock, ModelClient, Ports, Store};
 use tenx_engine::testing::{FakeTools, SequentialIds};
 use tenx_engine::{Engine, EngineOptions, MemoryStore, ScriptedModel};
 use tenx_server::{AppState, JwtSettings, Mode, ServerSettings};
@@ -60,6 +60,20 @@ pub fn production() -> ServerSettings {
     }
 }
 
+/// The ports a test replaces in a test server; each `None` keeps the default (every model plays
+/// its own script, the system clock, a fresh in-memory store).
+#[derive(Default)]
+pub struct Setup {
+    /// Every model is this client.
+    pub model: Option<Arc<dyn ModelClient>>,
+    /// The clock.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// The store (two servers may share one).
+    pub store: Option<Arc<MemoryStore>>,
+    /// How long a request waits for a busy thread (300 ms by default).
+    pub busy_wait: Option<Duration>,
+}
+
 /// A running test server.
 pub struct Server {
     pub base: String,
@@ -78,37 +92,70 @@ impl Server {
 
     /// Serves `artifact` with `tools` and `settings` on 127.0.0.1, on a free port.
     pub async fn start(artifact: LoadedArtifact, tools: FakeTools, settings: ServerSettings) -> Self {
-        Self::start_with_model(artifact, tools, settings, Arc::new(ScriptedModel::new())).await
+        Self::start_with(artifact, tools, settings, Setup::default()).await
     }
 
-    /// [`Server::start`] with `model` answering for every (scripted) model of the artifact.
+    /// [`Server::start`] with `model` answering for every model of the artifact.
     pub async fn start_with_model(
         artifact: LoadedArtifact,
         tools: FakeTools,
         settings: ServerSettings,
         model: Arc<dyn ModelClient>,
     ) -> Self {
+        let setup = Setup {
+            model: Some(model),
+            ..Setup::default()
+        };
+        Self::start_with(artifact, tools, settings, setup).await
+    }
+
+    /// As [`Self::start`], with the ports `setup` replaces.
+    pub async fn start_with(
+        artifact: LoadedArtifact,
+        tools: FakeTools,
+        settings: ServerSettings,
+        setup: Setup,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let store = Arc::new(MemoryStore::new());
+        let store = setup.store.unwrap_or_default();
         let tools = Arc::new(tools);
         let mut models: std::collections::BTreeMap<String, Arc<dyn ModelClient>> = Default::default();
-        for (name, declared) in &artifact.artifact.models {
-            assert_eq!(declared.provider, Provider::Scripted, "model `{name}` is not scripted");
-            models.insert(name.clone(), model.clone());
+        for (name, model) in &artifact.artifact.models {
+            let client: Arc<dyn ModelClient> = match &setup.model {
+                Some(client) => Arc::clone(client),
+                None => {
+                    assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
+                    Arc::new(ScriptedModel::new())
+                }
+            };
+            models.insert(name.clone(), client);
         }
         let ports = Ports {
             store: store.clone(),
             models,
             tools: tools.clone(),
-            clock: Arc::new(tenx_runtime::ports::SystemClock),
+            clock: setup
+                .clock
+                .unwrap_or_else(|| Arc::new(tenx_runtime::ports::SystemClock)),
             ids: Arc::new(SequentialIds::new()),
         };
         let options = EngineOptions {
-            busy_wait: Duration::from_millis(300),
+            busy_wait: setup.busy_wait.unwrap_or(Duration::from_millis(300)),
             auth: settings.jwt.is_some(),
             ..EngineOptions::default()
         };
         let engine = Engine::new(artifact, ports, options).unwrap();
+        Self::serve(engine, store, tools, settings).await
+    }
+
+    /// Serves a built `engine` (over `store`; `tools` is what the test inspects).
+    pub async fn serve(
+        engine: Engine,
+        store: Arc<MemoryStore>,
+        tools: Arc<FakeTools>,
+        settings: ServerSettings,
+    ) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let state = AppState::new(engine.clone(), settings).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());

@@ -12,12 +12,14 @@
 )]
 
 mod harness;
+mod steered;
 
 mod approvals;
 mod auth;
 mod basics;
 mod binary;
 mod conformance;
+mod contract;
 mod event_source;
 mod state_writes;
 mod streams;

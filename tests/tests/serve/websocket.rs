@@ -8,9 +8,9 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use super::harness::{Server, refund_example, refund_tools, token, user, with_auth};
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-async fn connect(server: &Server, protocol: Option<&str>) -> Socket {
+pub async fn connect(server: &Server, protocol: Option<&str>) -> Socket {
     let url = format!("{}/v1/graph/ws", server.base.replace("http://", "ws://"));
     let mut request = url.into_client_request().unwrap();
     if let Some(protocol) = protocol {
@@ -22,7 +22,7 @@ async fn connect(server: &Server, protocol: Option<&str>) -> Socket {
 }
 
 /// Sends a frame and reads chunks up to `done` (or a close).
-async fn exchange(socket: &mut Socket, frame: &str) -> Vec<Value> {
+pub async fn exchange(socket: &mut Socket, frame: &str) -> Vec<Value> {
     socket.send(Message::text(frame)).await.unwrap();
     let mut chunks = Vec::new();
     while let Some(message) = socket.next().await {

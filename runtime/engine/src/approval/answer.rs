@@ -38,6 +38,17 @@ impl Verdict {
         }
     }
 
+    /// The outcome an answer settles by itself, as records write it: `rejected` or `cancelled`
+    /// (the action does not run). An approval's outcome is known only once the action ran (or
+    /// was found stale), and a `respond` records its own.
+    pub fn settled_outcome(&self) -> Option<&'static str> {
+        match self {
+            Self::Reject => Some("rejected"),
+            Self::Cancel => Some("cancelled"),
+            Self::Approve | Self::Edit(_) | Self::Respond(_) => None,
+        }
+    }
+
     /// Whether the action runs.
     pub fn runs(&self) -> bool {
         matches!(self, Self::Approve | Self::Edit(_))

@@ -115,6 +115,7 @@ pub(crate) async fn resume(
             "answered_by": identity.user_id,
             "asked_at": pending.asked_at,
             "decision": decision,
+            "outcome": verdict.settled_outcome(),
         }),
     );
     working.record.pending = None;

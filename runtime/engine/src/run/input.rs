@@ -104,17 +104,44 @@ pub(crate) fn is_tool_results(messages: &[Message]) -> bool {
     messages.first().is_some_and(|message| message.role == Role::Tool)
 }
 
-/// Tool results sent when no remote call waits.
-pub(crate) fn unexpected_results(messages: &[Message]) -> RunError {
+/// Tool results sent when no remote call waits (none, or only a server tool's question): a
+/// second answer to a remote call the thread already took is a duplicate, anything else unexpected.
+pub(crate) fn unexpected_results(context: &[Message], messages: &[Message]) -> RunError {
     let call = results(messages)
         .into_iter()
         .next()
         .map(|(id, _)| id)
         .unwrap_or_default();
+    refused_result(context, &call)
+}
+
+/// The refusal of a result for `call_id`, which is not the waiting call.
+fn refused_result(context: &[Message], call_id: &str) -> RunError {
+    if answered_remote(context, call_id) {
+        return duplicate_result();
+    }
     RunError::new(
         ErrorCode::ToolResultUnexpected,
-        format!("No remote tool call '{call}' is waiting for a result"),
+        format!("No remote tool call '{call_id}' is waiting for a result"),
     )
+}
+
+fn duplicate_result() -> RunError {
+    RunError::new(
+        ErrorCode::ToolResultDuplicate,
+        "Each tool call can be answered only once",
+    )
+}
+
+/// Whether `context` holds the accepted result of remote call `call_id`.
+fn answered_remote(context: &[Message], call_id: &str) -> bool {
+    context.iter().any(|message| {
+        message.metadata.get("is_remote") == Some(&json!(true))
+            && message
+                .content
+                .iter()
+                .any(|block| matches!(block, ContentBlock::ToolResult { call_id: id, .. } if id == call_id))
+    })
 }
 
 /// The `(call_id, output)` pairs of tool-result blocks, in order.
@@ -136,26 +163,20 @@ pub(crate) async fn remote_results(working: &mut Working<'_>, messages: Vec<Mess
         node, tool, call_id, ..
     }) = working.record.pending.as_ref().map(|pending| pending.kind.clone())
     else {
-        return Err(unexpected_results(&messages));
+        return Err(unexpected_results(&working.record.context, &messages));
     };
     let answers = results(&messages);
     let mut seen = BTreeSet::new();
     for (id, _) in &answers {
         if !seen.insert(id.clone()) {
-            return Err(RunError::new(
-                ErrorCode::ToolResultDuplicate,
-                "Each tool call can be answered only once",
-            ));
+            return Err(duplicate_result());
         }
         if *id != call_id {
-            return Err(RunError::new(
-                ErrorCode::ToolResultUnexpected,
-                format!("No remote tool call '{id}' is waiting for a result"),
-            ));
+            return Err(refused_result(&working.record.context, id));
         }
     }
     let Some((_, output)) = answers.into_iter().next() else {
-        return Err(unexpected_results(&messages));
+        return Err(unexpected_results(&working.record.context, &messages));
     };
     let result_schema = working
         .artifact()

@@ -19,6 +19,7 @@ mod basics;
 mod binary;
 mod conformance;
 mod event_source;
+mod jwt_keys;
 mod state_writes;
 mod streams;
 mod thread_writes;

@@ -241,3 +241,123 @@ async fn without_the_option_nothing_is_asked_again() {
     assert_eq!(refused.code, ErrorCode::GraphVersionMismatch);
     assert_eq!(second.snapshot("t1").await, before);
 }
+
+const NOTES: &str = r#"import std.approval.yes_no
+
+model notes_model {
+  provider = scripted
+  fallback = { text: "Noted." }
+}
+
+agent desk {
+  model  = notes_model
+  prompt = "Take the note."
+}
+
+interrupt confirm {
+  message   = "Keep the note?"
+  reason    = "confirm"
+  response  = yes_no
+  on_reject = "The note was dropped."
+}
+
+graph notes {
+  entry = desk
+  nodes = [desk, confirm]
+
+  desk    -> confirm
+  confirm -> END
+}
+"#;
+
+const NOTES_WITHOUT_CONFIRM: &str = r#"model notes_model {
+  provider = scripted
+  fallback = { text: "Noted." }
+}
+
+agent desk {
+  model  = notes_model
+  prompt = "Take the note."
+}
+
+graph notes {
+  entry = desk
+  nodes = [desk]
+
+  desk -> END
+}
+"#;
+
+/// A thread paused at `NOTES`'s interrupt node, moved into a host of `program` (reasking).
+async fn notes_reloaded(program: &str) -> (Host, String) {
+    let first = Host::new(NOTES, FakeTools::new(), Models::Scripted, dev());
+    first.say("n1", "buy milk", &Identity::anonymous()).await.unwrap();
+    let record = first.store.load("n1").await.unwrap().unwrap();
+    let old_id = record.pending.clone().unwrap().interrupt.unwrap().id;
+    let ids = SequentialIds::new();
+    for _ in 0..10 {
+        ids.interrupt_id();
+        ids.run_id();
+        ids.message_id();
+    }
+    let second = Host::with_ids(
+        crate::harness::compile(program),
+        FakeTools::new(),
+        Models::Scripted,
+        reasking(),
+        Arc::new(ids),
+    );
+    second
+        .store
+        .commit(Commit {
+            thread: Some(record),
+            expected_version: None,
+            receipts: Vec::new(),
+            records: Vec::new(),
+        })
+        .await
+        .unwrap();
+    (second, old_id)
+}
+
+#[tokio::test]
+async fn an_interrupt_node_is_asked_again_or_withdrawn_when_it_is_gone() {
+    let (second, old_id) = notes_reloaded(&NOTES.replace("Keep the note?", "Keep this note?")).await;
+    let report = second.engine.reask_after_reload(&mut NullEvents).await.unwrap();
+    let Some(ReaskOutcome::Reasked { interrupt_id, .. }) = report.outcome("n1").cloned() else {
+        panic!("asked again: {report:?}");
+    };
+    let thread = second.store.load("n1").await.unwrap().unwrap();
+    assert_eq!(thread.pending.unwrap().interrupt.unwrap().message, "Keep this note?");
+    let refused = second
+        .answer("n1", json!({"approved": true}), Some(&old_id), &Identity::anonymous())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InterruptMismatch);
+    let done = second
+        .answer(
+            "n1",
+            json!({"approved": true}),
+            Some(&interrupt_id),
+            &Identity::anonymous(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+
+    let (second, old_id) = notes_reloaded(NOTES_WITHOUT_CONFIRM).await;
+    let report = second.engine.reask_after_reload(&mut NullEvents).await.unwrap();
+    let Some(ReaskOutcome::Superseded { previous, reason }) = report.outcome("n1").cloned() else {
+        panic!("withdrawn: {report:?}");
+    };
+    assert_eq!(previous, old_id);
+    assert!(reason.contains("`confirm` is no longer in the graph"), "{reason}");
+    let thread = second.store.load("n1").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Error);
+    assert!(thread.pending.is_none());
+    let refused = second
+        .answer("n1", json!({"approved": true}), Some(&old_id), &Identity::anonymous())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::NothingToResume);
+}

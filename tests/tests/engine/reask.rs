@@ -361,3 +361,36 @@ async fn an_interrupt_node_is_asked_again_or_withdrawn_when_it_is_gone() {
         .unwrap_err();
     assert_eq!(refused.code, ErrorCode::NothingToResume);
 }
+
+#[tokio::test]
+async fn a_thread_held_during_the_sweep_is_reported_busy_and_asked_again_by_its_next_request() {
+    let record = paused_under_the_first_build().await;
+    let options = EngineOptions {
+        busy_wait: std::time::Duration::from_millis(50),
+        ..reasking()
+    };
+    let second = reloaded(
+        "Refund orders when asked.",
+        "Refund orders on request.",
+        options,
+        record.clone(),
+    )
+    .await;
+    let lease = second.store.lock("t1").await.unwrap();
+    let report = second.engine.reask_after_reload(&mut NullEvents).await.unwrap();
+    assert_eq!(report.outcome("t1"), Some(&ReaskOutcome::Busy));
+    drop(lease);
+    assert_eq!(
+        second.store.load("t1").await.unwrap().unwrap(),
+        record,
+        "left as it was"
+    );
+    let refused = second.say("t1", "hello?", &Identity::anonymous()).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ThreadPaused, "{refused}");
+    let new_id = second.open_interrupt("t1").await;
+    assert!(
+        refused.message.contains(&new_id),
+        "the request met the new question: {refused}"
+    );
+    assert_ne!(new_id, record.pending.unwrap().interrupt.unwrap().id);
+}

@@ -36,6 +36,9 @@ use super::working::{random_source_unavailable, store_error};
 /// How many threads are read per page of the sweep.
 const PAGE: usize = 256;
 
+/// The longest the sweep waits for one thread's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What [`Engine::reask_after_reload`] did, thread by thread.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReaskReport {
@@ -92,7 +95,9 @@ impl Engine {
     /// Asks again, under this artifact, every question a thread waits at that another artifact
     /// asked (see the module docs); does nothing unless `EngineOptions::reask_after_reload` is
     /// on (`tenx serve` leaves it off and refuses such answers with `GRAPH_VERSION_MISMATCH`).
-    /// Each thread is handled under its lock (awaited for at most `EngineOptions::busy_wait`).
+    /// Each thread is handled under its lock, awaited for at most `EngineOptions::busy_wait` and
+    /// never more than 2 s: a thread still held is reported `Busy` and asked again by its next
+    /// request.
     ///
     /// Fails only when the store cannot list threads; a thread that fails is reported in its
     /// entry and the others go on.
@@ -123,9 +128,11 @@ impl Engine {
             }
             offset = offset.saturating_add(PAGE);
         }
+        // A thread in use is left to its next request, which asks again first: the sweep does
+        // not stall a reload behind a long run.
+        let wait = inner.options.busy_wait.min(LOCK_WAIT);
         for thread_id in candidates {
-            let outcome = match tokio::time::timeout(inner.options.busy_wait, inner.ports.store.lock(&thread_id)).await
-            {
+            let outcome = match tokio::time::timeout(wait, inner.ports.store.lock(&thread_id)).await {
                 Ok(Ok(lease)) => {
                     let outcome = match inner.ports.store.load(&thread_id).await {
                         Ok(Some(record)) if needs_reask(inner, &record) => reask_locked(inner, record, events).await,

@@ -2,9 +2,12 @@
 //! when one of its `.tenx` files changes. Threads live in the one store across reloads. A
 //! source that no longer checks prints its diagnostics and the last good graph keeps serving.
 //!
-//! A thread paused under an earlier build keeps its question, but the question belongs to that
-//! build's policy (the artifact id is its `policy_revision`): answering it after a reload is
-//! refused with `GRAPH_VERSION_MISMATCH`, and the thread has to be started again.
+//! A thread paused at a question under an earlier build gets it asked again under the new one
+//! (the engine's `reask_after_reload`, which only `tenxc dev` turns on): a new interrupt id, the
+//! new build's policy revision in the fingerprint, a fresh expiry; the old id is refused. A
+//! question the new build cannot ask as it was is withdrawn and nothing runs. This happens at
+//! every reload, at start (threads an earlier `tenxc dev` left), and on the first request to
+//! such a thread.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,6 +18,7 @@ use clap::Args;
 use miette::{IntoDiagnostic, Result, miette};
 use notify::{RecursiveMode, Watcher};
 use tenx_artifact::{LoadedArtifact, TrustPolicy};
+use tenx_engine::ReaskOutcome;
 use tenx_engine::ports::{NullEvents, Store};
 
 use crate::check_cmd::{self, ReportArgs};
@@ -46,11 +50,12 @@ async fn serve(args: &DevArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     };
     let store = tenx::serve::open_store(&resolved).await?;
-    let engine = tenx::serve::build_engine(&loaded, &resolved, store.clone()).await?;
+    let engine = tenx::serve::build_dev_engine(&loaded, &resolved, store.clone()).await?;
     engine
         .recover(&mut NullEvents)
         .await
         .map_err(|error| miette!("recovery at start-up failed: {error}"))?;
+    reask(&engine).await;
     let state = tenx_server::AppState::new(engine, resolved.server.clone()).map_err(|error| miette!("{error}"))?;
     let watch_root = watch_root(&args.path);
     let (changes_tx, changes) = tokio::sync::mpsc::unbounded_channel();
@@ -121,13 +126,42 @@ async fn reload_loop(mut context: ReloadContext, mut changes: tokio::sync::mpsc:
         if loaded.id.to_string() == context.current {
             continue;
         }
-        match tenx::serve::build_engine(&loaded, &context.resolved, context.store.clone()).await {
+        match tenx::serve::build_dev_engine(&loaded, &context.resolved, context.store.clone()).await {
             Ok(engine) => {
-                context.state.replace_engine(engine);
+                context.state.replace_engine(engine.clone());
                 context.current = loaded.id.to_string();
                 eprintln!("tenxc dev: reloaded, now serving {}", context.current);
+                reask(&engine).await;
             }
             Err(error) => eprintln!("{error:?}\ntenxc dev: still serving {}", context.current),
+        }
+    }
+}
+
+/// Asks the questions of threads an earlier build paused again under `engine`, and says what
+/// became of each.
+async fn reask(engine: &tenx_engine::Engine) {
+    let report = match engine.reask_after_reload(&mut NullEvents).await {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("tenxc dev: cannot ask pending questions again: {error}");
+            return;
+        }
+    };
+    for thread in report.threads {
+        let id = &thread.thread_id;
+        match thread.outcome {
+            ReaskOutcome::Reasked { previous, interrupt_id } => {
+                eprintln!("tenxc dev: thread {id}: asked again as {interrupt_id} (was {previous})");
+            }
+            ReaskOutcome::Superseded { previous, reason } => {
+                eprintln!("tenxc dev: thread {id}: withdrew {previous}, nothing ran: {reason}");
+            }
+            ReaskOutcome::Expired => eprintln!("tenxc dev: thread {id}: its question had expired"),
+            ReaskOutcome::Busy => {
+                eprintln!("tenxc dev: thread {id}: busy; its question is asked again on its next request")
+            }
+            ReaskOutcome::Failed(error) => eprintln!("tenxc dev: thread {id}: cannot ask again: {error}"),
         }
     }
 }

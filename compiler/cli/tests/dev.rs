@@ -13,8 +13,10 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -34,11 +36,16 @@ impl Drop for Dev {
 }
 
 fn start(dir: &std::path::Path) -> Dev {
+    start_with(dir, "http://127.0.0.1:9")
+}
+
+/// Starts `tenxc dev` in `dir` with the payment service at `payments`.
+fn start_with(dir: &std::path::Path, payments: &str) -> Dev {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tenxc"))
         .args(["dev", "main.tenx", "--port", "0"])
         .current_dir(dir)
         .env("ORDERS_URL", "http://127.0.0.1:9")
-        .env("PAYMENTS_URL", "http://127.0.0.1:9")
+        .env("PAYMENTS_URL", payments)
         .env_remove("JWT_SECRET_KEY")
         .env_remove("MODE")
         .stdout(Stdio::piped())
@@ -143,4 +150,139 @@ fn dev_reloads_on_change_keeps_threads_and_keeps_the_last_good_graph() {
     printed(&dev, "TENX0001");
     printed(&dev, "tenxc dev: the program has errors; still serving");
     assert_eq!(artifact_id(&dev.address), second, "the last good graph keeps serving");
+}
+
+/// A stand-in payment service on loopback: answers every request `Refunded` and counts them.
+fn payments() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0_usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0_u8; length];
+            let _ = reader.read_exact(&mut body);
+            counted.fetch_add(1, Ordering::SeqCst);
+            let answer = "Refunded 5900 cents on order 1042.";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, count)
+}
+
+/// The value of the first `"key":"…"` after `after` in `body`.
+fn string_after(body: &str, after: &str, key: &str) -> String {
+    let from = body.find(after).map_or(0, |at| at + after.len());
+    let needle = format!("\"{key}\":\"");
+    let start = body[from..]
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no {key} after {after}: {body}"))
+        + from
+        + needle.len();
+    body[start..].split('"').next().unwrap().to_owned()
+}
+
+#[test]
+fn dev_asks_a_pending_approval_again_after_a_reload_and_only_the_new_answer_runs_the_tool() {
+    let dir = temp_dir("dev-reask");
+    let source = std::fs::read_to_string(repo().join("examples/refund_approval/main.tenx")).unwrap();
+    std::fs::write(dir.join("main.tenx"), &source).unwrap();
+    let (payments_url, refunds) = payments();
+    let dev = start_with(&dir, &payments_url);
+    let refund = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"Refund order 1042, 59.00"}]}],"config":{"thread_id":"paused"},"response_granularity":"full"}"#;
+    let paused = http(&dev.address, "POST", "/v1/graph/invoke", refund);
+    let old_id = string_after(&paused, "\"interrupt\":", "id");
+    assert!(old_id.starts_with("int_"), "{paused}");
+    assert!(
+        paused.contains("Approve a refund of 5900 cents for order 1042?"),
+        "{paused}"
+    );
+
+    std::fs::write(
+        dir.join("main.tenx"),
+        source.replace(
+            "Approve a refund of {amount_cents} cents for order {order_id}?",
+            "Refund {amount_cents} cents on order {order_id}? (edited)",
+        ),
+    )
+    .unwrap();
+    printed(&dev, "tenxc dev: reloaded, now serving ");
+    let line = printed(&dev, "tenxc dev: thread paused: asked again as ");
+    assert!(line.contains(&old_id), "{line}");
+    let state = http(&dev.address, "GET", "/v1/threads/paused/state", "");
+    let new_id = string_after(&state, "\"interrupt\":", "id");
+    assert_ne!(new_id, old_id, "a new question: {state}");
+    assert!(line.contains(&new_id), "{line}");
+    assert!(
+        state.contains("Refund 5900 cents on order 1042? (edited)"),
+        "the new build's question: {state}"
+    );
+    assert!(
+        state.contains(&artifact_id(&dev.address)),
+        "the new policy revision: {state}"
+    );
+
+    let answer = |id: &str| {
+        format!(r#"{{"resume":{{"approved":true}},"interrupt_id":"{id}","config":{{"thread_id":"paused"}}}}"#)
+    };
+    let refused = http(&dev.address, "POST", "/v1/graph/invoke", &answer(&old_id));
+    assert!(
+        refused.contains("\"INTERRUPT_001\""),
+        "the old id is refused: {refused}"
+    );
+    assert_eq!(refunds.load(Ordering::SeqCst), 0, "nothing ran");
+
+    let done = http(&dev.address, "POST", "/v1/graph/invoke", &answer(&new_id));
+    assert!(done.contains("Refunded 5900 cents on order 1042."), "{done}");
+    assert_eq!(refunds.load(Ordering::SeqCst), 1, "the refund ran once");
+    let again = http(&dev.address, "POST", "/v1/graph/invoke", &answer(&new_id));
+    assert!(again.contains("\"INTERRUPT_003\""), "{again}");
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn dev_asks_again_at_start_when_an_earlier_session_left_a_question_of_another_build() {
+    let dir = temp_dir("dev-reask-restart");
+    let source = std::fs::read_to_string(repo().join("examples/refund_approval/main.tenx")).unwrap();
+    std::fs::write(dir.join("main.tenx"), &source).unwrap();
+    let (payments_url, refunds) = payments();
+    let first = start_with(&dir, &payments_url);
+    let refund = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"Refund order 1042, 59.00"}]}],"config":{"thread_id":"left"},"response_granularity":"full"}"#;
+    let paused = http(&first.address, "POST", "/v1/graph/invoke", refund);
+    let old_id = string_after(&paused, "\"interrupt\":", "id");
+    drop(first);
+
+    // Edited while no `tenxc dev` ran: the next one asks the question again as it starts.
+    std::fs::write(
+        dir.join("main.tenx"),
+        source.replace("expires   = 24h", "expires   = 12h"),
+    )
+    .unwrap();
+    let second = start_with(&dir, &payments_url);
+    let state = http(&second.address, "GET", "/v1/threads/left/state", "");
+    let new_id = string_after(&state, "\"interrupt\":", "id");
+    assert_ne!(new_id, old_id, "asked again at start: {state}");
+    let answer =
+        format!(r#"{{"resume":{{"approved":true}},"interrupt_id":"{new_id}","config":{{"thread_id":"left"}}}}"#);
+    let done = http(&second.address, "POST", "/v1/graph/invoke", &answer);
+    assert!(done.contains("Refunded 5900 cents on order 1042."), "{done}");
+    assert_eq!(refunds.load(Ordering::SeqCst), 1, "the refund ran once");
 }

@@ -147,6 +147,27 @@ pub async fn build_engine_with(
     store: Arc<dyn Store>,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<tenx_engine::Engine> {
+    build(loaded, resolved, store, env, false).await
+}
+
+/// As [`build_engine`], for `tenxc dev`: the engine asks again the questions an earlier build
+/// of the program asked, instead of refusing their answers with `GRAPH_VERSION_MISMATCH`
+/// (`EngineOptions::reask_after_reload`). `tenx serve` never builds this.
+pub async fn build_dev_engine(
+    loaded: &tenx_artifact::LoadedArtifact,
+    resolved: &settings::Resolved,
+    store: Arc<dyn Store>,
+) -> Result<tenx_engine::Engine> {
+    build(loaded, resolved, store, |name| std::env::var(name).ok(), true).await
+}
+
+async fn build(
+    loaded: &tenx_artifact::LoadedArtifact,
+    resolved: &settings::Resolved,
+    store: Arc<dyn Store>,
+    env: impl Fn(&str) -> Option<String>,
+    reask_after_reload: bool,
+) -> Result<tenx_engine::Engine> {
     let environment = tenx_runtime::environment::resolve(&loaded.artifact, env)
         .map_err(|missing| miette!("{missing}"))
         .wrap_err("the artifact names environment variables that are not set")?;
@@ -155,6 +176,7 @@ pub async fn build_engine_with(
     let mut builder = HostBuilder::new(loaded.clone()).store(store).options(EngineOptions {
         busy_wait: resolved.busy_wait,
         auth: resolved.server.jwt.is_some(),
+        reask_after_reload,
         ..EngineOptions::default()
     });
     for (name, model) in &loaded.artifact.models {

@@ -1,8 +1,9 @@
 //! `tenx serve`'s settings, from three places: the `[serve]` section of `tenx.toml`, then the
-//! environment (`MODE`, `ORIGINS`, `MAX_REQUEST_SIZE`, `JWT_SECRET_KEY`, `JWT_ALGORITHM`,
-//! `JWT_ISSUER`, `JWT_AUDIENCE`), then flags: a later source overrides an earlier one. The
-//! secret is read from the environment only (a file in a repository is no place for it), and
-//! [`Resolved::describe`] prints everything but it.
+//! environment (`MODE`, `ORIGINS`, `MAX_REQUEST_SIZE`, `JWT_SECRET_KEY`, `JWT_PUBLIC_KEY_FILE`,
+//! `JWT_JWKS_FILE`, `JWT_ALGORITHM`, `JWT_ISSUER`, `JWT_AUDIENCE`), then flags: a later source
+//! overrides an earlier one. The secret is read from the environment only (a file in a
+//! repository is no place for it), and [`Resolved::describe`] prints everything but it. Exactly
+//! one verification key may be set; a public key needs its algorithm named.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use tenx_server::rate_limit::{LimitBy, RateLimitSettings};
-use tenx_server::{JwtSettings, Mode, ServerSettings};
+use tenx_server::{JwtKey, JwtSettings, Mode, ServerSettings};
 
 /// The `[serve]` section of `tenx.toml` (every key optional).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -30,8 +31,12 @@ pub struct FileSettings {
     pub data_dir: Option<PathBuf>,
     /// `sqlite` (the default) or `memory` (nothing survives a restart).
     pub store: Option<String>,
-    /// The JWT algorithm (`HS256` by default).
+    /// The JWT algorithm (`HS256` by default with a secret; required with a public key).
     pub jwt_algorithm: Option<String>,
+    /// A PEM public key file tokens are verified with (RS256, ES256, EdDSA).
+    pub jwt_public_key_file: Option<PathBuf>,
+    /// A JWKS file whose keys tokens are verified with, picked by `kid`.
+    pub jwt_jwks_file: Option<PathBuf>,
     /// The issuer tokens must name.
     pub jwt_issuer: Option<String>,
     /// The audience tokens must name.
@@ -169,6 +174,7 @@ pub fn resolve(
     flags: FlagSettings,
 ) -> Result<Resolved, SettingsError> {
     let env = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+    let jwt = jwt_settings(&file, &env)?;
     let mode_text = flags.mode.or_else(|| env("MODE")).or(file.mode);
     let mode = match mode_text.as_deref().map(str::trim) {
         None | Some("development" | "dev") => Mode::Development,
@@ -197,14 +203,6 @@ pub fn resolve(
         })?,
         (None, None) => file.max_request_size.unwrap_or(10 * 1024 * 1024),
     };
-    let jwt = env("JWT_SECRET_KEY").map(|secret| JwtSettings {
-        secret: secret.into_bytes(),
-        algorithm: env("JWT_ALGORITHM")
-            .or_else(|| file.jwt_algorithm.clone())
-            .unwrap_or_else(|| "HS256".to_owned()),
-        issuer: env("JWT_ISSUER").or_else(|| file.jwt_issuer.clone()),
-        audience: env("JWT_AUDIENCE").or_else(|| file.jwt_audience.clone()),
-    });
     let host = flags.host.or(file.host).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let port = flags.port.or(file.port).unwrap_or(8000);
     let store = match flags.store.or(file.store).as_deref() {
@@ -271,6 +269,62 @@ pub fn resolve(
     })
 }
 
+/// The JWT settings: one key (`JWT_SECRET_KEY`, `JWT_PUBLIC_KEY_FILE` or `JWT_JWKS_FILE`, the
+/// files also from `[serve]`), its algorithm (HS256 by default for a secret, named explicitly
+/// for a public key), issuer and audience. No key is no auth.
+fn jwt_settings(
+    file: &FileSettings,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<JwtSettings>, SettingsError> {
+    let secret = env("JWT_SECRET_KEY");
+    let public_key = env("JWT_PUBLIC_KEY_FILE")
+        .map(PathBuf::from)
+        .or_else(|| file.jwt_public_key_file.clone());
+    let jwks = env("JWT_JWKS_FILE")
+        .map(PathBuf::from)
+        .or_else(|| file.jwt_jwks_file.clone());
+    let named: Vec<&str> = [
+        secret.as_ref().map(|_| "JWT_SECRET_KEY"),
+        public_key.as_ref().map(|_| "JWT_PUBLIC_KEY_FILE"),
+        jwks.as_ref().map(|_| "JWT_JWKS_FILE"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if named.len() > 1 {
+        return Err(SettingsError::Value {
+            setting: named.join(" and "),
+            reason: "only one verification key may be set: a secret, a public key file or a JWKS file".to_owned(),
+        });
+    }
+    let algorithm = env("JWT_ALGORITHM").or_else(|| file.jwt_algorithm.clone());
+    let (key, algorithm) = match (secret, public_key, jwks) {
+        (Some(secret), _, _) => (
+            JwtKey::Secret(secret.into_bytes()),
+            algorithm.unwrap_or_else(|| "HS256".to_owned()),
+        ),
+        (None, Some(path), _) => (
+            JwtKey::PublicKeyFile(path),
+            need_algorithm(algorithm, "JWT_PUBLIC_KEY_FILE")?,
+        ),
+        (None, None, Some(path)) => (JwtKey::JwksFile(path), need_algorithm(algorithm, "JWT_JWKS_FILE")?),
+        (None, None, None) => return Ok(None),
+    };
+    Ok(Some(JwtSettings {
+        key,
+        algorithm: algorithm.trim().to_owned(),
+        issuer: env("JWT_ISSUER").or_else(|| file.jwt_issuer.clone()),
+        audience: env("JWT_AUDIENCE").or_else(|| file.jwt_audience.clone()),
+    }))
+}
+
+fn need_algorithm(algorithm: Option<String>, setting: &str) -> Result<String, SettingsError> {
+    algorithm.ok_or_else(|| SettingsError::Value {
+        setting: "JWT_ALGORITHM".to_owned(),
+        reason: format!("{setting} is set: name its algorithm (RS256, ES256 or EdDSA), which tokens must use"),
+    })
+}
+
 fn split_list(text: &str) -> Vec<String> {
     text.split(',')
         .map(str::trim)
@@ -288,7 +342,7 @@ impl Resolved {
         };
         let auth = match &self.server.jwt {
             Some(jwt) => {
-                let mut text = format!("jwt {} (secret from JWT_SECRET_KEY)", jwt.algorithm);
+                let mut text = format!("jwt {} ({})", jwt.algorithm, jwt.key.describe());
                 if let Some(issuer) = &jwt.issuer {
                     text.push_str(&format!(", issuer {issuer}"));
                 }
@@ -420,5 +474,44 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(error.to_string(), "MAX_REQUEST_SIZE: `big` is not a number of bytes");
+    }
+
+    #[test]
+    fn one_verification_key_and_a_public_key_names_its_algorithm() {
+        let file = FileSettings {
+            jwt_public_key_file: Some(PathBuf::from("file.pem")),
+            jwt_algorithm: Some("ES256".to_owned()),
+            ..FileSettings::default()
+        };
+        let resolved = resolve(
+            file.clone(),
+            env(&[("JWT_PUBLIC_KEY_FILE", "env.pem")]),
+            FlagSettings::default(),
+        )
+        .unwrap();
+        let jwt = resolved.server.jwt.unwrap();
+        assert_eq!(
+            jwt.key,
+            JwtKey::PublicKeyFile(PathBuf::from("env.pem")),
+            "the environment wins"
+        );
+        assert_eq!(jwt.algorithm, "ES256");
+        let error = resolve(file, env(&[("JWT_JWKS_FILE", "keys.json")]), FlagSettings::default()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("JWT_PUBLIC_KEY_FILE and JWT_JWKS_FILE: only one"),
+            "{error}"
+        );
+        let error = resolve(
+            FileSettings::default(),
+            env(&[("JWT_JWKS_FILE", "keys.json")]),
+            FlagSettings::default(),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().starts_with("JWT_ALGORITHM: JWT_JWKS_FILE is set"),
+            "{error}"
+        );
     }
 }

@@ -23,6 +23,11 @@ pub struct EngineOptions {
     /// Models the host replaced (e.g. a scripted model for a declared provider in a test), by
     /// model name, with a description of the replacement. Recorded on every thread it serves.
     pub substitutions: std::collections::BTreeMap<String, String>,
+    /// Whether a question another artifact asked is asked again under this one
+    /// ([`Engine::reask_after_reload`], and first thing on every request to such a thread)
+    /// instead of refusing its answer with `GRAPH_VERSION_MISMATCH`. Only a development host
+    /// (`tenxc dev`, which reloads the program it serves) turns it on.
+    pub reask_after_reload: bool,
 }
 
 impl Default for EngineOptions {
@@ -32,6 +37,7 @@ impl Default for EngineOptions {
             max_recursion_limit: 100,
             auth: false,
             substitutions: std::collections::BTreeMap::new(),
+            reask_after_reload: false,
         }
     }
 }

@@ -34,5 +34,7 @@ pub use error::{ErrorCode, RunError};
 pub use identity::Identity;
 pub use memory::MemoryStore;
 pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest, StateWrite, WriteOptions};
-pub use run::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason, ThreadOwner};
+pub use run::{
+    ReaskOutcome, ReaskReport, ReaskedThread, RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason, ThreadOwner,
+};
 pub use scripted::ScriptedModel;

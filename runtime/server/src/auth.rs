@@ -1,22 +1,25 @@
-//! Who is calling: the bearer token verified with the configured secret (`exp` required, `iss`
-//! and `aud` when configured, `user_id` required) and turned into the engine's [`Identity`].
+//! Who is calling: the bearer token verified with the configured secret or public key (the
+//! algorithm pinned by the settings, never taken from the token, so `alg: none` and an HS256
+//! token against an RSA key are refused; `exp` required, `iss` and `aud` when configured,
+//! `user_id` required) and turned into the engine's [`Identity`].
 //! The token itself goes no further than this module: tools and the engine see claims only.
 //! Without auth every caller is anonymous. The 401 answers are the reference's (§11), each with
 //! `WWW-Authenticate: Bearer realm="auth_required"`.
 
 use axum::http::{HeaderMap, StatusCode, header};
+use jsonwebtoken::Validation;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 use tenx_engine::Identity;
 
-use crate::config::JwtSettings;
+use crate::config::{JwtSettings, SettingsError};
 use crate::envelope::ApiError;
+use crate::jwt_keys::{self, KeySet};
 
 /// A verifier built once from the settings.
 #[derive(Clone)]
 pub struct Verifier {
-    key: DecodingKey,
+    keys: KeySet,
     validation: Validation,
 }
 
@@ -31,17 +34,33 @@ impl std::fmt::Debug for Verifier {
 #[error("JWT settings: {0}")]
 pub struct VerifierError(String);
 
+impl From<VerifierError> for SettingsError {
+    fn from(error: VerifierError) -> Self {
+        Self::Key(error.0)
+    }
+}
+
 impl Verifier {
-    /// A verifier for HS256/384/512 tokens signed with the configured secret.
+    /// A verifier for tokens of the configured algorithm only (HS256/384/512 with a secret,
+    /// RS256, ES256 or EdDSA with a public key file or JWKS file, which is read here).
     pub fn new(settings: &JwtSettings) -> Result<Self, VerifierError> {
-        let algorithm = match settings.algorithm.as_str() {
-            "HS256" => Algorithm::HS256,
-            "HS384" => Algorithm::HS384,
-            "HS512" => Algorithm::HS512,
-            other => return Err(VerifierError(format!("unsupported algorithm `{other}`"))),
+        let Some(algorithm) = jwt_keys::algorithm(&settings.algorithm) else {
+            return Err(VerifierError(
+                SettingsError::UnsupportedAlgorithm(settings.algorithm.clone()).to_string(),
+            ));
         };
+        let keys = KeySet::load(algorithm, &settings.key).map_err(VerifierError)?;
         let mut validation = Validation::new(algorithm);
-        validation.set_required_spec_claims(&["exp"]);
+        // A configured issuer or audience must be named: a token without the claim is refused,
+        // not let through.
+        let mut required = vec!["exp"];
+        if settings.issuer.is_some() {
+            required.push("iss");
+        }
+        if settings.audience.is_some() {
+            required.push("aud");
+        }
+        validation.set_required_spec_claims(&required);
         validation.leeway = 0;
         match &settings.issuer {
             Some(issuer) => validation.set_issuer(&[issuer]),
@@ -51,13 +70,17 @@ impl Verifier {
             Some(audience) => validation.set_audience(&[audience]),
             None => validation.validate_aud = false,
         }
-        let key = DecodingKey::from_secret(&settings.secret).map_err(|error| VerifierError(error.to_string()))?;
-        Ok(Self { key, validation })
+        Ok(Self { keys, validation })
     }
 
     /// The identity a token carries, or the 401 the reference answers.
     pub fn verify(&self, token: &str) -> Result<Identity, ApiError> {
-        let claims = match jsonwebtoken::decode::<Map<String, Value>>(token, &self.key, &self.validation) {
+        let invalid = || unauthorized("INVALID_TOKEN", "Invalid token, please login again");
+        // The header is read only to pick a JWKS key by `kid`; the algorithm stays the pinned one
+        // (`decode` refuses a header naming any other, `none` included).
+        let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
+        let key = self.keys.select(header.kid.as_deref()).ok_or_else(invalid)?;
+        let claims = match jsonwebtoken::decode::<Map<String, Value>>(token, key, &self.validation) {
             Ok(data) => data.claims,
             Err(error) => {
                 return Err(match error.kind() {

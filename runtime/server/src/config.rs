@@ -1,6 +1,7 @@
 //! What the server is told at start: the mode, auth, allowed origins and limits. Reading them
 //! from `tenx.toml`, flags and the environment is the `tenx` binary's job; this is the result.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// `MODE`: development (no auth allowed, details shown) or production (auth and `ORIGINS`
@@ -24,12 +25,13 @@ impl Mode {
     }
 }
 
-/// JWT verification settings (`JWT_SECRET_KEY`, `JWT_ALGORITHM`, `JWT_ISSUER`, `JWT_AUDIENCE`).
+/// JWT verification settings (`JWT_SECRET_KEY` or `JWT_PUBLIC_KEY_FILE` or `JWT_JWKS_FILE`,
+/// `JWT_ALGORITHM`, `JWT_ISSUER`, `JWT_AUDIENCE`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct JwtSettings {
-    /// The shared secret (HS256, HS384, HS512).
-    pub secret: Vec<u8>,
-    /// The algorithm's name.
+    /// What tokens are verified with: a shared secret or a public key.
+    pub key: JwtKey,
+    /// The algorithm's name, pinned: a token naming another is refused.
     pub algorithm: String,
     /// The issuer a token must name, if set.
     pub issuer: Option<String>,
@@ -41,11 +43,43 @@ impl std::fmt::Debug for JwtSettings {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("JwtSettings")
-            .field("secret", &"<set>")
+            .field("key", &self.key)
             .field("algorithm", &self.algorithm)
             .field("issuer", &self.issuer)
             .field("audience", &self.audience)
             .finish()
+    }
+}
+
+/// What verifies a token's signature.
+#[derive(Clone, PartialEq, Eq)]
+pub enum JwtKey {
+    /// A shared secret (HS256, HS384, HS512), from `JWT_SECRET_KEY`.
+    Secret(Vec<u8>),
+    /// A PEM public key file (RS256, ES256, EdDSA): SPKI `PUBLIC KEY`, or `RSA PUBLIC KEY`.
+    PublicKeyFile(PathBuf),
+    /// A JWKS file (`{"keys": [...]}`): the token's `kid` picks the key.
+    JwksFile(PathBuf),
+}
+
+impl JwtKey {
+    /// What the key is, without the secret: printed at start.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Secret(_) => "secret from JWT_SECRET_KEY".to_owned(),
+            Self::PublicKeyFile(path) => format!("public key {}", path.display()),
+            Self::JwksFile(path) => format!("JWKS {}", path.display()),
+        }
+    }
+}
+
+impl std::fmt::Debug for JwtKey {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Secret(_) => formatter.write_str("Secret(<set>)"),
+            Self::PublicKeyFile(path) => formatter.debug_tuple("PublicKeyFile").field(path).finish(),
+            Self::JwksFile(path) => formatter.debug_tuple("JwksFile").field(path).finish(),
+        }
     }
 }
 
@@ -84,14 +118,19 @@ impl Default for ServerSettings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
     /// Production without auth.
-    #[error("production mode needs auth: set JWT_SECRET_KEY (or [serve] jwt_secret_env in tenx.toml)")]
+    #[error("production mode needs auth: set JWT_SECRET_KEY, JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE")]
     ProductionWithoutAuth,
     /// Production without an explicit origin list.
     #[error("production mode needs ORIGINS: the origins browsers may call from (not `*`)")]
     ProductionWithoutOrigins,
     /// A JWT algorithm this server does not verify.
-    #[error("JWT_ALGORITHM `{0}` is not supported: use HS256, HS384 or HS512")]
+    #[error(
+        "JWT_ALGORITHM `{0}` is not supported: use HS256, HS384 or HS512 with JWT_SECRET_KEY, or RS256, ES256 or EdDSA with JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE"
+    )]
     UnsupportedAlgorithm(String),
+    /// The key cannot verify the configured algorithm, or cannot be read or used.
+    #[error("{0}")]
+    Key(String),
     /// A secret too short to be safe in production.
     #[error("JWT_SECRET_KEY is shorter than 32 bytes, which production mode refuses")]
     ShortSecret,
@@ -105,15 +144,15 @@ impl ServerSettings {
     /// and without `ORIGINS`.
     pub fn validate(&self) -> Result<(), SettingsError> {
         if let Some(jwt) = &self.jwt {
-            if !matches!(jwt.algorithm.as_str(), "HS256" | "HS384" | "HS512") {
-                return Err(SettingsError::UnsupportedAlgorithm(jwt.algorithm.clone()));
+            if let JwtKey::Secret(secret) = &jwt.key {
+                if secret.is_empty() {
+                    return Err(SettingsError::EmptySecret);
+                }
+                if self.mode == Mode::Production && secret.len() < 32 {
+                    return Err(SettingsError::ShortSecret);
+                }
             }
-            if jwt.secret.is_empty() {
-                return Err(SettingsError::EmptySecret);
-            }
-            if self.mode == Mode::Production && jwt.secret.len() < 32 {
-                return Err(SettingsError::ShortSecret);
-            }
+            crate::auth::Verifier::new(jwt)?;
         }
         if self.mode == Mode::Production {
             if self.jwt.is_none() {

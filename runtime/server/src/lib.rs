@@ -14,6 +14,7 @@ pub mod chunks;
 pub mod config;
 pub mod envelope;
 pub mod input;
+pub mod jwt_keys;
 pub mod middleware;
 pub mod rate_limit;
 pub mod routes;
@@ -25,7 +26,7 @@ use std::sync::Arc;
 use axum::Router;
 use tenx_engine::Engine;
 
-pub use config::{JwtSettings, Mode, ServerSettings, SettingsError};
+pub use config::{JwtKey, JwtSettings, Mode, ServerSettings, SettingsError};
 
 /// What every handler shares.
 #[derive(Clone)]

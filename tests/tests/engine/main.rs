@@ -20,6 +20,7 @@ mod flow;
 mod handoffs;
 mod ids;
 mod providers;
+mod reask;
 mod recovery;
 mod retries;
 mod runs;

@@ -147,14 +147,14 @@ async fn production_refuses_to_start_without_auth_or_origins() {
     settings.jwt = None;
     assert_eq!(
         settings.validate().unwrap_err().to_string(),
-        "production mode needs auth: set JWT_SECRET_KEY (or [serve] jwt_secret_env in tenx.toml)"
+        "production mode needs auth: set JWT_SECRET_KEY, JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE"
     );
     let mut settings = production();
     settings.origins = vec!["*".to_owned()];
     assert!(settings.validate().is_err());
     let mut settings = production();
     if let Some(jwt) = settings.jwt.as_mut() {
-        jwt.secret = b"short".to_vec();
+        jwt.key = tenx_server::JwtKey::Secret(b"short".to_vec());
     }
     assert!(
         settings.validate().is_err(),

@@ -55,6 +55,9 @@ fn command(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> Command {
         ])
         .env(ARGS, serde_json::to_string(args).unwrap())
         .env_remove("JWT_SECRET_KEY")
+        .env_remove("JWT_PUBLIC_KEY_FILE")
+        .env_remove("JWT_JWKS_FILE")
+        .env_remove("JWT_ALGORITHM")
         .env_remove("MODE")
         .env_remove("ORIGINS")
         .current_dir(dir)
@@ -242,6 +245,64 @@ fn serve_refuses_to_start_and_says_why() {
     let (code, text) = refuse(&[artifact], URLS, dir.path());
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("tenx.toml"), "{text}");
+}
+
+#[test]
+fn serve_refuses_public_key_settings_that_cannot_verify_and_starts_with_one_that_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = refund_artifact(dir.path());
+    let artifact = artifact.to_str().unwrap();
+    let keys = tenx_tests::repo_root().join("tests/testdata/jwt");
+    let rsa = keys.join("rsa_public.pem");
+    let rsa = rsa.to_str().unwrap();
+    let args = [artifact, "--port", "0", "--store", "memory"];
+    let with = |extra: &[(&'static str, &'static str)]| -> Vec<(&'static str, &'static str)> {
+        URLS.iter().chain(extra).copied().collect()
+    };
+    let secret = ("JWT_SECRET_KEY", "a-long-enough-secret-for-production-use");
+    let rsa: &'static str = Box::leak(rsa.to_owned().into_boxed_str());
+    let cases: [(Vec<(&str, &str)>, &str); 4] = [
+        (
+            with(&[secret, ("JWT_PUBLIC_KEY_FILE", rsa), ("JWT_ALGORITHM", "RS256")]),
+            "JWT_SECRET_KEY and JWT_PUBLIC_KEY_FILE: only one verification key may be set",
+        ),
+        (
+            with(&[("JWT_PUBLIC_KEY_FILE", rsa)]),
+            "JWT_ALGORITHM: JWT_PUBLIC_KEY_FILE is set: name its algorithm",
+        ),
+        (
+            with(&[
+                ("JWT_PUBLIC_KEY_FILE", "/nonexistent/key.pem"),
+                ("JWT_ALGORITHM", "RS256"),
+            ]),
+            "cannot be read",
+        ),
+        (
+            with(&[("JWT_PUBLIC_KEY_FILE", rsa), ("JWT_ALGORITHM", "ES256")]),
+            "holds an RSA public key, but the algorithm needs",
+        ),
+    ];
+    for (vars, expected) in cases {
+        let (code, text) = refuse(&args, &vars, dir.path());
+        assert_eq!(code, Some(2), "{text}");
+        // miette wraps long lines under a `│` gutter: read the message as one line.
+        let text = text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+    std::fs::write(
+        dir.path().join("tenx.toml"),
+        format!("[serve]\njwt_public_key_file = \"{rsa}\"\njwt_algorithm = \"RS256\"\n"),
+    )
+    .unwrap();
+    let text = start_up_lines(
+        &[artifact, "--port", "0", "--store", "memory", "--mode", "production"],
+        &with(&[("ORIGINS", "https://app.example")]),
+        dir.path(),
+    );
+    assert!(
+        text.contains(&format!("auth              jwt RS256 (public key {rsa})")),
+        "production starts with a public key from tenx.toml: {text}"
+    );
 }
 
 const ECHO_PROGRAM: &str = r#"

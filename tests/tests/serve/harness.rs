@@ -10,7 +10,7 @@ use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load};
 use tenx_engine::ports::{Clock, ModelClient, Ports, Store};
 use tenx_engine::testing::{FakeTools, SequentialIds};
 use tenx_engine::{Engine, EngineOptions, MemoryStore, ScriptedModel};
-use tenx_server::{AppState, JwtSettings, Mode, ServerSettings};
+use tenx_server::{AppState, JwtKey, JwtSettings, Mode, ServerSettings};
 
 /// The JWT secret of every test server with auth.
 pub const SECRET: &str = "serve-tests-secret-0123456789abcdef";
@@ -42,7 +42,7 @@ pub fn refund_example() -> LoadedArtifact {
 pub fn with_auth() -> ServerSettings {
     ServerSettings {
         jwt: Some(JwtSettings {
-            secret: SECRET.as_bytes().to_vec(),
+            key: JwtKey::Secret(SECRET.as_bytes().to_vec()),
             algorithm: "HS256".to_owned(),
             issuer: None,
             audience: None,

@@ -21,6 +21,7 @@ mod binary;
 mod conformance;
 mod contract;
 mod event_source;
+mod jwt_keys;
 mod state_writes;
 mod streams;
 mod thread_writes;

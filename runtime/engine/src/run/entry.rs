@@ -55,6 +55,32 @@ impl Engine {
         } else if named && request.resume.is_some() {
             return Err(nothing_to_resume());
         }
+        // `tenxc dev`: a question another artifact asked is asked again (or withdrawn) before
+        // the request meets it. An answer that names no interrupt was written for the old
+        // question, so it is refused; one that names the old id is refused by D1 below.
+        let stored = match stored {
+            Some(record) if super::reask::needs_reask(inner, &record) => {
+                // Its events are not this request's: the request then meets the new question.
+                let outcome = super::reask::reask_locked(inner, record, &mut crate::ports::NullEvents).await;
+                if let Some(crate::ReaskOutcome::Failed(error)) = outcome {
+                    return Err(error);
+                }
+                let reloaded = inner.ports.store.load(&thread_id).await.map_err(store_error)?;
+                if let (Some(resume), Some(crate::ReaskOutcome::Reasked { interrupt_id, .. })) =
+                    (&request.resume, &outcome)
+                    && resume.interrupt_id.is_none()
+                {
+                    return Err(RunError::new(
+                        ErrorCode::GraphVersionMismatch,
+                        format!(
+                            "the program changed since thread '{thread_id}' asked its question; it was asked again as interrupt '{interrupt_id}': read it and answer that one"
+                        ),
+                    ));
+                }
+                reloaded
+            }
+            stored => stored,
+        };
         let is_new_thread = stored.is_none();
         let stored_version = stored.as_ref().map(|record| record.version);
         let record = stored.unwrap_or_else(|| new_thread(inner, &thread_id, &graph_name, &request));

@@ -9,10 +9,11 @@
 //! arguments, approvals), [`execute`] (exactly-once execution), [`tool_node`], [`interrupt`],
 //! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed),
 //! [`working`] (the working copy of the thread and its commits), [`in_flight`] (the call being
-//! sent, committed before it is), [`recover`] (runs a dead process left unfinished) and
-//! [`retire`] (ending such a run when another artifact made it). Beside runs: [`writes`] (posting
-//! messages, writing and clearing state, deleting messages, under the same checks) and its pure
-//! [`write_rules`].
+//! sent, committed before it is), [`recover`] (runs a dead process left unfinished),
+//! [`retire`] (ending such a run when another artifact made it) and [`reask`] (`tenxc dev`:
+//! asking a question of another artifact again, or withdrawing it). Beside runs: [`writes`]
+//! (posting messages, writing and clearing state, deleting messages, under the same checks) and
+//! its pure [`write_rules`].
 
 mod agent;
 mod answer;
@@ -27,6 +28,7 @@ mod input;
 mod interrupt;
 mod pause;
 mod read;
+mod reask;
 mod recover;
 mod retire;
 mod retry;
@@ -43,6 +45,7 @@ use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use agent::ToolSpecCache;
+pub use reask::{ReaskOutcome, ReaskReport, ReaskedThread};
 pub use recover::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
 pub use threads::ThreadOwner;
 pub(crate) use working::Working;

@@ -112,7 +112,7 @@ pub(crate) async fn end_other_artifact(
 
 /// The calls of the conversation's last model turn that have no result, with the node that
 /// made them.
-fn open_calls(context: &[Message]) -> Vec<(String, QueuedCall)> {
+pub(crate) fn open_calls(context: &[Message]) -> Vec<(String, QueuedCall)> {
     let node = context
         .iter()
         .rev()

@@ -206,6 +206,23 @@ async fn open(
         .map_err(store_error)?
         .filter(|record| !inner.options.auth || record.owner == options.identity.user_id)
         .ok_or_else(|| RunError::new(ErrorCode::ThreadNotFound, "thread not found"))?;
+    // `tenxc dev`: a question another artifact asked is asked again first, as for a run.
+    let record = if super::reask::needs_reask(inner, &record) {
+        if let Some(crate::ReaskOutcome::Failed(error)) =
+            super::reask::reask_locked(inner, record, &mut NullEvents).await
+        {
+            return Err(error);
+        }
+        inner
+            .ports
+            .store
+            .load(thread_id)
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| RunError::new(ErrorCode::ThreadNotFound, "thread not found"))?
+    } else {
+        record
+    };
     if let Some(expected) = options.expected_version
         && expected != record.version
     {

@@ -22,7 +22,10 @@ pub enum Why {
     /// The contract is silent; tenx chooses (the reason).
     Choice(&'static str),
     /// Not intended: a non-conformity found here and reported, not fixed yet.
-    #[expect(dead_code, reason = "no non-conformity is open today; a newly found one is listed as a gap")]
+    #[expect(
+        dead_code,
+        reason = "no non-conformity is open today; a newly found one is listed as a gap"
+    )]
     Gap(&'static str),
 }
 

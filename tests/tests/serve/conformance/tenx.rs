@@ -31,7 +31,7 @@ fn tools() -> FakeTools {
 fn settings(profile: Profile) -> ServerSettings {
     let jwt = || {
         Some(JwtSettings {
-            secret: SECRET.as_bytes().to_vec(),
+            key: tenx_server::JwtKey::Secret(SECRET.as_bytes().to_vec()),
             algorithm: "HS256".to_owned(),
             issuer: None,
             audience: None,

@@ -33,8 +33,9 @@ mod threads;
 mod tool_node;
 mod working;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
@@ -44,9 +45,15 @@ pub use threads::ThreadOwner;
 pub(crate) use working::Working;
 
 /// The runs in progress in this process, by thread: how a `cancel` or a stop reaches them.
+/// A stop cancels the run's token (a model or tool call in flight gives up); a stop *after the
+/// step* ([`Engine::stop_after_step`]) lets the step in flight finish and be checkpointed, and
+/// the run stops before its next one.
 #[derive(Debug, Default)]
 pub(crate) struct Running {
     tokens: Mutex<HashMap<String, CancellationToken>>,
+    after_step: Mutex<HashSet<String>>,
+    /// How many runs are in `after_step`: a step reads the set only when one is.
+    stopping: AtomicUsize,
 }
 
 impl Running {
@@ -56,6 +63,7 @@ impl Running {
         if let Ok(mut tokens) = self.tokens.lock() {
             tokens.insert(thread_id.to_owned(), token.clone());
         }
+        self.forget_stop_after_step(thread_id);
         token
     }
 
@@ -64,6 +72,45 @@ impl Running {
         if let Ok(mut tokens) = self.tokens.lock() {
             tokens.remove(thread_id);
         }
+        self.forget_stop_after_step(thread_id);
+    }
+
+    fn forget_stop_after_step(&self, thread_id: &str) {
+        if self.stopping.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        if let Ok(mut after_step) = self.after_step.lock()
+            && after_step.remove(thread_id)
+        {
+            self.stopping.store(after_step.len(), Ordering::Release);
+        }
+    }
+
+    /// Asks the runs of `thread_ids` (every run here, when `None`) to stop once their step in
+    /// flight is checkpointed. How many runs were asked.
+    pub(crate) fn stop_after_step(&self, thread_ids: Option<&str>) -> usize {
+        let running: Vec<String> = match self.tokens.lock() {
+            Ok(tokens) => match thread_ids {
+                Some(thread_id) => tokens.keys().filter(|id| *id == thread_id).cloned().collect(),
+                None => tokens.keys().cloned().collect(),
+            },
+            Err(_) => return 0,
+        };
+        let asked = running.len();
+        if let Ok(mut after_step) = self.after_step.lock() {
+            after_step.extend(running);
+            self.stopping.store(after_step.len(), Ordering::Release);
+        }
+        asked
+    }
+
+    /// Whether the run of `thread_id` was asked to stop after its step.
+    pub(crate) fn stops_after_step(&self, thread_id: &str) -> bool {
+        self.stopping.load(Ordering::Acquire) > 0
+            && self
+                .after_step
+                .lock()
+                .is_ok_and(|after_step| after_step.contains(thread_id))
     }
 
     /// Cancels the run of `thread_id`, if one is in progress here. Whether there was one.

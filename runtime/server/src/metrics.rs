@@ -224,6 +224,7 @@ fn pending_kind(kind: &PendingKind) -> &'static str {
 #[utoipa::path(
     get,
     path = "/metrics",
+    operation_id = "metrics",
     tag = "operations",
     summary = "Prometheus metrics (OpenMetrics text); public, like /health",
     responses((status = 200, description = "The metrics", content_type = "application/openmetrics-text")),

@@ -30,7 +30,7 @@ pub async fn observe(metrics: Option<std::sync::Arc<Metrics>>, request: Request,
     let span = tracing::info_span!(
         "request",
         request_id = %request_id,
-        method,
+        method = %method,
         route = %route,
         status = tracing::field::Empty,
         latency_ms = tracing::field::Empty,

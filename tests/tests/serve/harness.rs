@@ -2,12 +2,13 @@
 //! store with fake tools, and the standard API's router listening on a loopback port.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder, Response};
 use serde_json::{Value, json};
 use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load};
-use tenx_engine::ports::{ModelClient, Ports, Store};
+use tenx_engine::ports::{ModelClient, Ports, Store, ToolInvocation, ToolRunner};
 use tenx_engine::testing::{FakeTools, SequentialIds};
 use tenx_engine::{Engine, EngineOptions, MemoryStore, ScriptedModel};
 use tenx_server::{AppState, JwtSettings, Mode, ServerSettings};
@@ -66,8 +67,40 @@ pub struct Server {
     pub store: Arc<MemoryStore>,
     pub tools: Arc<FakeTools>,
     pub engine: Engine,
+    /// How many tool calls have begun (a slow tool counts before its delay).
+    pub started_calls: Arc<AtomicUsize>,
     client: Client,
     token: Option<String>,
+}
+
+/// The fake tools, each call taking `delay` first, as a slow service would. The delay does
+/// not watch for cancellation: the call in flight always finishes.
+struct Slow {
+    tools: Arc<FakeTools>,
+    delay: Duration,
+    started: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl ToolRunner for Slow {
+    async fn call(
+        &self,
+        invocation: ToolInvocation<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, tenx_engine::ports::ToolError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        if self.delay.is_zero() {
+            return self.tools.call(invocation, cancel).await;
+        }
+        tokio::time::sleep(self.delay).await;
+        self.tools
+            .call(invocation, &tokio_util::sync::CancellationToken::new())
+            .await
+    }
+
+    fn deduplicates(&self, tool: &tenx_artifact::Tool) -> bool {
+        self.tools.deduplicates(tool)
+    }
 }
 
 impl Server {
@@ -78,9 +111,25 @@ impl Server {
 
     /// Serves `artifact` with `tools` and `settings` on 127.0.0.1, on a free port.
     pub async fn start(artifact: LoadedArtifact, tools: FakeTools, settings: ServerSettings) -> Self {
+        Self::start_slow(artifact, tools, Duration::ZERO, settings).await
+    }
+
+    /// As [`Server::start`], each tool call taking `delay`.
+    pub async fn start_slow(
+        artifact: LoadedArtifact,
+        tools: FakeTools,
+        delay: Duration,
+        settings: ServerSettings,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let store = Arc::new(MemoryStore::new());
         let tools = Arc::new(tools);
+        let started_calls = Arc::new(AtomicUsize::new(0));
+        let runner = Arc::new(Slow {
+            tools: tools.clone(),
+            delay,
+            started: started_calls.clone(),
+        });
         let mut models: std::collections::BTreeMap<String, Arc<dyn ModelClient>> = Default::default();
         for (name, model) in &artifact.artifact.models {
             assert_eq!(model.provider, Provider::Scripted, "model `{name}` is not scripted");
@@ -89,7 +138,7 @@ impl Server {
         let ports = Ports {
             store: store.clone(),
             models,
-            tools: tools.clone(),
+            tools: runner,
             clock: Arc::new(tenx_runtime::ports::SystemClock),
             ids: Arc::new(SequentialIds::new()),
         };
@@ -111,6 +160,7 @@ impl Server {
             store,
             tools,
             engine,
+            started_calls,
             client: Client::new(),
             token: None,
         }
@@ -123,6 +173,7 @@ impl Server {
             store: self.store.clone(),
             tools: self.tools.clone(),
             engine: self.engine.clone(),
+            started_calls: self.started_calls.clone(),
             client: self.client.clone(),
             token: Some(token.to_owned()),
         }

@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
+use utoipa::openapi::path::HttpMethod;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use crate::AppState;
@@ -75,9 +76,33 @@ pub fn document(mounted: &[Mounted]) -> utoipa::openapi::OpenApi {
     openapi.info.version = env!("CARGO_PKG_VERSION").to_owned();
     for route in mounted {
         let (path, methods, operation) = (route.doc)();
-        openapi.paths.add_path_operation(path, methods, operation);
+        if methods.len() == 1 {
+            openapi.paths.add_path_operation(path, methods, operation);
+            continue;
+        }
+        // One handler for several methods: each operation gets an id of its own.
+        for method in methods {
+            let mut operation = operation.clone();
+            operation.operation_id = operation
+                .operation_id
+                .map(|id| format!("{id}_{}", method_name(&method)));
+            openapi.paths.add_path_operation(&path, vec![method], operation);
+        }
     }
     openapi
+}
+
+fn method_name(method: &HttpMethod) -> &'static str {
+    match method {
+        HttpMethod::Get => "get",
+        HttpMethod::Post => "post",
+        HttpMethod::Put => "put",
+        HttpMethod::Delete => "delete",
+        HttpMethod::Options => "options",
+        HttpMethod::Head => "head",
+        HttpMethod::Patch => "patch",
+        HttpMethod::Trace => "trace",
+    }
 }
 
 /// The document, serialised once when the router is built.

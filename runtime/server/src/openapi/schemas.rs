@@ -6,12 +6,46 @@
 #![allow(dead_code, reason = "documentation types: described, never built")]
 
 use serde_json::{Map, Value};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::{RefOr, Schema};
 use utoipa::{IntoResponses, ToSchema};
+
+/// Any JSON value, written with every type named (utoipa reads an empty schema back as an
+/// error, so the document says "any" in a form it reads).
+fn any_value() -> Schema {
+    Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([
+                Type::Object,
+                Type::Array,
+                Type::String,
+                Type::Number,
+                Type::Boolean,
+                Type::Null,
+            ]))
+            .build(),
+    )
+}
+
+/// A list of any JSON values.
+fn any_values() -> Schema {
+    Schema::Array(ArrayBuilder::new().items(RefOr::T(any_value())).build())
+}
+
+/// A list of JSON objects.
+fn objects() -> Schema {
+    Schema::Array(
+        ArrayBuilder::new()
+            .items(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Object).build())))
+            .build(),
+    )
+}
 
 /// A success: `{"data", "metadata"}`.
 #[derive(ToSchema)]
 pub struct SuccessEnvelope {
     /// The route's payload.
+    #[schema(schema_with = any_value)]
     data: Value,
     metadata: SuccessMetadata,
 }
@@ -42,6 +76,7 @@ pub struct ErrorObject {
     /// Written for the caller; never a secret.
     message: String,
     /// Always a list: request validation errors fill it with `{loc, msg, type}`.
+    #[schema(schema_with = any_values)]
     details: Vec<Value>,
 }
 
@@ -63,6 +98,7 @@ pub struct InputMessage {
     message_id: Option<String>,
     role: Role,
     /// Content blocks, e.g. `{"type": "text", "text": "…"}`.
+    #[schema(schema_with = objects)]
     content: Vec<Map<String, Value>>,
 }
 
@@ -119,12 +155,14 @@ pub struct GraphInput {
     messages: Option<Vec<InputMessage>>,
     config: Option<RunConfig>,
     /// Typed state fields (checked against the state schema); `current_node` picks the start.
+    #[schema(value_type = Option<Object>)]
     initial_state: Option<Map<String, Value>>,
     /// Lowers the graph's limit, never raises it.
     #[schema(minimum = 1, maximum = 100)]
     recursion_limit: Option<u64>,
     response_granularity: Option<Granularity>,
     /// The answer to the open question (checked against its schema).
+    #[schema(schema_with = any_value, required = false)]
     resume: Option<Value>,
     /// The open question's id, which an answer is bound to.
     interrupt_id: Option<String>,
@@ -144,6 +182,7 @@ pub struct StopRequest {
 /// `DELETE /v1/threads/{thread_id}`: the body is required, as in the reference.
 #[derive(ToSchema)]
 pub struct DeleteThreadRequest {
+    #[schema(value_type = Object)]
     config: Map<String, Value>,
 }
 
@@ -160,6 +199,7 @@ pub struct Ready {
     /// `ready` or `not_ready`.
     status: String,
     /// `checkpointer`, `artifact`, `artifact_id`.
+    #[schema(value_type = Object)]
     checks: Map<String, Value>,
 }
 

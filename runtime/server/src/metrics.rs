@@ -36,6 +36,17 @@ type Timings<L> = Family<L, Histogram, fn() -> Histogram>;
 /// The kinds of pending interrupts, as the gauge labels them.
 const PENDING_KINDS: [&str; 3] = ["approval", "interrupt", "remote_tool"];
 
+/// How a run can end, as `tenx_runs_total` labels it.
+const OUTCOMES: [&str; 7] = [
+    "completed",
+    "interrupted",
+    "remote_tool",
+    "stopped",
+    "timed_out",
+    "error",
+    "other",
+];
+
 /// Every metric of one server.
 pub struct Metrics {
     registry: Registry,
@@ -119,6 +130,9 @@ impl Metrics {
         registry.register("runs_in_progress", "Runs in progress in this process", in_progress.clone());
         for kind in PENDING_KINDS {
             pending.get_or_create(&[("kind", kind)]).set(0);
+        }
+        for outcome in OUTCOMES {
+            let _ = runs.get_or_create(&[("outcome", outcome)]);
         }
         Self {
             registry,
@@ -352,5 +366,55 @@ impl<S: EventSink> EventSink for Observed<S> {
 
     fn listening(&self) -> bool {
         self.metrics.is_some() || self.began.is_some() || self.inner.listening()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metrics;
+
+    fn sample(text: &str, series: &str) -> Option<String> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ').map(str::to_owned))
+    }
+
+    #[test]
+    fn the_pending_gauge_counts_each_paused_thread_once_by_kind() {
+        let metrics = Metrics::new();
+        metrics.paused_now("a", Some("approval"));
+        metrics.paused_now("b", Some("approval"));
+        metrics.paused_now("c", Some("remote_tool"));
+        metrics.paused_now("a", Some("approval"));
+        let text = metrics.encode();
+        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#).as_deref(), Some("2"));
+        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="remote_tool"}"#).as_deref(), Some("1"));
+        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="interrupt"}"#).as_deref(), Some("0"));
+        metrics.forget_thread("a");
+        metrics.forget_thread("never-paused");
+        metrics.paused_now("c", None);
+        let text = metrics.encode();
+        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#).as_deref(), Some("1"));
+        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="remote_tool"}"#).as_deref(), Some("0"));
+        assert!(!text.contains("\"a\""), "thread ids never become labels: {text}");
+    }
+
+    #[test]
+    fn requests_are_counted_by_method_route_and_status_and_refusals_by_code() {
+        let metrics = Metrics::new();
+        metrics.request("POST", "/v1/graph/invoke", 422, 0.002, Some("INTERRUPT_004"));
+        metrics.request("POST", "/v1/graph/invoke", 422, 0.003, Some("INTERRUPT_004"));
+        metrics.request("GET", "/ping", 200, 0.0001, None);
+        let text = metrics.encode();
+        assert_eq!(
+            sample(&text, r#"tenx_http_requests_total{method="POST",route="/v1/graph/invoke",status="422"}"#).as_deref(),
+            Some("2")
+        );
+        assert_eq!(sample(&text, r#"tenx_refusals_total{code="INTERRUPT_004"}"#).as_deref(), Some("2"));
+        assert_eq!(
+            sample(&text, r#"tenx_http_request_duration_seconds_count{method="GET",route="/ping"}"#).as_deref(),
+            Some("1")
+        );
+        assert!(text.contains("# TYPE tenx_runs counter"), "{text}");
+        assert!(text.trim_end().ends_with("# EOF"), "{text}");
     }
 }

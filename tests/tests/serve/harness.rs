@@ -73,8 +73,8 @@ pub struct Server {
     token: Option<String>,
 }
 
-/// The fake tools, each call taking `delay` first, as a slow service would. The delay does
-/// not watch for cancellation: the call in flight always finishes.
+/// The fake tools, each call taking `delay` first, as a slow service would; a cancelled call
+/// gives up at once, as the real runner's do.
 struct Slow {
     tools: Arc<FakeTools>,
     delay: Duration,
@@ -92,10 +92,16 @@ impl ToolRunner for Slow {
         if self.delay.is_zero() {
             return self.tools.call(invocation, cancel).await;
         }
-        tokio::time::sleep(self.delay).await;
-        self.tools
-            .call(invocation, &tokio_util::sync::CancellationToken::new())
-            .await
+        tokio::select! {
+            () = cancel.cancelled() => {
+                return Err(tenx_engine::ports::ToolError {
+                    kind: tenx_engine::ports::ToolErrorKind::Failed,
+                    message: "the call was cancelled".into(),
+                });
+            }
+            () = tokio::time::sleep(self.delay) => {}
+        }
+        self.tools.call(invocation, cancel).await
     }
 
     fn deduplicates(&self, tool: &tenx_artifact::Tool) -> bool {

@@ -174,3 +174,30 @@ impl From<NodeFailure> for StepError {
         Self::Node(failure)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Running;
+
+    #[test]
+    fn a_stop_after_the_step_reaches_only_runs_in_progress_and_ends_with_them() {
+        let running = Running::default();
+        assert_eq!(running.stop_after_step(Some("t1")), 0, "nothing runs yet");
+        let token = running.start("t1");
+        let _other = running.start("t2");
+        assert!(!running.stops_after_step("t1"));
+        assert_eq!(running.stop_after_step(Some("t1")), 1);
+        assert!(running.stops_after_step("t1"));
+        assert!(!running.stops_after_step("t2"), "only the run asked");
+        assert!(!token.is_cancelled(), "the step in flight is not cancelled");
+        running.finish("t1");
+        assert!(!running.stops_after_step("t1"), "a later run of the thread is not stopped");
+        let _again = running.start("t1");
+        assert!(!running.stops_after_step("t1"));
+        assert_eq!(running.stop_after_step(None), 2, "every run in progress");
+        assert!(running.stops_after_step("t1") && running.stops_after_step("t2"));
+        running.finish("t1");
+        running.finish("t2");
+        assert!(!running.stops_after_step("t2"));
+    }
+}

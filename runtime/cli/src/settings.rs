@@ -374,16 +374,23 @@ impl Resolved {
             ),
             (
                 "runs_per_user".to_owned(),
-                self.server.max_concurrent_runs_per_user.map_or_else(
-                    || "no cap".to_owned(),
-                    |runs| format!("{runs} at once (with auth)"),
-                ),
+                self.server
+                    .max_concurrent_runs_per_user
+                    .map_or_else(|| "no cap".to_owned(), |runs| format!("{runs} at once (with auth)")),
             ),
             (
                 "metrics".to_owned(),
-                if self.server.metrics { "on (/metrics, public)" } else { "off" }.to_owned(),
+                if self.server.metrics {
+                    "on (/metrics, public)"
+                } else {
+                    "off"
+                }
+                .to_owned(),
             ),
-            ("shutdown_grace".to_owned(), format!("{} s", self.shutdown_grace.as_secs())),
+            (
+                "shutdown_grace".to_owned(),
+                format!("{} s", self.shutdown_grace.as_secs()),
+            ),
             (
                 "rate_limit".to_owned(),
                 self.server.rate_limit.as_ref().map_or_else(
@@ -502,7 +509,10 @@ mod tests {
             FlagSettings::default(),
         )
         .unwrap_err();
-        assert_eq!(error.to_string(), "RUN_TIMEOUT_SECONDS: `soon` is not a number of seconds");
+        assert_eq!(
+            error.to_string(),
+            "RUN_TIMEOUT_SECONDS: `soon` is not a number of seconds"
+        );
     }
 
     #[test]

@@ -24,8 +24,8 @@ use prometheus_client::registry::Registry;
 use tenx_artifact::NodeKind;
 use tenx_engine::ports::{Event, EventSink};
 use tenx_engine::thread::PendingKind;
-use tenx_engine::{Engine, RunError, RunOutput};
 use tenx_engine::wire::ExecutionStatus;
+use tenx_engine::{Engine, RunError, RunOutput};
 
 use crate::AppState;
 
@@ -71,7 +71,9 @@ impl std::fmt::Debug for Metrics {
 
 fn latency() -> Histogram {
     // 1 ms to about 65 s.
-    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(0.001, 2.0, 17))
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        0.001, 2.0, 17,
+    ))
 }
 
 impl Default for Metrics {
@@ -127,7 +129,11 @@ impl Metrics {
             request_seconds.clone(),
         );
         let in_progress = Gauge::default();
-        registry.register("runs_in_progress", "Runs in progress in this process", in_progress.clone());
+        registry.register(
+            "runs_in_progress",
+            "Runs in progress in this process",
+            in_progress.clone(),
+        );
         for kind in PENDING_KINDS {
             pending.get_or_create(&[("kind", kind)]).set(0);
         }
@@ -183,7 +189,11 @@ impl Metrics {
     pub fn run_ended(&self, outcome: &Result<RunOutput, RunError>, timed_out: bool) {
         let label = match outcome {
             Ok(output) => {
-                let kind = output.thread.pending.as_ref().map(|pending| pending_kind(&pending.kind));
+                let kind = output
+                    .thread
+                    .pending
+                    .as_ref()
+                    .map(|pending| pending_kind(&pending.kind));
                 self.paused_now(&output.thread_id, kind);
                 match (kind, output.thread.execution.status) {
                     (Some("remote_tool"), _) => "remote_tool",
@@ -386,15 +396,30 @@ mod tests {
         metrics.paused_now("c", Some("remote_tool"));
         metrics.paused_now("a", Some("approval"));
         let text = metrics.encode();
-        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#).as_deref(), Some("2"));
-        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="remote_tool"}"#).as_deref(), Some("1"));
-        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="interrupt"}"#).as_deref(), Some("0"));
+        assert_eq!(
+            sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#).as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            sample(&text, r#"tenx_pending_interrupts{kind="remote_tool"}"#).as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            sample(&text, r#"tenx_pending_interrupts{kind="interrupt"}"#).as_deref(),
+            Some("0")
+        );
         metrics.forget_thread("a");
         metrics.forget_thread("never-paused");
         metrics.paused_now("c", None);
         let text = metrics.encode();
-        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#).as_deref(), Some("1"));
-        assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="remote_tool"}"#).as_deref(), Some("0"));
+        assert_eq!(
+            sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#).as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            sample(&text, r#"tenx_pending_interrupts{kind="remote_tool"}"#).as_deref(),
+            Some("0")
+        );
         assert!(!text.contains("\"a\""), "thread ids never become labels: {text}");
     }
 
@@ -406,12 +431,23 @@ mod tests {
         metrics.request("GET", "/ping", 200, 0.0001, None);
         let text = metrics.encode();
         assert_eq!(
-            sample(&text, r#"tenx_http_requests_total{method="POST",route="/v1/graph/invoke",status="422"}"#).as_deref(),
+            sample(
+                &text,
+                r#"tenx_http_requests_total{method="POST",route="/v1/graph/invoke",status="422"}"#
+            )
+            .as_deref(),
             Some("2")
         );
-        assert_eq!(sample(&text, r#"tenx_refusals_total{code="INTERRUPT_004"}"#).as_deref(), Some("2"));
         assert_eq!(
-            sample(&text, r#"tenx_http_request_duration_seconds_count{method="GET",route="/ping"}"#).as_deref(),
+            sample(&text, r#"tenx_refusals_total{code="INTERRUPT_004"}"#).as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            sample(
+                &text,
+                r#"tenx_http_request_duration_seconds_count{method="GET",route="/ping"}"#
+            )
+            .as_deref(),
             Some("1")
         );
         assert!(text.contains("# TYPE tenx_runs counter"), "{text}");

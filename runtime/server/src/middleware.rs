@@ -21,7 +21,11 @@ use crate::envelope::{ApiError, RequestMeta};
 pub struct BodyLimit(pub usize);
 
 /// Wraps `router` with the server's middleware.
-pub fn wrap(router: Router, settings: &ServerSettings, metrics: Option<std::sync::Arc<crate::metrics::Metrics>>) -> Router {
+pub fn wrap(
+    router: Router,
+    settings: &ServerSettings,
+    metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
+) -> Router {
     let limit = BodyLimit(settings.max_request_size);
     let mut router = router
         .fallback(not_found)

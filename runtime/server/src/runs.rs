@@ -41,7 +41,10 @@ struct Active {
 
 impl std::fmt::Debug for Active {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Active").field("runs", &self.runs.len()).finish()
+        formatter
+            .debug_struct("Active")
+            .field("runs", &self.runs.len())
+            .finish()
     }
 }
 
@@ -99,7 +102,10 @@ impl Runs {
             ));
         }
         let Ok(mut active) = self.active.lock() else {
-            return Err(ApiError::http(StatusCode::INTERNAL_SERVER_ERROR, "the run registry failed"));
+            return Err(ApiError::http(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the run registry failed",
+            ));
         };
         if let (Some(user), Some(cap)) = (user, cap) {
             let count = active.by_user.get(user).copied().unwrap_or(0);
@@ -183,7 +189,12 @@ pub struct Finished {
 
 /// Runs `request` in a task of its own, holding `slot`, its events to `sink` (observed by the
 /// metrics), under the run timeout. The answer arrives when the run ends.
-pub fn spawn<S: EventSink + 'static>(state: &AppState, slot: Slot, request: RunRequest, sink: S) -> oneshot::Receiver<Finished> {
+pub fn spawn<S: EventSink + 'static>(
+    state: &AppState,
+    slot: Slot,
+    request: RunRequest,
+    sink: S,
+) -> oneshot::Receiver<Finished> {
     let metrics = state.metrics_handle();
     let timeout = state.settings().run_timeout;
     let (done, answer) = oneshot::channel();
@@ -222,7 +233,12 @@ pub fn spawn<S: EventSink + 'static>(state: &AppState, slot: Slot, request: RunR
 
 /// Asks the run to stop after its step once it has begun (until then it waits for its thread,
 /// and a stop would reach the run that holds it), then waits for it to end.
-async fn stop_after_step<F>(engine: &Engine, thread_id: &str, began: Option<&AtomicBool>, run: &mut std::pin::Pin<&mut F>) -> Result<RunOutput, RunError>
+async fn stop_after_step<F>(
+    engine: &Engine,
+    thread_id: &str,
+    began: Option<&AtomicBool>,
+    run: &mut std::pin::Pin<&mut F>,
+) -> Result<RunOutput, RunError>
 where
     F: Future<Output = Result<RunOutput, RunError>>,
 {
@@ -236,4 +252,3 @@ where
         }
     }
 }
-

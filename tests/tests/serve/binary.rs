@@ -445,7 +445,11 @@ fn slow_service(delay: Duration) -> (String, std::sync::Arc<std::sync::atomic::A
 async fn sigterm_lets_the_step_in_flight_finish_and_checkpoint_then_the_server_exits() {
     let dir = tempfile::tempdir().unwrap();
     let artifact = dir.path().join("slow.tenxg");
-    std::fs::write(&artifact, tenx_tests::sealed_bytes("tests/serve_slow_http.tenx", SLOW_HTTP_PROGRAM)).unwrap();
+    std::fs::write(
+        &artifact,
+        tenx_tests::sealed_bytes("tests/serve_slow_http.tenx", SLOW_HTTP_PROGRAM),
+    )
+    .unwrap();
     let artifact = artifact.to_str().unwrap();
     let (url, requests) = slow_service(Duration::from_millis(1500));
     let vars = [("SLOW_URL", url.as_str())];
@@ -473,12 +477,22 @@ async fn sigterm_lets_the_step_in_flight_finish_and_checkpoint_then_the_server_e
     let (status, body) = run.await.unwrap();
     assert_eq!(status, 200, "the request in flight is answered: {body}");
     let meta = &body["data"]["state"]["execution_meta"];
-    assert_eq!(meta["status"], "interrupted_after", "the run stopped after its step: {meta}");
+    assert_eq!(
+        meta["status"], "interrupted_after",
+        "the run stopped after its step: {meta}"
+    );
     assert_eq!(meta["interrupt_reason"], "stop_requested", "{meta}");
     let (code, printed) = serving.wait_for_exit(Duration::from_secs(30));
     assert_eq!(code, Some(0), "{printed:#?}");
-    assert!(printed.iter().any(|line| line.contains("shutting down")), "{printed:#?}");
-    assert_eq!(printed.last().map(String::as_str), Some("tenx serve: stopped"), "{printed:#?}");
+    assert!(
+        printed.iter().any(|line| line.contains("shutting down")),
+        "{printed:#?}"
+    );
+    assert_eq!(
+        printed.last().map(String::as_str),
+        Some("tenx serve: stopped"),
+        "{printed:#?}"
+    );
     drop(serving);
 
     // The step was checkpointed: after a restart the tool's result is there, the call is not
@@ -489,8 +503,15 @@ async fn sigterm_lets_the_step_in_flight_finish_and_checkpoint_then_the_server_e
     let context = body["data"]["state"]["context"].as_array().unwrap().clone();
     let results: Vec<&Value> = context.iter().filter(|message| message["role"] == "tool").collect();
     assert_eq!(results.len(), 1, "{context:#?}");
-    assert!(results[0]["content"].to_string().contains("done slowly"), "{context:#?}");
-    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1, "sent once, not again at recovery");
+    assert!(
+        results[0]["content"].to_string().contains("done slowly"),
+        "{context:#?}"
+    );
+    assert_eq!(
+        requests.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "sent once, not again at recovery"
+    );
     let (status, body) = post(
         &second.base,
         "/v1/graph/invoke",
@@ -503,5 +524,12 @@ async fn sigterm_lets_the_step_in_flight_finish_and_checkpoint_then_the_server_e
 
 async fn get(base: &str, path: &str) -> (u16, Value) {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    read(reqwest::Client::new().get(format!("{base}{path}")).send().await.unwrap()).await
+    read(
+        reqwest::Client::new()
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
 }

@@ -48,7 +48,13 @@ graph g {
 
 pub async fn slow_server(delay: Duration, settings: tenx_server::ServerSettings) -> Server {
     let tools = FakeTools::new().returns("slow", json!("done slowly"));
-    Server::start_slow(compile_named("tests/serve_slow.tenx", SLOW_PROGRAM), tools, delay, settings).await
+    Server::start_slow(
+        compile_named("tests/serve_slow.tenx", SLOW_PROGRAM),
+        tools,
+        delay,
+        settings,
+    )
+    .await
 }
 
 async fn until(what: &str, mut done: impl FnMut() -> bool) {
@@ -93,22 +99,34 @@ async fn a_user_over_the_concurrent_run_cap_gets_429_too_many_runs_and_nothing_i
     assert_eq!(body["error"]["limit"], 2);
     assert_eq!(body["metadata"]["message"], message);
     assert!(body["metadata"]["request_id"].is_string() && body["metadata"]["timestamp"].is_string());
-    assert!(server.store.load("cap-3").await.unwrap().is_none(), "a refusal records nothing");
+    assert!(
+        server.store.load("cap-3").await.unwrap().is_none(),
+        "a refusal records nothing"
+    );
     let (status, body) = alice
-        .post("/v1/graph/stream", json!({"messages": [user("hi")], "config": {"thread_id": "cap-4"}}))
+        .post(
+            "/v1/graph/stream",
+            json!({"messages": [user("hi")], "config": {"thread_id": "cap-4"}}),
+        )
         .await;
     assert_eq!(status, 429, "streams count too: {body}");
 
     // Another user is not held back by alice's runs.
     let (status, body) = bob
-        .post("/v1/graph/invoke", json!({"messages": [user("hi")], "config": {"thread_id": "cap-bob"}}))
+        .post(
+            "/v1/graph/invoke",
+            json!({"messages": [user("hi")], "config": {"thread_id": "cap-bob"}}),
+        )
         .await;
     assert_eq!(status, 200, "{body}");
 
     assert_eq!(first.await.unwrap().0, 200);
     assert_eq!(second.await.unwrap().0, 200);
     let (status, body) = alice
-        .post("/v1/graph/invoke", json!({"messages": [user("hi")], "config": {"thread_id": "cap-3"}}))
+        .post(
+            "/v1/graph/invoke",
+            json!({"messages": [user("hi")], "config": {"thread_id": "cap-3"}}),
+        )
         .await;
     assert_eq!(status, 200, "a place is free again once a run ends: {body}");
 }
@@ -131,7 +149,10 @@ async fn a_run_past_its_timeout_is_504_and_stops_after_the_step_in_flight_with_i
     assert_eq!(status, 504, "{body}");
     assert_eq!(body["error"]["code"], "HTTPException");
     assert_eq!(body["error"]["message"], "Graph run timed out after 1s");
-    assert!(waited < Duration::from_millis(2400), "answered at the timeout, not after the tool: {waited:?}");
+    assert!(
+        waited < Duration::from_millis(2400),
+        "answered at the timeout, not after the tool: {waited:?}"
+    );
 
     // The tool call in flight finishes and is checkpointed; then the run stops.
     let mut state = Value::Null;
@@ -160,11 +181,17 @@ async fn a_run_past_its_timeout_is_504_and_stops_after_the_step_in_flight_with_i
         results[0]["content"].to_string().contains("done slowly"),
         "the result is the tool's, not a cancellation: {state}"
     );
-    assert!(server.store.in_flight("late").await.unwrap().is_empty(), "nothing left in flight");
+    assert!(
+        server.store.in_flight("late").await.unwrap().is_empty(),
+        "nothing left in flight"
+    );
 
     // The thread goes on.
     let (status, body) = server
-        .post("/v1/graph/invoke", json!({"messages": [user("hello")], "config": {"thread_id": "late"}}))
+        .post(
+            "/v1/graph/invoke",
+            json!({"messages": [user("hello")], "config": {"thread_id": "late"}}),
+        )
         .await;
     assert_eq!(status, 200, "{body}");
 

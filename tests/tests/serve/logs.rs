@@ -75,8 +75,18 @@ async fn each_request_logs_its_id_route_status_and_latency_and_never_a_token_or_
         assert!(line.contains(field), "`{field}` missing: {line}");
     }
     let line = text.lines().find(|line| line.contains(&read_id)).unwrap();
-    assert!(line.contains("route=/v1/threads/{thread_id}/messages"), "the template, not the path: {line}");
-    for private in [bearer.as_str(), SECRET, secret_text, "4111", "logged-thread", "log-user"] {
+    assert!(
+        line.contains("route=/v1/threads/{thread_id}/messages"),
+        "the template, not the path: {line}"
+    );
+    for private in [
+        bearer.as_str(),
+        SECRET,
+        secret_text,
+        "4111",
+        "logged-thread",
+        "log-user",
+    ] {
         assert!(!text.contains(private), "`{private}` was logged: {text}");
     }
 }

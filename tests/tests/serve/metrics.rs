@@ -16,11 +16,7 @@ fn sample(text: &str, series: &str) -> f64 {
 }
 
 async fn metrics(server: &Server) -> String {
-    let response = server
-        .request(reqwest::Method::GET, "/metrics")
-        .send()
-        .await
-        .unwrap();
+    let response = server.request(reqwest::Method::GET, "/metrics").send().await.unwrap();
     assert_eq!(response.status(), 200);
     let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
     assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
@@ -35,7 +31,10 @@ async fn metrics_count_runs_steps_tools_interrupts_refusals_and_requests_with_bo
     assert!(before.trim_end().ends_with("# EOF"), "{before}");
 
     let (status, _) = server
-        .post("/v1/graph/invoke", json!({"messages": [user("hello there")], "config": {"thread_id": "m-plain"}}))
+        .post(
+            "/v1/graph/invoke",
+            json!({"messages": [user("hello there")], "config": {"thread_id": "m-plain"}}),
+        )
         .await;
     assert_eq!(status, 200);
     let (status, body) = server
@@ -47,11 +46,18 @@ async fn metrics_count_runs_steps_tools_interrupts_refusals_and_requests_with_bo
     assert_eq!(status, 200, "{body}");
     let id = body["data"]["state"]["execution_meta"]["interrupt_data"]["interrupt"]["id"].clone();
     let paused = metrics(&server).await;
-    assert_eq!(sample(&paused, r#"tenx_pending_interrupts{kind="approval"}"#), 1.0, "{paused}");
+    assert_eq!(
+        sample(&paused, r#"tenx_pending_interrupts{kind="approval"}"#),
+        1.0,
+        "{paused}"
+    );
 
     // A new message to the paused thread is refused: counted by its code, no run.
     let (status, _) = server
-        .post("/v1/graph/invoke", json!({"messages": [user("hello?")], "config": {"thread_id": "m-refund"}}))
+        .post(
+            "/v1/graph/invoke",
+            json!({"messages": [user("hello?")], "config": {"thread_id": "m-refund"}}),
+        )
         .await;
     assert_eq!(status, 422);
     let (status, _) = server
@@ -65,32 +71,67 @@ async fn metrics_count_runs_steps_tools_interrupts_refusals_and_requests_with_bo
 
     let text = metrics(&server).await;
     assert_eq!(sample(&text, r#"tenx_runs_total{outcome="completed"}"#), 2.0, "{text}");
-    assert_eq!(sample(&text, r#"tenx_runs_total{outcome="interrupted"}"#), 1.0, "{text}");
-    assert_eq!(sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#), 0.0, "answered: {text}");
-    assert_eq!(sample(&text, r#"tenx_refusals_total{code="INTERRUPT_004"}"#), 1.0, "{text}");
     assert_eq!(
-        sample(&text, r#"tenx_tool_call_duration_seconds_count{tool="issue_refund",outcome="ok"}"#),
+        sample(&text, r#"tenx_runs_total{outcome="interrupted"}"#),
         1.0,
         "{text}"
     );
-    assert!(sample(&text, r#"tenx_step_duration_seconds_count{kind="agent"}"#) >= 3.0, "{text}");
     assert_eq!(
-        sample(&text, r#"tenx_http_requests_total{method="POST",route="/v1/graph/invoke",status="200"}"#),
+        sample(&text, r#"tenx_pending_interrupts{kind="approval"}"#),
+        0.0,
+        "answered: {text}"
+    );
+    assert_eq!(
+        sample(&text, r#"tenx_refusals_total{code="INTERRUPT_004"}"#),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"tenx_tool_call_duration_seconds_count{tool="issue_refund",outcome="ok"}"#
+        ),
+        1.0,
+        "{text}"
+    );
+    assert!(
+        sample(&text, r#"tenx_step_duration_seconds_count{kind="agent"}"#) >= 3.0,
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"tenx_http_requests_total{method="POST",route="/v1/graph/invoke",status="200"}"#
+        ),
         3.0,
         "{text}"
     );
     assert_eq!(
-        sample(&text, r#"tenx_http_requests_total{method="POST",route="/v1/graph/invoke",status="422"}"#),
+        sample(
+            &text,
+            r#"tenx_http_requests_total{method="POST",route="/v1/graph/invoke",status="422"}"#
+        ),
         1.0,
         "{text}"
     );
     assert_eq!(
-        sample(&text, r#"tenx_http_requests_total{method="GET",route="unmatched",status="404"}"#),
+        sample(
+            &text,
+            r#"tenx_http_requests_total{method="GET",route="unmatched",status="404"}"#
+        ),
         1.0,
         "{text}"
     );
     assert_eq!(sample(&text, "tenx_runs_in_progress"), 0.0, "{text}");
-    for private in ["m-refund", "m-plain", "hello", "Refund", "1042", "no-such-route", "anonymous"] {
+    for private in [
+        "m-refund",
+        "m-plain",
+        "hello",
+        "Refund",
+        "1042",
+        "no-such-route",
+        "anonymous",
+    ] {
         assert!(!text.contains(private), "`{private}` in the metrics: {text}");
     }
 

@@ -103,13 +103,17 @@ async fn openapi_documents_exactly_the_routes_the_router_mounts_with_the_scopes_
         let body: Value = response.json().await.unwrap_or(Value::Null);
         let message = body["error"]["message"].as_str().unwrap_or_default().to_owned();
         assert!(
-            !(status == 404 && message == "Not Found") && !(status == 405 && message == "Method Not Allowed"),
+            !(status == 404 && message == "Not Found" || status == 405 && message == "Method Not Allowed"),
             "{method} {concrete} is documented but the router does not serve it: {status} {body}"
         );
         match scope {
             Some(scope) => {
                 assert_eq!(status, 403, "{method} {concrete}: {body}");
-                assert_eq!(message, format!("Missing required scope: {scope}"), "{method} {concrete}");
+                assert_eq!(
+                    message,
+                    format!("Missing required scope: {scope}"),
+                    "{method} {concrete}"
+                );
             }
             None => assert!(
                 status != 401 && status != 403,
@@ -122,7 +126,10 @@ async fn openapi_documents_exactly_the_routes_the_router_mounts_with_the_scopes_
     without_metrics.metrics = false;
     let quiet = Server::start(refund_example(), refund_tools(), without_metrics.clone()).await;
     let (_, document) = quiet.get("/openapi.json").await;
-    assert!(!documented_has(&document, "/metrics"), "metrics = false leaves /metrics out");
+    assert!(
+        !documented_has(&document, "/metrics"),
+        "metrics = false leaves /metrics out"
+    );
     assert_eq!(self::documented(&document), self::mounted(&without_metrics));
     assert_eq!(quiet.get("/metrics").await.0, 404);
 }
@@ -180,7 +187,10 @@ async fn the_openapi_document_is_valid_and_its_schemas_agree_with_the_server() {
             let Some(operation) = item.get(method) else { continue };
             let id = operation["operationId"].as_str().unwrap();
             assert!(ids.insert(id.to_owned()), "operationId {id} twice");
-            assert!(!operation["responses"].as_object().unwrap().is_empty(), "{method} {path}");
+            assert!(
+                !operation["responses"].as_object().unwrap().is_empty(),
+                "{method} {path}"
+            );
             let declared: BTreeSet<&str> = operation["parameters"]
                 .as_array()
                 .map(|parameters| {
@@ -208,7 +218,10 @@ async fn the_openapi_document_is_valid_and_its_schemas_agree_with_the_server() {
         }
     }
     assert_eq!(document["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
-    assert_eq!(document["components"]["securitySchemes"]["bearer"]["bearerFormat"], "JWT");
+    assert_eq!(
+        document["components"]["securitySchemes"]["bearer"]["bearerFormat"],
+        "JWT"
+    );
 
     // The documented body of invoke accepts what the server runs and refuses what it refuses.
     let invoke = &document["paths"]["/v1/graph/invoke"]["post"];
@@ -222,7 +235,10 @@ async fn the_openapi_document_is_valid_and_its_schemas_agree_with_the_server() {
         let (status, answer) = server.post("/v1/graph/invoke", good).await;
         assert_eq!(status, 200, "{answer}");
         // And the answer has the documented envelope.
-        let ok = schema(&document, &invoke["responses"]["200"]["content"]["application/json"]["schema"]);
+        let ok = schema(
+            &document,
+            &invoke["responses"]["200"]["content"]["application/json"]["schema"],
+        );
         assert!(ok.is_valid(&answer), "{answer}");
     }
     for bad in [
@@ -234,7 +250,10 @@ async fn the_openapi_document_is_valid_and_its_schemas_agree_with_the_server() {
         assert!(!validator.is_valid(&bad), "{bad}");
         let (status, answer) = server.post("/v1/graph/invoke", bad).await;
         assert_eq!(status, 422, "{answer}");
-        let error = schema(&document, &invoke["responses"]["422"]["content"]["application/json"]["schema"]);
+        let error = schema(
+            &document,
+            &invoke["responses"]["422"]["content"]["application/json"]["schema"],
+        );
         assert!(error.is_valid(&answer), "{answer}");
     }
 }
@@ -243,6 +262,9 @@ async fn the_openapi_document_is_valid_and_its_schemas_agree_with_the_server() {
 fn schema(document: &Value, schema: &Value) -> jsonschema::Validator {
     let mut root = schema.as_object().unwrap().clone();
     root.insert("components".to_owned(), document["components"].clone());
-    root.insert("$schema".to_owned(), json!("https://json-schema.org/draft/2020-12/schema"));
+    root.insert(
+        "$schema".to_owned(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
     jsonschema::validator_for(&Value::Object(root)).unwrap()
 }

@@ -191,7 +191,10 @@ mod tests {
         assert!(!running.stops_after_step("t2"), "only the run asked");
         assert!(!token.is_cancelled(), "the step in flight is not cancelled");
         running.finish("t1");
-        assert!(!running.stops_after_step("t1"), "a later run of the thread is not stopped");
+        assert!(
+            !running.stops_after_step("t1"),
+            "a later run of the thread is not stopped"
+        );
         let _again = running.start("t1");
         assert!(!running.stops_after_step("t1"));
         assert_eq!(running.stop_after_step(None), 2, "every run in progress");

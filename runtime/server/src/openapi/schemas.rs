@@ -36,7 +36,9 @@ fn any_values() -> Schema {
 fn objects() -> Schema {
     Schema::Array(
         ArrayBuilder::new()
-            .items(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Object).build())))
+            .items(RefOr::T(Schema::Object(
+                ObjectBuilder::new().schema_type(Type::Object).build(),
+            )))
             .build(),
     )
 }

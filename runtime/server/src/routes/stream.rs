@@ -15,17 +15,17 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use serde_json::Value;
-use tenx_engine::ports::{Event, EventSink};
 use tenx_engine::RunOutput;
+use tenx_engine::ports::{Event, EventSink};
 use tokio::sync::mpsc;
 
 use super::api_error;
 use super::run::{Prepared, prepare};
 use crate::AppState;
 use crate::chunks::ChunkContext;
-use crate::runs::Finished;
 use crate::envelope::{ApiError, ApiResult};
 use crate::openapi::schemas::{GraphInput, RunResponses};
+use crate::runs::Finished;
 
 /// Sends a run's events to the stream.
 struct ChannelSink(mpsc::UnboundedSender<Event>);

@@ -236,13 +236,24 @@ pub async fn listen(state: tenx_server::AppState, resolved: &settings::Resolved,
         signalled.notified().await;
         tokio::time::sleep(grace).await;
     };
-    tokio::select! {
-        served = serve => served.into_diagnostic().wrap_err("the server stopped with an error")?,
-        () = gave_up => eprintln!("tenx serve: requests still open after {} s; exiting", grace.as_secs()),
-    }
-    let left = state.wait_for_runs(grace).await;
+    let drained = tokio::select! {
+        served = serve => {
+            served.into_diagnostic().wrap_err("the server stopped with an error")?;
+            true
+        }
+        () = gave_up => false,
+    };
+    // Runs whose client went away (a stream, a socket) may still be finishing their step.
+    let left = if drained {
+        state.wait_for_runs(grace).await
+    } else {
+        state.runs().count()
+    };
     if left > 0 {
-        eprintln!("tenx serve: {left} run(s) did not stop in time; the next start recovers them");
+        eprintln!(
+            "tenx serve: {left} run(s) did not stop within {} s; the next start recovers them",
+            grace.as_secs()
+        );
     }
     eprintln!("tenx serve: stopped");
     Ok(())

@@ -97,8 +97,8 @@ impl AppState {
     }
 
     /// `/openapi.json`, serialised.
-    pub fn openapi(&self) -> Option<&openapi::Document> {
-        Some(&self.inner.openapi)
+    pub fn openapi(&self) -> &openapi::Document {
+        &self.inner.openapi
     }
 
     /// Shutdown begins: no new run starts, and every run in progress stops after its step

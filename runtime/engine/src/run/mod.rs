@@ -86,22 +86,15 @@ impl Running {
         }
     }
 
-    /// Asks the runs of `thread_ids` (every run here, when `None`) to stop once their step in
-    /// flight is checkpointed. How many runs were asked.
-    pub(crate) fn stop_after_step(&self, thread_ids: Option<&str>) -> usize {
-        let running: Vec<String> = match self.tokens.lock() {
-            Ok(tokens) => match thread_ids {
-                Some(thread_id) => tokens.keys().filter(|id| *id == thread_id).cloned().collect(),
-                None => tokens.keys().cloned().collect(),
-            },
-            Err(_) => return 0,
-        };
-        let asked = running.len();
-        if let Ok(mut after_step) = self.after_step.lock() {
-            after_step.extend(running);
+    /// Asks the run of `thread_id`, if one is in progress here, to stop once its step in flight
+    /// is checkpointed. Whether there was one.
+    pub(crate) fn stop_after_step(&self, thread_id: &str) -> bool {
+        let running = self.tokens.lock().is_ok_and(|tokens| tokens.contains_key(thread_id));
+        if running && let Ok(mut after_step) = self.after_step.lock() {
+            after_step.insert(thread_id.to_owned());
             self.stopping.store(after_step.len(), Ordering::Release);
         }
-        asked
+        running
     }
 
     /// Whether the run of `thread_id` was asked to stop after its step.
@@ -182,11 +175,11 @@ mod tests {
     #[test]
     fn a_stop_after_the_step_reaches_only_runs_in_progress_and_ends_with_them() {
         let running = Running::default();
-        assert_eq!(running.stop_after_step(Some("t1")), 0, "nothing runs yet");
+        assert!(!running.stop_after_step("t1"), "nothing runs yet");
         let token = running.start("t1");
         let _other = running.start("t2");
         assert!(!running.stops_after_step("t1"));
-        assert_eq!(running.stop_after_step(Some("t1")), 1);
+        assert!(running.stop_after_step("t1"));
         assert!(running.stops_after_step("t1"));
         assert!(!running.stops_after_step("t2"), "only the run asked");
         assert!(!token.is_cancelled(), "the step in flight is not cancelled");
@@ -197,9 +190,7 @@ mod tests {
         );
         let _again = running.start("t1");
         assert!(!running.stops_after_step("t1"));
-        assert_eq!(running.stop_after_step(None), 2, "every run in progress");
-        assert!(running.stops_after_step("t1") && running.stops_after_step("t2"));
-        running.finish("t1");
+        assert!(running.stop_after_step("t2"));
         running.finish("t2");
         assert!(!running.stops_after_step("t2"));
     }

@@ -59,15 +59,10 @@ impl Engine {
 
     /// Asks the run of a thread in this process to stop once the step in flight (a model call,
     /// a tool call) has finished and been checkpointed, without cancelling it: the run then
-    /// ends as a stop does. Whether one was running. Hosts use it for run timeouts.
+    /// ends as a stop does. Whether one was running. Hosts use it for run timeouts and to
+    /// shut down.
     pub fn stop_after_step(&self, thread_id: &str) -> bool {
-        self.inner.running.stop_after_step(Some(thread_id)) > 0
-    }
-
-    /// [`Engine::stop_after_step`] for every run in this process (a host shutting down lets
-    /// each step in flight checkpoint). How many runs were asked.
-    pub fn stop_all_after_step(&self) -> usize {
-        self.inner.running.stop_after_step(None)
+        self.inner.running.stop_after_step(thread_id)
     }
 }
 

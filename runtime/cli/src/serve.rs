@@ -58,6 +58,13 @@ pub struct ServerFlags {
     /// `sqlite` (default) or `memory`.
     #[arg(long)]
     pub store: Option<String>,
+    /// How long a run may take, in seconds; 0 is no limit (overrides `RUN_TIMEOUT_SECONDS`).
+    #[arg(long)]
+    pub run_timeout_seconds: Option<u64>,
+    /// The most runs one user may have in progress; 0 is no cap (overrides
+    /// `MAX_CONCURRENT_RUNS_PER_USER`).
+    #[arg(long)]
+    pub max_concurrent_runs_per_user: Option<usize>,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -102,6 +109,8 @@ pub fn resolve_with(
         max_request_size: flags.max_request_size,
         data_dir: flags.data_dir.clone(),
         store: flags.store.clone(),
+        run_timeout_seconds: flags.run_timeout_seconds,
+        max_concurrent_runs_per_user: flags.max_concurrent_runs_per_user,
     };
     let mut resolved = settings::resolve(project.serve, env, flags)?;
     resolved.server.validate().map_err(|error| miette!("{error}"))?;
@@ -268,12 +277,42 @@ pub async fn serve_on(
         );
     }
     eprintln!("tenx serve: listening on http://{bound}");
-    let app = tenx_server::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown())
-        .await
-        .into_diagnostic()
-        .wrap_err("the server stopped with an error")?;
+    let app = tenx_server::router(state.clone()).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let signalled = Arc::new(tokio::sync::Notify::new());
+    let stopping = state.clone();
+    let heard = signalled.clone();
+    let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown().await;
+        eprintln!("tenx serve: shutting down: no new runs; each run in progress stops after its step");
+        stopping.begin_shutdown();
+        heard.notify_one();
+    });
+    let grace = resolved.shutdown_grace;
+    // The connections drain while the runs stop; past the grace the process exits anyway (a run
+    // cut short then is recovered at the next start, as after a crash).
+    let gave_up = async {
+        signalled.notified().await;
+        tokio::time::sleep(grace).await;
+    };
+    let drained = tokio::select! {
+        served = serve => {
+            served.into_diagnostic().wrap_err("the server stopped with an error")?;
+            true
+        }
+        () = gave_up => false,
+    };
+    // Runs whose client went away (a stream, a socket) may still be finishing their step.
+    let left = if drained {
+        state.wait_for_runs(grace).await
+    } else {
+        state.runs().count()
+    };
+    if left > 0 {
+        eprintln!(
+            "tenx serve: {left} run(s) did not stop within {} s; the next start recovers them",
+            grace.as_secs()
+        );
+    }
     eprintln!("tenx serve: stopped");
     Ok(())
 }

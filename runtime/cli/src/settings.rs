@@ -1,9 +1,10 @@
 //! `tenx serve`'s settings, from three places: the `[serve]` section of `tenx.toml`, then the
 //! environment (`MODE`, `ORIGINS`, `MAX_REQUEST_SIZE`, `JWT_SECRET_KEY`, `JWT_PUBLIC_KEY_FILE`,
-//! `JWT_JWKS_FILE`, `JWT_ALGORITHM`, `JWT_ISSUER`, `JWT_AUDIENCE`), then flags: a later source
-//! overrides an earlier one. The secret is read from the environment only (a file in a
-//! repository is no place for it), and [`Resolved::describe`] prints everything but it. Exactly
-//! one verification key may be set; a public key needs its algorithm named.
+//! `JWT_JWKS_FILE`, `JWT_ALGORITHM`, `JWT_ISSUER`, `JWT_AUDIENCE`, `RUN_TIMEOUT_SECONDS`,
+//! `MAX_CONCURRENT_RUNS_PER_USER`, `METRICS`), then flags: a later source overrides an earlier
+//! one. The secret is read from the environment only (a file in a repository is no place for
+//! it), and [`Resolved::describe`] prints everything but it. Exactly one verification key may be
+//! set; a public key needs its algorithm named.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -49,6 +50,14 @@ pub struct FileSettings {
     pub rate_limit_window_seconds: Option<u64>,
     /// Whose requests share an allowance: `ip` (default), `user` or `global`.
     pub rate_limit_by: Option<String>,
+    /// How long a run may take, in seconds (no limit by default; 0 is no limit).
+    pub run_timeout_seconds: Option<u64>,
+    /// The most runs one user may have in progress (8 by default; 0 is no cap).
+    pub max_concurrent_runs_per_user: Option<usize>,
+    /// Whether `/metrics` is served (`true` by default).
+    pub metrics: Option<bool>,
+    /// How long a shutdown waits for runs to stop after their step, in seconds (30 by default).
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -85,6 +94,10 @@ pub struct FlagSettings {
     pub data_dir: Option<PathBuf>,
     /// `--store`.
     pub store: Option<String>,
+    /// `--run-timeout-seconds`.
+    pub run_timeout_seconds: Option<u64>,
+    /// `--max-concurrent-runs-per-user`.
+    pub max_concurrent_runs_per_user: Option<usize>,
 }
 
 /// Where threads are kept.
@@ -105,6 +118,8 @@ pub struct Resolved {
     pub store: StoreChoice,
     /// How long a request waits for a busy thread.
     pub busy_wait: Duration,
+    /// How long a shutdown waits for runs to stop after their step.
+    pub shutdown_grace: Duration,
     /// What the server itself needs.
     pub server: ServerSettings,
     /// The MCP servers, as configured (templates, not values: resolved at build).
@@ -253,17 +268,43 @@ pub fn resolve(
             })
         }
     };
+    let run_timeout = match flags.run_timeout_seconds {
+        Some(seconds) => seconds,
+        None => number(&env, "RUN_TIMEOUT_SECONDS", "a number of seconds")?
+            .or(file.run_timeout_seconds)
+            .unwrap_or(0),
+    };
+    let max_runs = match flags.max_concurrent_runs_per_user {
+        Some(runs) => runs,
+        None => number(&env, "MAX_CONCURRENT_RUNS_PER_USER", "a number of runs")?
+            .or(file.max_concurrent_runs_per_user)
+            .unwrap_or(tenx_server::config::DEFAULT_MAX_CONCURRENT_RUNS_PER_USER),
+    };
+    let metrics = match env("METRICS").as_deref().map(str::trim) {
+        None => file.metrics.unwrap_or(true),
+        Some("true" | "1" | "on") => true,
+        Some("false" | "0" | "off") => false,
+        Some(other) => {
+            return Err(SettingsError::Value {
+                setting: "METRICS".to_owned(),
+                reason: format!("`{other}` is neither `true` nor `false`"),
+            });
+        }
+    };
     Ok(Resolved {
         address: SocketAddr::new(host, port),
         store,
         busy_wait: Duration::from_secs(file.busy_wait_seconds.unwrap_or(30)),
+        shutdown_grace: Duration::from_secs(file.shutdown_grace_seconds.unwrap_or(30)),
         server: ServerSettings {
             mode,
             jwt,
             origins,
             max_request_size,
-            run_timeout: None,
+            run_timeout: (run_timeout > 0).then(|| Duration::from_secs(run_timeout)),
             rate_limit,
+            max_concurrent_runs_per_user: (max_runs > 0).then_some(max_runs),
+            metrics,
         },
         mcp: None,
     })
@@ -325,6 +366,21 @@ fn need_algorithm(algorithm: Option<String>, setting: &str) -> Result<String, Se
     })
 }
 
+/// A whole number from the environment variable `name`, if it is set.
+fn number<T: std::str::FromStr>(
+    env: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    what: &str,
+) -> Result<Option<T>, SettingsError> {
+    match env(name) {
+        None => Ok(None),
+        Some(text) => text.trim().parse().map(Some).map_err(|_| SettingsError::Value {
+            setting: name.to_owned(),
+            reason: format!("`{text}` is not {what}"),
+        }),
+    }
+}
+
 fn split_list(text: &str) -> Vec<String> {
     text.split(',')
         .map(str::trim)
@@ -364,6 +420,31 @@ impl Resolved {
             ),
             ("store".to_owned(), store),
             ("busy_wait".to_owned(), format!("{} s", self.busy_wait.as_secs())),
+            (
+                "run_timeout".to_owned(),
+                self.server
+                    .run_timeout
+                    .map_or_else(|| "none".to_owned(), |limit| format!("{} s", limit.as_secs())),
+            ),
+            (
+                "runs_per_user".to_owned(),
+                self.server
+                    .max_concurrent_runs_per_user
+                    .map_or_else(|| "no cap".to_owned(), |runs| format!("{runs} at once (with auth)")),
+            ),
+            (
+                "metrics".to_owned(),
+                if self.server.metrics {
+                    "on (/metrics, public)"
+                } else {
+                    "off"
+                }
+                .to_owned(),
+            ),
+            (
+                "shutdown_grace".to_owned(),
+                format!("{} s", self.shutdown_grace.as_secs()),
+            ),
             (
                 "rate_limit".to_owned(),
                 self.server.rate_limit.as_ref().map_or_else(
@@ -436,6 +517,56 @@ mod tests {
         assert_eq!(resolved.address.port(), 7000);
         assert_eq!(resolved.server.mode, Mode::Development);
         assert_eq!(resolved.server.max_request_size, 3);
+    }
+
+    #[test]
+    fn the_limits_come_from_the_file_the_environment_and_flags() {
+        let resolved = resolve(FileSettings::default(), env(&[]), FlagSettings::default()).unwrap();
+        assert_eq!(resolved.server.run_timeout, None);
+        assert_eq!(resolved.server.max_concurrent_runs_per_user, Some(8));
+        assert!(resolved.server.metrics);
+        assert_eq!(resolved.shutdown_grace, Duration::from_secs(30));
+        let file = FileSettings {
+            run_timeout_seconds: Some(60),
+            max_concurrent_runs_per_user: Some(2),
+            metrics: Some(false),
+            shutdown_grace_seconds: Some(5),
+            ..FileSettings::default()
+        };
+        let resolved = resolve(file.clone(), env(&[]), FlagSettings::default()).unwrap();
+        assert_eq!(resolved.server.run_timeout, Some(Duration::from_secs(60)));
+        assert_eq!(resolved.server.max_concurrent_runs_per_user, Some(2));
+        assert!(!resolved.server.metrics);
+        assert_eq!(resolved.shutdown_grace, Duration::from_secs(5));
+        let vars = env(&[
+            ("RUN_TIMEOUT_SECONDS", "30"),
+            ("MAX_CONCURRENT_RUNS_PER_USER", "0"),
+            ("METRICS", "true"),
+        ]);
+        let resolved = resolve(file.clone(), vars, FlagSettings::default()).unwrap();
+        assert_eq!(resolved.server.run_timeout, Some(Duration::from_secs(30)));
+        assert_eq!(resolved.server.max_concurrent_runs_per_user, None, "0 is no cap");
+        assert!(resolved.server.metrics);
+        let flags = FlagSettings {
+            run_timeout_seconds: Some(0),
+            max_concurrent_runs_per_user: Some(3),
+            ..FlagSettings::default()
+        };
+        let resolved = resolve(file, env(&[("RUN_TIMEOUT_SECONDS", "30")]), flags).unwrap();
+        assert_eq!(resolved.server.run_timeout, None, "0 is no limit");
+        assert_eq!(resolved.server.max_concurrent_runs_per_user, Some(3));
+        let printed = format!("{:?}", resolved.describe());
+        assert!(printed.contains("3 at once"), "{printed}");
+        let error = resolve(
+            FileSettings::default(),
+            env(&[("RUN_TIMEOUT_SECONDS", "soon")]),
+            FlagSettings::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "RUN_TIMEOUT_SECONDS: `soon` is not a number of seconds"
+        );
     }
 
     #[test]

@@ -94,11 +94,16 @@ pub struct ServerSettings {
     pub origins: Vec<String>,
     /// The largest request body, in bytes (`MAX_REQUEST_SIZE`, 10 MiB by default).
     pub max_request_size: usize,
-    /// How long a run may take before the request gives up waiting (`None`: no limit). The
-    /// run itself goes on and is checkpointed.
+    /// How long a run may take (`None`: no limit). Past it the request is answered 504 and the
+    /// run stops after the step in flight, checkpointed (`[serve] run_timeout_seconds`).
     pub run_timeout: Option<Duration>,
     /// The rate limit, if any.
     pub rate_limit: Option<crate::rate_limit::RateLimitSettings>,
+    /// The most runs one user may have in progress at once (`None`: no cap). Applies with auth
+    /// on; anonymous callers are not capped, as in the reference.
+    pub max_concurrent_runs_per_user: Option<usize>,
+    /// Whether `/metrics` is served and numbers are counted.
+    pub metrics: bool,
 }
 
 impl Default for ServerSettings {
@@ -110,9 +115,14 @@ impl Default for ServerSettings {
             max_request_size: 10 * 1024 * 1024,
             run_timeout: None,
             rate_limit: None,
+            max_concurrent_runs_per_user: Some(DEFAULT_MAX_CONCURRENT_RUNS_PER_USER),
+            metrics: true,
         }
     }
 }
+
+/// The default of [`ServerSettings::max_concurrent_runs_per_user`].
+pub const DEFAULT_MAX_CONCURRENT_RUNS_PER_USER: usize = 8;
 
 /// Why the settings cannot serve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -185,10 +185,15 @@ impl From<tenx_engine::RunError> for ApiError {
     }
 }
 
+/// The code of an error answer, kept on the response for the metrics ([`crate::observe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = self.body();
         let mut response = (self.status, axum::Json(body)).into_response();
+        response.extensions_mut().insert(Refusal(self.code.clone()));
         for (name, value) in self.0.headers {
             response.headers_mut().insert(name, value);
         }

@@ -7,7 +7,10 @@
 //! Layout: [`config`] (settings the binary resolved), [`envelope`] (bodies and errors),
 //! [`middleware`] (request id, headers, body limit), [`rate_limit`], [`auth`] (tokens → identity), [`input`]
 //! (GraphInput), [`state`] (the state and thread shapes), [`chunks`] (events → stream chunks),
-//! [`routes`] (the handlers). The `tenx` binary (`runtime/cli`) wires it to a socket.
+//! [`routes`] (the handlers and the route table), [`runs`] (runs in progress: the per-user cap,
+//! the run timeout, shutdown), [`metrics`] (`/metrics`), [`observe`] (the request span and HTTP
+//! metrics), [`openapi`] (`/openapi.json`). The `tenx` binary (`runtime/cli`) wires it to a
+//! socket.
 
 pub mod auth;
 pub mod chunks;
@@ -15,9 +18,13 @@ pub mod config;
 pub mod envelope;
 pub mod input;
 pub mod jwt_keys;
+pub mod metrics;
 pub mod middleware;
+pub mod observe;
+pub mod openapi;
 pub mod rate_limit;
 pub mod routes;
+pub mod runs;
 pub mod sanitize;
 pub mod state;
 
@@ -39,6 +46,11 @@ struct Shared {
     engine: std::sync::RwLock<Engine>,
     settings: ServerSettings,
     verifier: Option<auth::Verifier>,
+    /// `None` with `metrics = false`.
+    metrics: Option<Arc<metrics::Metrics>>,
+    runs: Arc<runs::Runs>,
+    /// `/openapi.json`, serialised once.
+    openapi: openapi::Document,
 }
 
 /// Why a server could not be built.
@@ -57,13 +69,49 @@ impl AppState {
     pub fn new(engine: Engine, settings: ServerSettings) -> Result<Self, ServerError> {
         settings.validate()?;
         let verifier = settings.jwt.as_ref().map(auth::Verifier::new).transpose()?;
+        let document = openapi::document(&routes::table::table(&settings));
+        let openapi = openapi::Document(serde_json::to_string(&document).unwrap_or_default().into());
         Ok(Self {
             inner: Arc::new(Shared {
                 engine: std::sync::RwLock::new(engine),
+                metrics: settings.metrics.then(|| Arc::new(metrics::Metrics::new())),
                 settings,
                 verifier,
+                runs: Arc::default(),
+                openapi,
             }),
         })
+    }
+
+    /// The metrics, when they are on.
+    pub fn metrics(&self) -> Option<&metrics::Metrics> {
+        self.inner.metrics.as_deref()
+    }
+
+    /// The metrics, shared, when they are on.
+    pub fn metrics_handle(&self) -> Option<Arc<metrics::Metrics>> {
+        self.inner.metrics.clone()
+    }
+
+    /// The runs in progress.
+    pub fn runs(&self) -> &Arc<runs::Runs> {
+        &self.inner.runs
+    }
+
+    /// `/openapi.json`, serialised.
+    pub fn openapi(&self) -> &openapi::Document {
+        &self.inner.openapi
+    }
+
+    /// Shutdown begins: no new run starts, and every run in progress stops after its step
+    /// (checkpointed). Then [`AppState::wait_for_runs`].
+    pub fn begin_shutdown(&self) {
+        self.inner.runs.close();
+    }
+
+    /// Waits for the runs in progress to end, for at most `grace`; how many were left.
+    pub async fn wait_for_runs(&self, grace: std::time::Duration) -> usize {
+        self.inner.runs.wait_idle(grace).await
     }
 
     /// The engine serving now (a request takes it once and keeps it to the end).
@@ -104,5 +152,6 @@ impl AppState {
 /// The router of the standard API, with its middleware.
 pub fn router(state: AppState) -> Router {
     let settings = state.settings().clone();
-    middleware::wrap(routes::routes().with_state(state), &settings)
+    let metrics = state.metrics_handle();
+    middleware::wrap(routes::routes(&settings).with_state(state), &settings, metrics)
 }

@@ -1,5 +1,6 @@
 //! What wraps every route (reference-api.md §1), outermost first: CORS, the request id and
-//! timestamp (in headers and in every body), security headers, the rate limit
+//! timestamp (in headers and in every body), the request's span and metrics
+//! ([`crate::observe`]), security headers, the rate limit
 //! ([`crate::rate_limit`]), and the body-size limit (413
 //! `REQUEST_TOO_LARGE` on a declared length; a body that streams past it is cut off where it is
 //! read, [`crate::routes::body`]), and in production the text of validation errors
@@ -21,7 +22,11 @@ use crate::envelope::{ApiError, RequestMeta};
 pub struct BodyLimit(pub usize);
 
 /// Wraps `router` with the server's middleware.
-pub fn wrap(router: Router, settings: &ServerSettings) -> Router {
+pub fn wrap(
+    router: Router,
+    settings: &ServerSettings,
+    metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
+) -> Router {
     let limit = BodyLimit(settings.max_request_size);
     let mut router = router
         .fallback(not_found)
@@ -40,6 +45,9 @@ pub fn wrap(router: Router, settings: &ServerSettings) -> Router {
     }
     router
         .layer(axum::middleware::from_fn(security_headers))
+        .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+            crate::observe::observe(metrics.clone(), request, next)
+        }))
         .layer(axum::middleware::from_fn(request_meta))
         .layer(cors(settings))
 }

@@ -34,6 +34,26 @@ impl Serving {
     fn kill(self) {
         drop(self);
     }
+
+    /// Waits for the process to exit by itself: its exit status and the lines it printed.
+    fn wait_for_exit(&mut self, limit: Duration) -> (Option<i32>, Vec<String>) {
+        let deadline = std::time::Instant::now() + limit;
+        let mut printed = Vec::new();
+        loop {
+            while let Ok(line) = self.stderr.try_recv() {
+                printed.push(line);
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(50));
+                while let Ok(line) = self.stderr.try_recv() {
+                    printed.push(line);
+                }
+                return (status.code(), printed);
+            }
+            assert!(std::time::Instant::now() < deadline, "still running: {printed:#?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Serving {
@@ -406,4 +426,171 @@ async fn serve_attaches_the_mcp_servers_tenx_toml_configures_and_refuses_to_star
         "the MCP server's echo came back: {body}"
     );
     serving.kill();
+}
+
+const SLOW_HTTP_PROGRAM: &str = r#"
+model m {
+  provider = scripted
+  rules = [
+    {
+      match: "(?i)slow (?<words>.+)"
+      turns: [
+        { tool: "slow", arguments: { message: "{words}" } }
+        { text: "{result}" }
+      ]
+    }
+  ]
+  fallback = { text: "Say: slow something" }
+}
+
+tool slow(message: string "What to echo, slowly") -> string {
+  description = "Echo a message, slowly."
+  risk = low
+  run = http(POST, "${SLOW_URL}/slow", timeout: 30s)
+}
+
+agent a {
+  model = m
+  prompt = "Echo what you are asked to."
+  tools = [slow]
+}
+
+graph g {
+  entry = a
+  nodes = [a]
+  a -> END
+}
+"#;
+
+/// A service on a loopback port that answers every request `done slowly` (text) after `delay`,
+/// counting the requests.
+fn slow_service(delay: Duration) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0_usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0_u8; length];
+                let _ = reader.read_exact(&mut body);
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(delay);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 11\r\nconnection: close\r\n\r\ndone slowly",
+                );
+            });
+        }
+    });
+    (url, count)
+}
+
+#[tokio::test]
+async fn sigterm_lets_the_step_in_flight_finish_and_checkpoint_then_the_server_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = dir.path().join("slow.tenxg");
+    std::fs::write(
+        &artifact,
+        tenx_tests::sealed_bytes("tests/serve_slow_http.tenx", SLOW_HTTP_PROGRAM),
+    )
+    .unwrap();
+    let artifact = artifact.to_str().unwrap();
+    let (url, requests) = slow_service(Duration::from_millis(1500));
+    let vars = [("SLOW_URL", url.as_str())];
+    let mut serving = serve(&[artifact, "--port", "0"], &vars, dir.path());
+    let base = serving.base.clone();
+    let run = tokio::spawn(async move {
+        post(
+            &base,
+            "/v1/graph/invoke",
+            json!({"messages": [user("slow please")], "config": {"thread_id": "shut"}, "response_granularity": "full"}),
+        )
+        .await
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while requests.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the tool call never began");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let terminated = Command::new("kill")
+        .args(["-TERM", &serving.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+
+    let (status, body) = run.await.unwrap();
+    assert_eq!(status, 200, "the request in flight is answered: {body}");
+    let meta = &body["data"]["state"]["execution_meta"];
+    assert_eq!(
+        meta["status"], "interrupted_after",
+        "the run stopped after its step: {meta}"
+    );
+    assert_eq!(meta["interrupt_reason"], "stop_requested", "{meta}");
+    let (code, printed) = serving.wait_for_exit(Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{printed:#?}");
+    assert!(
+        printed.iter().any(|line| line.contains("shutting down")),
+        "{printed:#?}"
+    );
+    assert_eq!(
+        printed.last().map(String::as_str),
+        Some("tenx serve: stopped"),
+        "{printed:#?}"
+    );
+    drop(serving);
+
+    // The step was checkpointed: after a restart the tool's result is there, the call is not
+    // sent again, and the thread goes on.
+    let second = serve(&[artifact, "--port", "0"], &vars, dir.path());
+    let (status, body) = get(&second.base, "/v1/threads/shut/state").await;
+    assert_eq!(status, 200, "{body}");
+    let context = body["data"]["state"]["context"].as_array().unwrap().clone();
+    let results: Vec<&Value> = context.iter().filter(|message| message["role"] == "tool").collect();
+    assert_eq!(results.len(), 1, "{context:#?}");
+    assert!(
+        results[0]["content"].to_string().contains("done slowly"),
+        "{context:#?}"
+    );
+    assert_eq!(
+        requests.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "sent once, not again at recovery"
+    );
+    let (status, body) = post(
+        &second.base,
+        "/v1/graph/invoke",
+        json!({"messages": [user("hello")], "config": {"thread_id": "shut"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    second.kill();
+}
+
+async fn get(base: &str, path: &str) -> (u16, Value) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    read(
+        reqwest::Client::new()
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
 }

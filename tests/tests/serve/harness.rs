@@ -2,12 +2,13 @@
 //! store with fake tools, and the standard API's router listening on a loopback port.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder, Response};
 use serde_json::{Value, json};
 use tenx_artifact::{LoadedArtifact, Provider, TrustPolicy, load};
-use tenx_engine::ports::{Clock, ModelClient, Ports, Store};
+use tenx_engine::ports::{Clock, ModelClient, Ports, Store, ToolInvocation, ToolRunner};
 use tenx_engine::testing::{FakeTools, SequentialIds};
 use tenx_engine::{Engine, EngineOptions, MemoryStore, ScriptedModel};
 use tenx_server::{AppState, JwtKey, JwtSettings, Mode, ServerSettings};
@@ -72,6 +73,8 @@ pub struct Setup {
     pub store: Option<Arc<MemoryStore>>,
     /// How long a request waits for a busy thread (300 ms by default).
     pub busy_wait: Option<Duration>,
+    /// How long each tool call takes before the fake answers (none by default).
+    pub tool_delay: Option<Duration>,
 }
 
 /// A running test server.
@@ -80,8 +83,46 @@ pub struct Server {
     pub store: Arc<MemoryStore>,
     pub tools: Arc<FakeTools>,
     pub engine: Engine,
+    /// How many tool calls have begun (a slow tool counts before its delay).
+    pub started_calls: Arc<AtomicUsize>,
     client: Client,
     token: Option<String>,
+}
+
+/// The fake tools, each call taking `delay` first, as a slow service would; a cancelled call
+/// gives up at once, as the real runner's do.
+struct Slow {
+    tools: Arc<FakeTools>,
+    delay: Duration,
+    started: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl ToolRunner for Slow {
+    async fn call(
+        &self,
+        invocation: ToolInvocation<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, tenx_engine::ports::ToolError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        if self.delay.is_zero() {
+            return self.tools.call(invocation, cancel).await;
+        }
+        tokio::select! {
+            () = cancel.cancelled() => {
+                return Err(tenx_engine::ports::ToolError {
+                    kind: tenx_engine::ports::ToolErrorKind::Failed,
+                    message: "the call was cancelled".into(),
+                });
+            }
+            () = tokio::time::sleep(self.delay) => {}
+        }
+        self.tools.call(invocation, cancel).await
+    }
+
+    fn deduplicates(&self, tool: &tenx_artifact::Tool) -> bool {
+        self.tools.deduplicates(tool)
+    }
 }
 
 impl Server {
@@ -93,6 +134,20 @@ impl Server {
     /// Serves `artifact` with `tools` and `settings` on 127.0.0.1, on a free port.
     pub async fn start(artifact: LoadedArtifact, tools: FakeTools, settings: ServerSettings) -> Self {
         Self::start_with(artifact, tools, settings, Setup::default()).await
+    }
+
+    /// As [`Server::start`], each tool call taking `delay`.
+    pub async fn start_slow(
+        artifact: LoadedArtifact,
+        tools: FakeTools,
+        delay: Duration,
+        settings: ServerSettings,
+    ) -> Self {
+        let setup = Setup {
+            tool_delay: Some(delay),
+            ..Setup::default()
+        };
+        Self::start_with(artifact, tools, settings, setup).await
     }
 
     /// [`Server::start`] with `model` answering for every model of the artifact.
@@ -119,6 +174,12 @@ impl Server {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let store = setup.store.unwrap_or_default();
         let tools = Arc::new(tools);
+        let started_calls = Arc::new(AtomicUsize::new(0));
+        let runner = Arc::new(Slow {
+            tools: tools.clone(),
+            delay: setup.tool_delay.unwrap_or(Duration::ZERO),
+            started: started_calls.clone(),
+        });
         let mut models: std::collections::BTreeMap<String, Arc<dyn ModelClient>> = Default::default();
         for (name, model) in &artifact.artifact.models {
             let client: Arc<dyn ModelClient> = match &setup.model {
@@ -133,7 +194,7 @@ impl Server {
         let ports = Ports {
             store: store.clone(),
             models,
-            tools: tools.clone(),
+            tools: runner,
             clock: setup
                 .clock
                 .unwrap_or_else(|| Arc::new(tenx_runtime::ports::SystemClock)),
@@ -145,7 +206,7 @@ impl Server {
             ..EngineOptions::default()
         };
         let engine = Engine::new(artifact, ports, options).unwrap();
-        Self::serve(engine, store, tools, settings).await
+        Self::serve_counted(engine, store, tools, started_calls, settings).await
     }
 
     /// Serves a built `engine` (over `store`; `tools` is what the test inspects).
@@ -153,6 +214,17 @@ impl Server {
         engine: Engine,
         store: Arc<MemoryStore>,
         tools: Arc<FakeTools>,
+        settings: ServerSettings,
+    ) -> Self {
+        Self::serve_counted(engine, store, tools, Arc::new(AtomicUsize::new(0)), settings).await
+    }
+
+    /// [`Server::serve`], with the counter of begun tool calls the engine's runner keeps.
+    async fn serve_counted(
+        engine: Engine,
+        store: Arc<MemoryStore>,
+        tools: Arc<FakeTools>,
+        started_calls: Arc<AtomicUsize>,
         settings: ServerSettings,
     ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -168,6 +240,7 @@ impl Server {
             store,
             tools,
             engine,
+            started_calls,
             client: Client::new(),
             token: None,
         }
@@ -180,6 +253,7 @@ impl Server {
             store: self.store.clone(),
             tools: self.tools.clone(),
             engine: self.engine.clone(),
+            started_calls: self.started_calls.clone(),
             client: self.client.clone(),
             token: Some(token.to_owned()),
         }

@@ -42,7 +42,7 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
             }
             continue;
         }
-        if working.cancel.is_cancelled() {
+        if working.stop_requested() {
             return Ok(Flow::Stopped);
         }
         working.count_step()?;

@@ -13,7 +13,7 @@ use super::{Flow, StepError, Working};
 /// Runs the branch from the node it is at until the run finishes, pauses or fails.
 pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
     loop {
-        if working.cancel.is_cancelled() {
+        if working.stop_requested() {
             return super::finish::stopped(working).await;
         }
         let node = working.branch()?.node.clone();

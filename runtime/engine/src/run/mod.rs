@@ -39,8 +39,9 @@ mod working;
 mod write_rules;
 mod writes;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
@@ -51,9 +52,15 @@ pub use threads::ThreadOwner;
 pub(crate) use working::Working;
 
 /// The runs in progress in this process, by thread: how a `cancel` or a stop reaches them.
+/// A stop cancels the run's token (a model or tool call in flight gives up); a stop *after the
+/// step* ([`Engine::stop_after_step`]) lets the step in flight finish and be checkpointed, and
+/// the run stops before its next one.
 #[derive(Debug, Default)]
 pub(crate) struct Running {
     tokens: Mutex<HashMap<String, CancellationToken>>,
+    after_step: Mutex<HashSet<String>>,
+    /// How many runs are in `after_step`: a step reads the set only when one is.
+    stopping: AtomicUsize,
 }
 
 impl Running {
@@ -63,6 +70,7 @@ impl Running {
         if let Ok(mut tokens) = self.tokens.lock() {
             tokens.insert(thread_id.to_owned(), token.clone());
         }
+        self.forget_stop_after_step(thread_id);
         token
     }
 
@@ -71,6 +79,38 @@ impl Running {
         if let Ok(mut tokens) = self.tokens.lock() {
             tokens.remove(thread_id);
         }
+        self.forget_stop_after_step(thread_id);
+    }
+
+    fn forget_stop_after_step(&self, thread_id: &str) {
+        if self.stopping.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        if let Ok(mut after_step) = self.after_step.lock()
+            && after_step.remove(thread_id)
+        {
+            self.stopping.store(after_step.len(), Ordering::Release);
+        }
+    }
+
+    /// Asks the run of `thread_id`, if one is in progress here, to stop once its step in flight
+    /// is checkpointed. Whether there was one.
+    pub(crate) fn stop_after_step(&self, thread_id: &str) -> bool {
+        let running = self.tokens.lock().is_ok_and(|tokens| tokens.contains_key(thread_id));
+        if running && let Ok(mut after_step) = self.after_step.lock() {
+            after_step.insert(thread_id.to_owned());
+            self.stopping.store(after_step.len(), Ordering::Release);
+        }
+        running
+    }
+
+    /// Whether the run of `thread_id` was asked to stop after its step.
+    pub(crate) fn stops_after_step(&self, thread_id: &str) -> bool {
+        self.stopping.load(Ordering::Acquire) > 0
+            && self
+                .after_step
+                .lock()
+                .is_ok_and(|after_step| after_step.contains(thread_id))
     }
 
     /// Cancels the run of `thread_id`, if one is in progress here. Whether there was one.
@@ -132,5 +172,33 @@ impl From<crate::RunError> for StepError {
 impl From<NodeFailure> for StepError {
     fn from(failure: NodeFailure) -> Self {
         Self::Node(failure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Running;
+
+    #[test]
+    fn a_stop_after_the_step_reaches_only_runs_in_progress_and_ends_with_them() {
+        let running = Running::default();
+        assert!(!running.stop_after_step("t1"), "nothing runs yet");
+        let token = running.start("t1");
+        let _other = running.start("t2");
+        assert!(!running.stops_after_step("t1"));
+        assert!(running.stop_after_step("t1"));
+        assert!(running.stops_after_step("t1"));
+        assert!(!running.stops_after_step("t2"), "only the run asked");
+        assert!(!token.is_cancelled(), "the step in flight is not cancelled");
+        running.finish("t1");
+        assert!(
+            !running.stops_after_step("t1"),
+            "a later run of the thread is not stopped"
+        );
+        let _again = running.start("t1");
+        assert!(!running.stops_after_step("t1"));
+        assert!(running.stop_after_step("t2"));
+        running.finish("t2");
+        assert!(!running.stops_after_step("t2"));
     }
 }

@@ -56,6 +56,14 @@ impl Engine {
     pub fn stop(&self, thread_id: &str) -> bool {
         self.inner.running.cancel(thread_id)
     }
+
+    /// Asks the run of a thread in this process to stop once the step in flight (a model call,
+    /// a tool call) has finished and been checkpointed, without cancelling it: the run then
+    /// ends as a stop does. Whether one was running. Hosts use it for run timeouts and to
+    /// shut down.
+    pub fn stop_after_step(&self, thread_id: &str) -> bool {
+        self.inner.running.stop_after_step(thread_id)
+    }
 }
 
 /// The answer for a missing thread, and for another user's.

@@ -59,6 +59,12 @@ impl<'e> Working<'e> {
         }
     }
 
+    /// Whether the run is to stop before its next step: a stop cancelled it, or it was asked to
+    /// stop after the step it was in.
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.cancel.is_cancelled() || self.engine.running.stops_after_step(&self.record.thread_id)
+    }
+
     pub(crate) fn artifact(&self) -> &'e Artifact {
         &self.engine.artifact.artifact
     }

@@ -23,6 +23,7 @@ use super::run::prepare_input;
 use super::stream::{Framing, respond, start};
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult};
+use crate::openapi::schemas::RunResponses;
 
 /// The query parameters the stream reads; anything else is refused.
 const KNOWN: &[&str] = &[
@@ -40,6 +41,19 @@ const KNOWN: &[&str] = &[
 const CREDENTIALS: &[&str] = &["token", "access_token", "authorization", "bearer", "jwt"];
 
 /// `GET /v1/graph/stream?thread_id&text&resume&interrupt_id&response_granularity&graph&…`.
+#[utoipa::path(get, path = "/v1/graph/stream", tag = "graph", operation_id = "event_source_stream",
+    summary = "The stream for a browser EventSource: the POST stream's run from query parameters, always Server-Sent Events; never a token in the URL",
+    params(
+        ("thread_id" = Option<String>, Query, description = "The thread (a new one when absent)"),
+        ("text" = Option<String>, Query, description = "One user message's text"),
+        ("resume" = Option<String>, Query, description = "The answer to the open question, as JSON text"),
+        ("interrupt_id" = Option<String>, Query, description = "The open question's id"),
+        ("response_granularity" = Option<String>, Query, description = "low, partial or full"),
+        ("graph" = Option<String>, Query, description = "Which graph of the artifact runs"),
+        ("recursion_limit" = Option<u64>, Query, description = "Lowers the graph's limit, never raises it"),
+        ("on_busy" = Option<String>, Query, description = "wait or cancel"),
+    ),
+    responses(RunResponses), security(("bearer" = ["graph:stream"])))]
 pub async fn stream(
     State(state): State<AppState>,
     Query(query): Query<BTreeMap<String, String>>,

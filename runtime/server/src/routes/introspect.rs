@@ -13,6 +13,7 @@ use tenx_engine::Engine;
 use super::caller;
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult, ok};
+use crate::openapi::schemas::ReadResponses;
 
 fn pick<'a>(engine: &'a Engine, query: &BTreeMap<String, String>) -> Result<(&'a str, &'a Graph), ApiError> {
     let graphs = &engine.artifact().artifact.graphs;
@@ -30,6 +31,9 @@ fn pick<'a>(engine: &'a Engine, query: &BTreeMap<String, String>) -> Result<(&'a
 }
 
 /// `GET /v1/graph`.
+#[utoipa::path(get, path = "/v1/graph", tag = "graph", summary = "Nodes, edges, the artifact id and the graph",
+    params(("graph" = Option<String>, Query, description = "Which graph of the artifact (the first by name when absent)")),
+    responses(ReadResponses), security(("bearer" = ["graph:read"])))]
 pub async fn graph(
     State(state): State<AppState>,
     Query(query): Query<BTreeMap<String, String>>,
@@ -108,6 +112,9 @@ pub async fn graph(
 
 /// `GET /v1/graph/tools`: each agent node's tools as its model is offered them (bound
 /// parameters hidden), with their source, plus its handoffs.
+#[utoipa::path(get, path = "/v1/graph/tools", tag = "graph", summary = "Each agent node's tools as its model sees them",
+    params(("graph" = Option<String>, Query, description = "Which graph of the artifact (the first by name when absent)")),
+    responses(ReadResponses), security(("bearer" = ["graph:read"])))]
 pub async fn tools(
     State(state): State<AppState>,
     Query(query): Query<BTreeMap<String, String>>,
@@ -158,6 +165,9 @@ pub async fn tools(
 }
 
 /// `GET /v1/graph:StateSchema`: the graph's state schema (JSON Schema 2020-12).
+#[utoipa::path(get, path = "/v1/graph:StateSchema", tag = "graph", summary = "The graph's state schema (JSON Schema 2020-12)",
+    params(("graph" = Option<String>, Query, description = "Which graph of the artifact (the first by name when absent)")),
+    responses(ReadResponses), security(("bearer" = ["graph:read"])))]
 pub async fn state_schema(
     State(state): State<AppState>,
     Query(query): Query<BTreeMap<String, String>>,

@@ -1,7 +1,8 @@
 //! The handlers of the standard API, one file per group: [`health`] (`/ping`, `/health/*`),
 //! [`run`] (invoke, stop), [`stream`] (`/v1/graph/stream`), [`introspect`] (`/v1/graph`, its
 //! tools and state schema), [`ws`] (`/v1/graph/ws`), [`threads`] (the thread routes), [`unconfigured`] (store and file
-//! routes, which answer 503 as the reference does without a store). Shared here: reading a
+//! routes, which answer 503 as the reference does without a store). Every route is mounted from
+//! one table, [`table`], which `/openapi.json` is generated from too. Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
 //! Beside them: [`event_source`] (the `GET` stream) and [`thread_writes`] (the thread writes).
 
@@ -10,6 +11,7 @@ pub mod health;
 pub mod introspect;
 pub mod run;
 pub mod stream;
+pub mod table;
 pub mod thread_writes;
 pub mod threads;
 pub mod unconfigured;
@@ -18,7 +20,6 @@ pub mod ws;
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, post};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tenx_engine::{Identity, RunError, ThreadOwner};
@@ -27,21 +28,9 @@ use crate::AppState;
 use crate::envelope::ApiError;
 use crate::middleware::{BodyLimit, too_large};
 
-/// Every route.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/ping", get(health::ping))
-        .route("/health/live", get(health::live))
-        .route("/health/ready", get(health::ready))
-        .route("/v1/graph/invoke", post(run::invoke))
-        .route("/v1/graph/stream", post(stream::stream).get(event_source::stream))
-        .route("/v1/graph/stop", post(run::stop))
-        .route("/v1/graph/ws", get(ws::ws))
-        .route("/v1/graph", get(introspect::graph))
-        .route("/v1/graph/tools", get(introspect::tools))
-        .route("/v1/graph:StateSchema", get(introspect::state_schema))
-        .merge(threads::routes())
-        .merge(unconfigured::routes())
+/// Every route these settings mount ([`table::table`]).
+pub fn routes(settings: &crate::ServerSettings) -> Router<AppState> {
+    table::router(table::table(settings))
 }
 
 /// The body of `request` as JSON, read within the body limit: 413 past it, 422

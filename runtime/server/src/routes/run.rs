@@ -11,8 +11,10 @@ use super::{api_error, caller, headers_and_body, object_or_empty, refuse_others}
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult, ok};
 use crate::input::{self, Granularity, GraphInput};
+use crate::openapi::schemas::{GraphInput as GraphInputDoc, RunResponses, StopRequest};
 
-/// A parsed run request with its thread id fixed and the ownership checked.
+/// A parsed run request with its thread id fixed, the ownership checked and a place among the
+/// caller's runs taken.
 pub struct Prepared {
     /// The input.
     pub input: GraphInput,
@@ -20,10 +22,13 @@ pub struct Prepared {
     pub thread_id: String,
     /// Whether the thread is new.
     pub is_new_thread: bool,
+    /// The run's place (the per-user cap), held until the run ends.
+    pub slot: crate::runs::Slot,
 }
 
 /// Reads, parses and checks a run request (the steps invoke and stream share): the caller and
-/// the scope, the body, the thread id (a fresh uuid4 when none is given), ownership (D7).
+/// the scope, the body, the thread id (a fresh uuid4 when none is given), ownership (D7), the
+/// caller's concurrent runs (429 `TOO_MANY_RUNS`).
 pub async fn prepare(state: &AppState, request: Request, scope: &str) -> Result<Prepared, ApiError> {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(state, &headers, scope)?;
@@ -58,34 +63,55 @@ pub async fn prepare_input(
     } else {
         refuse_others(state, &thread_id, &input.request.identity, "invoke").await?
     };
+    let cap = state
+        .auth_on()
+        .then_some(state.settings().max_concurrent_runs_per_user)
+        .flatten();
+    let slot = state.runs().acquire(
+        state.engine(),
+        &thread_id,
+        input.request.identity.user_id.as_deref(),
+        cap,
+    )?;
     Ok(Prepared {
         input,
         thread_id,
         is_new_thread: owner == ThreadOwner::Missing,
+        slot,
     })
 }
 
 /// `POST /v1/graph/invoke`.
+#[utoipa::path(post, path = "/v1/graph/invoke", tag = "graph",
+    summary = "Run, resume (`resume` with `interrupt_id`) or return a remote tool's result; answered when the run ends or pauses",
+    request_body = GraphInputDoc, responses(RunResponses), security(("bearer" = ["graph:invoke"])))]
 pub async fn invoke(State(state): State<AppState>, request: Request) -> ApiResult {
     let prepared = prepare(&state, request, "graph:invoke").await?;
     let granularity = prepared.input.granularity;
-    let mut events = NullEvents;
-    let engine = state.engine();
-    let run = engine.run(prepared.input.request, &mut events);
-    let outcome = match state.settings().run_timeout {
-        Some(limit) => match tokio::time::timeout(limit, run).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                return Err(ApiError::http(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    format!("Graph run timed out after {}s", limit.as_secs()),
-                ));
-            }
-        },
-        None => run.await,
-    };
-    let output = outcome.map_err(|error| api_error(&state, error))?;
+    let done = crate::runs::spawn(&state, prepared.slot, prepared.input.request, NullEvents);
+    let limit = state.settings().run_timeout;
+    let finished = match limit {
+        Some(limit) => tokio::time::timeout(limit, done).await.map_err(|_| timed_out(limit))?,
+        None => done.await,
+    }
+    .map_err(|_| ApiError::http(StatusCode::INTERNAL_SERVER_ERROR, "the run ended without an outcome"))?;
+    if finished.timed_out
+        && let Some(limit) = limit
+    {
+        return Err(timed_out(limit));
+    }
+    let output = finished.outcome.map_err(|error| api_error(&state, error))?;
     Ok(ok(invoke_output(&output, granularity)))
+}
+
+/// 504 "Graph run timed out after Ns", as the reference answers a run past `runs.timeout`.
+pub fn timed_out(limit: std::time::Duration) -> ApiError {
+    ApiError::http(StatusCode::GATEWAY_TIMEOUT, timeout_message(limit))
+}
+
+/// The text of a run timeout.
+pub fn timeout_message(limit: std::time::Duration) -> String {
+    format!("Graph run timed out after {}s", limit.as_secs_f64())
 }
 
 /// The invoke response's `data` (reference-api.md §4).
@@ -108,6 +134,8 @@ pub fn invoke_output(output: &RunOutput, granularity: Granularity) -> Value {
 }
 
 /// `POST /v1/graph/stop` `{thread_id}`: asks the thread's run to stop between steps.
+#[utoipa::path(post, path = "/v1/graph/stop", tag = "graph", summary = "Stop a thread's run between steps",
+    request_body = StopRequest, responses(RunResponses), security(("bearer" = ["graph:stop"])))]
 pub async fn stop(State(state): State<AppState>, request: Request) -> ApiResult {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(&state, &headers, "graph:stop")?;

@@ -15,15 +15,17 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use serde_json::Value;
+use tenx_engine::RunOutput;
 use tenx_engine::ports::{Event, EventSink};
-use tenx_engine::{RunError, RunOutput};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::api_error;
 use super::run::{Prepared, prepare};
 use crate::AppState;
 use crate::chunks::ChunkContext;
 use crate::envelope::{ApiError, ApiResult};
+use crate::openapi::schemas::{GraphInput, RunResponses};
+use crate::runs::Finished;
 
 /// Sends a run's events to the stream.
 struct ChannelSink(mpsc::UnboundedSender<Event>);
@@ -36,6 +38,9 @@ impl EventSink for ChannelSink {
 }
 
 /// `POST /v1/graph/stream`.
+#[utoipa::path(post, path = "/v1/graph/stream", tag = "graph",
+    summary = "The same as invoke, as chunks: one JSON object a line, or Server-Sent Events for `Accept: text/event-stream`",
+    request_body = GraphInput, responses(RunResponses), security(("bearer" = ["graph:stream"])))]
 pub async fn stream(State(state): State<AppState>, request: Request) -> ApiResult {
     let sse = wants_sse(request.headers());
     let prepared = prepare(&state, request, "graph:stream").await?;
@@ -104,14 +109,8 @@ pub async fn start(state: &AppState, prepared: Prepared) -> Result<mpsc::Receive
         production: state.settings().mode == crate::Mode::Production,
     };
     let (events_tx, mut events) = mpsc::unbounded_channel();
-    let (done_tx, mut done) = oneshot::channel::<Result<RunOutput, RunError>>();
-    let engine = state.engine();
-    let run_request = prepared.input.request;
-    tokio::spawn(async move {
-        let mut sink = ChannelSink(events_tx);
-        let outcome = engine.run(run_request, &mut sink).await;
-        let _ = done_tx.send(outcome);
-    });
+    let mut done = crate::runs::spawn(state, prepared.slot, prepared.input.request, ChannelSink(events_tx));
+    let timeout = state.settings().run_timeout;
 
     // Hold the answer until the run has either begun changing the thread or been refused.
     let mut held = Vec::new();
@@ -138,7 +137,9 @@ pub async fn start(state: &AppState, prepared: Prepared) -> Result<mpsc::Receive
             }
         }
     }
-    if let Some(Err(error)) = &outcome
+    if let Some(Finished {
+        outcome: Err(error), ..
+    }) = &outcome
         && held.iter().all(|event| matches!(event, Event::Rejected { .. }))
     {
         return Err(api_error(state, error.clone()));
@@ -168,14 +169,18 @@ pub async fn start(state: &AppState, prepared: Prepared) -> Result<mpsc::Receive
             Some(outcome) => Some(outcome),
             None => done.await.ok(),
         };
-        let last = match outcome {
-            Some(Ok(output)) => {
+        let last = match outcome.map(|finished| (finished.outcome, finished.timed_out)) {
+            Some((_, true)) => context.error(
+                "HTTPException",
+                &super::run::timeout_message(timeout.unwrap_or_default()),
+            ),
+            Some((Ok(output), false)) => {
                 let usage = totals(&output);
                 let interrupted = output.thread.pending.is_some();
                 let state = crate::state::agent_state(&output.thread);
                 context.summary(state, interrupted, output.thread.context.len(), usage)
             }
-            Some(Err(error)) if !saw_error => {
+            Some((Err(error), false)) if !saw_error => {
                 let message = if production && error.code.status() >= 500 {
                     super::production_message(error.code.as_str()).to_owned()
                 } else {
@@ -183,7 +188,7 @@ pub async fn start(state: &AppState, prepared: Prepared) -> Result<mpsc::Receive
                 };
                 context.error(error.code.as_str(), &message)
             }
-            Some(Err(_)) => None,
+            Some((Err(_), false)) => None,
             None => context.error("GRAPH_STREAM_ERROR", "the run ended without an outcome"),
         };
         if let Some(chunk) = last {

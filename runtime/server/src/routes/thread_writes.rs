@@ -15,10 +15,15 @@ use super::{api_error, caller, headers_and_body, required_body};
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult, ok};
 use crate::input::{messages_at, on_busy_of, refuse_client_tools};
+use crate::openapi::schemas::{PostMessagesRequest, PutStateRequest, ReadResponses, ThreadWriteOptions};
 use crate::state::agent_state;
 
 /// `PUT /v1/threads/{thread_id}/state` `{state, config?, state_version?, on_busy?}`: the merged
 /// state, with its new `state_version`.
+#[utoipa::path(put, path = "/v1/threads/{thread_id}/state", tag = "threads",
+    summary = "Merge typed fields and append context through a run's checks; refused on paused and busy threads",
+    params(("thread_id" = String, Path, description = "The thread")), request_body = PutStateRequest,
+    responses(ReadResponses), security(("bearer" = ["checkpointer:write"])))]
 pub async fn put_state(State(state): State<AppState>, Path(thread_id): Path<String>, request: Request) -> ApiResult {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(&state, &headers, "checkpointer:write")?;
@@ -62,6 +67,10 @@ pub async fn put_state(State(state): State<AppState>, Path(thread_id): Path<Stri
 
 /// `DELETE /v1/threads/{thread_id}/state` (a body is optional: `{config?, state_version?,
 /// on_busy?}`).
+#[utoipa::path(delete, path = "/v1/threads/{thread_id}/state", tag = "threads",
+    summary = "Clear the typed fields and the conversation (the thread, its records and receipts stay)",
+    params(("thread_id" = String, Path, description = "The thread")), request_body(content = ThreadWriteOptions, description = "Optional"),
+    responses(ReadResponses), security(("bearer" = ["checkpointer:delete"])))]
 pub async fn clear_state(State(state): State<AppState>, Path(thread_id): Path<String>, request: Request) -> ApiResult {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(&state, &headers, "checkpointer:delete")?;
@@ -81,6 +90,10 @@ pub async fn clear_state(State(state): State<AppState>, Path(thread_id): Path<St
 /// `POST /v1/threads/{thread_id}/messages` `{messages (non-empty), metadata?, config?,
 /// state_version?, on_busy?}`: appends the messages without running the graph. `metadata` is
 /// accepted as the reference accepts it (an object) and not kept.
+#[utoipa::path(post, path = "/v1/threads/{thread_id}/messages", tag = "threads",
+    summary = "Append user messages without running the graph (roles, validators, paused and busy threads checked)",
+    params(("thread_id" = String, Path, description = "The thread")), request_body = PostMessagesRequest,
+    responses(ReadResponses), security(("bearer" = ["checkpointer:write"])))]
 pub async fn post_messages(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -128,6 +141,10 @@ pub async fn post_messages(
 
 /// `DELETE /v1/threads/{thread_id}/messages/{message_id}` with a JSON body (`{"config": {}}`;
 /// required, as in the reference).
+#[utoipa::path(delete, path = "/v1/threads/{thread_id}/messages/{message_id}", tag = "threads",
+    summary = "Delete one message (never half of a tool exchange)",
+    params(("thread_id" = String, Path, description = "The thread"), ("message_id" = String, Path, description = "The message")),
+    request_body = ThreadWriteOptions, responses(ReadResponses), security(("bearer" = ["checkpointer:delete"])))]
 pub async fn delete_message(
     State(state): State<AppState>,
     Path((thread_id, message_id)): Path<(String, String)>,

@@ -5,38 +5,16 @@
 
 use std::collections::BTreeMap;
 
-use axum::Router;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::get;
 use serde_json::{Value, json};
 use tenx_engine::thread::ThreadRecord;
 
-use super::{api_error, caller, headers_and_body, required_body, thread_writes};
+use super::{api_error, caller, headers_and_body, required_body};
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult, ok, ok_with};
+use crate::openapi::schemas::{DeleteThreadRequest, ReadResponses};
 use crate::state::{agent_state, summary_info, thread_info};
-
-/// The thread routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/threads", get(list))
-        .route("/v1/threads/{thread_id}", get(read).delete(delete))
-        .route(
-            "/v1/threads/{thread_id}/state",
-            get(state_of)
-                .put(thread_writes::put_state)
-                .delete(thread_writes::clear_state),
-        )
-        .route(
-            "/v1/threads/{thread_id}/messages",
-            get(messages).post(thread_writes::post_messages),
-        )
-        .route(
-            "/v1/threads/{thread_id}/messages/{message_id}",
-            get(message).delete(thread_writes::delete_message),
-        )
-}
 
 /// Paging of a list: `offset ≥ 0`, `0 < limit ≤ 1000` (100 by default).
 fn paging(query: &BTreeMap<String, String>) -> Result<(usize, usize), ApiError> {
@@ -92,7 +70,10 @@ async fn load(state: &AppState, headers: &HeaderMap, thread_id: &str, scope: &st
 
 /// `GET /v1/threads?offset&limit&search`: the caller's threads, newest first. `search` keeps
 /// the threads whose id contains it.
-async fn list(
+#[utoipa::path(get, path = "/v1/threads", tag = "threads", summary = "The caller's threads, newest first",
+    params(("offset" = Option<u64>, Query, description = "Skip this many (0)"), ("limit" = Option<u64>, Query, description = "At most this many, 1 to 1000 (100)"), ("search" = Option<String>, Query, description = "Keep threads whose id contains this")),
+    responses(ReadResponses), security(("bearer" = ["checkpointer:read"])))]
+pub async fn list(
     State(state): State<AppState>,
     Query(query): Query<BTreeMap<String, String>>,
     headers: HeaderMap,
@@ -132,14 +113,19 @@ async fn list(
 }
 
 /// `GET /v1/threads/{thread_id}`.
-async fn read(State(state): State<AppState>, Path(thread_id): Path<String>, headers: HeaderMap) -> ApiResult {
+#[utoipa::path(get, path = "/v1/threads/{thread_id}", tag = "threads", summary = "ThreadInfo",
+    params(("thread_id" = String, Path, description = "The thread")), responses(ReadResponses), security(("bearer" = ["checkpointer:read"])))]
+pub async fn read(State(state): State<AppState>, Path(thread_id): Path<String>, headers: HeaderMap) -> ApiResult {
     let record = load(&state, &headers, &thread_id, "checkpointer:read").await?;
     Ok(ok(json!({"thread_data": {"thread": thread_info(&record)}})))
 }
 
 /// `GET /v1/threads/{thread_id}/state`: the state dump and, beside it, its `state_version`
 /// (what a write may name for optimistic concurrency).
-async fn state_of(State(state): State<AppState>, Path(thread_id): Path<String>, headers: HeaderMap) -> ApiResult {
+#[utoipa::path(get, path = "/v1/threads/{thread_id}/state", tag = "threads",
+    summary = "The state dump (context, execution_meta, the typed fields) and its state_version",
+    params(("thread_id" = String, Path, description = "The thread")), responses(ReadResponses), security(("bearer" = ["checkpointer:read"])))]
+pub async fn state_of(State(state): State<AppState>, Path(thread_id): Path<String>, headers: HeaderMap) -> ApiResult {
     let record = load(&state, &headers, &thread_id, "checkpointer:read").await?;
     Ok(ok(
         json!({"state": agent_state(&record), "state_version": record.version}),
@@ -148,7 +134,10 @@ async fn state_of(State(state): State<AppState>, Path(thread_id): Path<String>, 
 
 /// `GET /v1/threads/{thread_id}/messages?offset&limit&search`: the conversation, oldest first;
 /// `search` keeps messages whose text contains it.
-async fn messages(
+#[utoipa::path(get, path = "/v1/threads/{thread_id}/messages", tag = "threads", summary = "The conversation, oldest first",
+    params(("thread_id" = String, Path, description = "The thread"), ("offset" = Option<u64>, Query, description = "Skip this many (0)"), ("limit" = Option<u64>, Query, description = "At most this many, 1 to 1000 (100)"), ("search" = Option<String>, Query, description = "Keep messages whose text contains this")),
+    responses(ReadResponses), security(("bearer" = ["checkpointer:read"])))]
+pub async fn messages(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
     Query(query): Query<BTreeMap<String, String>>,
@@ -169,7 +158,10 @@ async fn messages(
 
 /// `GET /v1/threads/{thread_id}/messages/{message_id}`: 404 for an unknown id (never the
 /// reference's plain-text 500).
-async fn message(
+#[utoipa::path(get, path = "/v1/threads/{thread_id}/messages/{message_id}", tag = "threads", summary = "One message",
+    params(("thread_id" = String, Path, description = "The thread"), ("message_id" = String, Path, description = "The message")),
+    responses(ReadResponses), security(("bearer" = ["checkpointer:read"])))]
+pub async fn message(
     State(state): State<AppState>,
     Path((thread_id, message_id)): Path<(String, String)>,
     headers: HeaderMap,
@@ -188,7 +180,10 @@ async fn message(
 
 /// `DELETE /v1/threads/{thread_id}` with a JSON body (`{"config": {}}`; required, as in the
 /// reference). Waits for a run on the thread to end.
-async fn delete(State(state): State<AppState>, Path(thread_id): Path<String>, request: Request) -> ApiResult {
+#[utoipa::path(delete, path = "/v1/threads/{thread_id}", tag = "threads",
+    summary = "Delete a thread (waits for its run to end)",
+    params(("thread_id" = String, Path, description = "The thread")), request_body = DeleteThreadRequest, responses(ReadResponses), security(("bearer" = ["checkpointer:delete"])))]
+pub async fn delete(State(state): State<AppState>, Path(thread_id): Path<String>, request: Request) -> ApiResult {
     let (headers, body) = headers_and_body(request).await?;
     let identity = caller(&state, &headers, "checkpointer:delete")?;
     required_body(body)?;
@@ -198,6 +193,9 @@ async fn delete(State(state): State<AppState>, Path(thread_id): Path<String>, re
         .delete_thread(thread_id, &identity)
         .await
         .map_err(|error| api_error(&state, error))?;
+    if let Some(metrics) = state.metrics() {
+        metrics.forget_thread(thread_id);
+    }
     Ok(ok_with(
         json!({"success": true, "message": "Thread deleted successfully", "data": true}),
         "OK",

@@ -25,6 +25,11 @@ use crate::envelope::ApiError;
 const BEARER_PROTOCOLS: &[&str] = &["10xgraph-bearer", "agentflow-bearer"];
 
 /// The upgrade.
+#[utoipa::path(get, path = "/v1/graph/ws", tag = "graph",
+    summary = "WebSocket: GraphInput frames in, stream chunks out; the token also from `Sec-WebSocket-Protocol: 10xgraph-bearer, <token>` or `?token=`",
+    params(("token" = Option<String>, Query, description = "The bearer token, for clients that cannot set headers")),
+    responses((status = 101, description = "Switching to the WebSocket protocol")),
+    security(("bearer" = ["graph:stream"])))]
 pub async fn ws(
     State(state): State<AppState>,
     Query(query): Query<BTreeMap<String, String>>,

@@ -38,7 +38,13 @@ pub(crate) struct Memory {
 impl Server {
     /// `tenx serve ARTIFACT --port 0 --store STORE --data-dir DIR/data` in `dir` (so no
     /// `tenx.toml` of the workspace is read), its tools pointed at the stand-in.
-    pub(crate) fn tenx(tenx: &Path, artifact: &Path, store: &str, dir: &Path, standin: SocketAddr) -> Result<Self, String> {
+    pub(crate) fn tenx(
+        tenx: &Path,
+        artifact: &Path,
+        store: &str,
+        dir: &Path,
+        standin: SocketAddr,
+    ) -> Result<Self, String> {
         let url = format!("http://{standin}");
         let mut command = Command::new(tenx);
         command

@@ -99,7 +99,9 @@ async fn bench() -> Result<(), String> {
     let root = root();
     let tenx = root.join("target/release/tenx");
     if !tenx.is_file() {
-        return Err("build the release binaries first: cargo build --release -p tenx -p tenxc -p tenx-bench".to_owned());
+        return Err(
+            "build the release binaries first: cargo build --release -p tenx -p tenxc -p tenx-bench".to_owned(),
+        );
     }
     let artifact = build_artifact(&root)?;
     let rounds = setting("TENX_BENCH_ROUNDS", 3).max(1);
@@ -115,7 +117,10 @@ async fn bench() -> Result<(), String> {
     let bare = Server::bare()?;
     let memory = Server::tenx(&tenx, &artifact, "memory", &sub("memory")?, standin.addr)?;
     let sqlite = Server::tenx(&tenx, &artifact, "sqlite", &sub("sqlite")?, standin.addr)?;
-    eprintln!("bare handler on {}, tenx serve (memory) on {}, tenx serve (SQLite) on {}", bare.addr, memory.addr, sqlite.addr);
+    eprintln!(
+        "bare handler on {}, tenx serve (memory) on {}, tenx serve (SQLite) on {}",
+        bare.addr, memory.addr, sqlite.addr
+    );
     let reference = reference::Reference::start();
     match &reference {
         Ok(reference) => eprintln!("reference server on {}", reference.addr),
@@ -139,7 +144,11 @@ async fn bench() -> Result<(), String> {
     for round in 0..rounds {
         for (scenario, addr, workload) in &plan {
             for clients in CLIENTS {
-                eprintln!("round {}/{rounds}: {} at {clients} clients …", round + 1, scenario.label());
+                eprintln!(
+                    "round {}/{rounds}: {} at {clients} clients …",
+                    round + 1,
+                    scenario.label()
+                );
                 let figures = load::run(*addr, workload, clients, until).await?;
                 runs.entry((*scenario, clients)).or_default().push(figures);
             }
@@ -197,7 +206,12 @@ fn build_artifact(root: &Path) -> Result<PathBuf, String> {
     let source = root.join("examples/refund_approval/main.tenx");
     let out = root.join("target/bench/refund_approval.tenxg");
     std::fs::create_dir_all(root.join("target/bench")).map_err(|error| format!("creating target/bench: {error}"))?;
-    let built = Command::new(&tenxc).arg("build").arg(&source).arg("-o").arg(&out).output();
+    let built = Command::new(&tenxc)
+        .arg("build")
+        .arg(&source)
+        .arg("-o")
+        .arg(&out)
+        .output();
     match built {
         Ok(output) if output.status.success() => Ok(out),
         Ok(output) => Err(format!(
@@ -205,6 +219,9 @@ fn build_artifact(root: &Path) -> Result<PathBuf, String> {
             source.display(),
             String::from_utf8_lossy(&output.stderr).trim()
         )),
-        Err(error) => Err(format!("running {}: {error} (cargo build --release -p tenxc)", tenxc.display())),
+        Err(error) => Err(format!(
+            "running {}: {error} (cargo build --release -p tenxc)",
+            tenxc.display()
+        )),
     }
 }

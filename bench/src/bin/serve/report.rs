@@ -53,7 +53,9 @@ impl Results {
 
 pub(crate) fn print(results: &Results) {
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
-    println!("tenx serve benchmark: release `tenx serve` of examples/refund_approval (scripted model) over loopback HTTP");
+    println!(
+        "tenx serve benchmark: release `tenx serve` of examples/refund_approval (scripted model) over loopback HTTP"
+    );
     println!(
         "the generator (this process, 2 tokio workers, one keep-alive connection per client) and every server share this \
          machine's {cores} cores, and the machine is shared and noisy: each figure is the median of {} rounds of {} s \
@@ -66,7 +68,10 @@ pub(crate) fn print(results: &Results) {
         Some(why) => println!("the reference server was skipped: {why}"),
     }
     println!();
-    println!("{:<30} {:>7} {:>12} {:>10} {:>10}", "scenario", "clients", "per second", "p50 ms", "p99 ms");
+    println!(
+        "{:<30} {:>7} {:>12} {:>10} {:>10}",
+        "scenario", "clients", "per second", "p50 ms", "p99 ms"
+    );
     let scenarios = [
         Scenario::Bare,
         Scenario::PlainMemory,
@@ -77,7 +82,9 @@ pub(crate) fn print(results: &Results) {
     ];
     for scenario in scenarios {
         for clients in CLIENTS {
-            let Some(cell) = results.cell(scenario, clients) else { continue };
+            let Some(cell) = results.cell(scenario, clients) else {
+                continue;
+            };
             println!(
                 "{:<30} {clients:>7} {:>12.0} {:>10.2} {:>10.2}",
                 scenario.label(),
@@ -87,7 +94,9 @@ pub(crate) fn print(results: &Results) {
             );
         }
     }
-    println!("(a pause + resume cycle is two requests: the invoke that pauses and the resume; its figures are per cycle)");
+    println!(
+        "(a pause + resume cycle is two requests: the invoke that pauses and the resume; its figures are per cycle)"
+    );
     println!();
     println!("ratios and targets");
     let throughput = |scenario, clients| results.cell(scenario, clients).map(|cell| cell.throughput);
@@ -138,7 +147,9 @@ pub(crate) fn print(results: &Results) {
             );
         }
     } else {
-        println!("  plain turn / reference: not measured (the reference was skipped), target ≥ {PLAIN_OVER_REFERENCE:.0}×: -");
+        println!(
+            "  plain turn / reference: not measured (the reference was skipped), target ≥ {PLAIN_OVER_REFERENCE:.0}×: -"
+        );
     }
     for clients in CLIENTS {
         let p50 = results.cell(Scenario::CycleSqlite, clients).map(|cell| cell.p50_ms);
@@ -166,7 +177,10 @@ pub(crate) fn print(results: &Results) {
     );
     #[expect(clippy::cast_precision_loss, reason = "a figure to print")]
     let rate = paused.threads as f64 / paused.seconds;
-    println!("    (paused in {:.1} s by 16 clients, {rate:.0} pauses/s)", paused.seconds);
+    println!(
+        "    (paused in {:.1} s by 16 clients, {rate:.0} pauses/s)",
+        paused.seconds
+    );
     match &paused.resumed {
         Ok((thread, text)) => println!("    a random one resumed: {thread} answered {text:?}, one refund: ok"),
         Err(why) => println!("    the resume of a random one FAILED: {why}"),
@@ -175,7 +189,11 @@ pub(crate) fn print(results: &Results) {
         "  refunds counted by the payments stand-in: {} for {} approved cycles (exactly once): {}",
         results.refunds_after_cycles,
         results.cycles_done,
-        if results.refunds_after_cycles == results.cycles_done { "ok" } else { "MISMATCH" }
+        if results.refunds_after_cycles == results.cycles_done {
+            "ok"
+        } else {
+            "MISMATCH"
+        }
     );
 }
 

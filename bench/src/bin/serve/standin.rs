@@ -21,8 +21,8 @@ pub(crate) struct StandIn {
 impl StandIn {
     /// Binds a free loopback port and serves on a thread of its own.
     pub(crate) fn start() -> Result<Self, String> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")
-            .map_err(|error| format!("binding the stand-in: {error}"))?;
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").map_err(|error| format!("binding the stand-in: {error}"))?;
         let addr = listener
             .local_addr()
             .map_err(|error| format!("the stand-in's address: {error}"))?;

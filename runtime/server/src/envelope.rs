@@ -56,11 +56,15 @@ pub fn ok(data: Value) -> Response {
 /// A success envelope with its own message.
 pub fn ok_with(data: Value, message: &str) -> Response {
     let meta = RequestMeta::current();
-    let body = json!({
-        "data": data,
-        "metadata": {"request_id": meta.request_id, "timestamp": meta.timestamp, "message": message},
-    });
-    (StatusCode::OK, axum::Json(body)).into_response()
+    // Built by hand: `json!` would copy `data` (it serializes each value it is given), and a
+    // turn's data is most of the answer.
+    let mut body = serde_json::Map::with_capacity(2);
+    body.insert("data".to_owned(), data);
+    body.insert(
+        "metadata".to_owned(),
+        json!({"request_id": meta.request_id, "timestamp": meta.timestamp, "message": message}),
+    );
+    (StatusCode::OK, axum::Json(Value::Object(body))).into_response()
 }
 
 /// An error as the API answers it (boxed: errors travel in every `Result` of a handler).

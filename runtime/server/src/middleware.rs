@@ -67,7 +67,14 @@ fn cors(settings: &ServerSettings) -> CorsLayer {
     layer
         .allow_origin(AllowOrigin::list(origins))
         .allow_credentials(true)
-        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT])
+        // `Last-Event-ID`: a cross-origin `EventSource` reconnect must pass its preflight, so
+        // the GET stream can answer it 204 (and never run the message again).
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            HeaderName::from_static("last-event-id"),
+        ])
 }
 
 async fn request_meta(request: Request, next: Next) -> Response {

@@ -265,3 +265,29 @@ async fn with_auth_the_get_stream_needs_the_header_its_scope_and_the_threads_own
     assert_eq!(body["error"]["message"], "Missing required scope: graph:stream");
     assert_eq!(server.snapshot("e4").await, before);
 }
+
+#[tokio::test]
+async fn a_cross_origin_reconnect_passes_its_preflight_with_last_event_id() {
+    let server = Server::start(refund_example(), refund_tools(), super::harness::production()).await;
+    let response = server
+        .request(Method::OPTIONS, "/v1/graph/stream")
+        .header("origin", "http://localhost:3000")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "authorization,last-event-id")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let allowed = response
+        .headers()
+        .get("access-control-allow-headers")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(allowed.contains("last-event-id"), "allowed headers: {allowed}");
+    assert!(allowed.contains("authorization"), "allowed headers: {allowed}");
+    assert_eq!(
+        response.headers().get("access-control-allow-origin").unwrap(),
+        "http://localhost:3000"
+    );
+}

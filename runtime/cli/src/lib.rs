@@ -35,7 +35,25 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    run_command_line(args, |cli: Cli| async move {
+        match cli.command {
+            Command::Serve(args) => serve::run(args).await,
+        }
+    })
+}
+
+/// A runtime command line, start to end: parses `args` as `C` (help and version print and exit
+/// 0, a usage error exits 2), runs `run` on a multi-threaded tokio runtime, and prints its error
+/// as a miette report with exit status 2. `tenx` and the refund demo share it.
+pub fn run_command_line<C, I, T, F, Fut>(args: I, run: F) -> ExitCode
+where
+    C: clap::Parser,
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+    F: FnOnce(C) -> Fut,
+    Fut: std::future::Future<Output = miette::Result<()>>,
+{
+    let cli = match C::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -53,10 +71,7 @@ where
             return ExitCode::from(2);
         }
     };
-    let outcome = match cli.command {
-        Command::Serve(args) => runtime.block_on(serve::run(args)),
-    };
-    match outcome {
+    match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(report) => {
             eprintln!("{report:?}");

@@ -28,6 +28,26 @@ struct Dev {
     lines: mpsc::Receiver<String>,
 }
 
+impl Dev {
+    /// Stops it as Ctrl-C would (SIGTERM: runs end after their step, leases are released), so
+    /// the next `tenxc dev` finds its threads free at once.
+    fn stop(mut self) {
+        let stopped = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|status| status.success());
+        assert!(stopped, "kill -TERM");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("tenxc dev did not stop within 20 s of SIGTERM");
+    }
+}
+
 impl Drop for Dev {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -268,7 +288,9 @@ fn dev_asks_again_at_start_when_an_earlier_session_left_a_question_of_another_bu
     let refund = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"Refund order 1042, 59.00"}]}],"config":{"thread_id":"left"},"response_granularity":"full"}"#;
     let paused = http(&first.address, "POST", "/v1/graph/invoke", refund);
     let old_id = string_after(&paused, "\"interrupt\":", "id");
-    drop(first);
+    // Stopped as a person stops it (a killed one leaves its thread's lease until it expires;
+    // then the question is asked again by the thread's next run, tests/tests/engine/reask.rs).
+    first.stop();
 
     // Edited while no `tenxc dev` ran: the next one asks the question again as it starts.
     std::fs::write(

@@ -100,16 +100,19 @@ impl Engine {
             }
         }
         let artifact_id = artifact.id.to_string();
-        Ok(Self {
-            inner: Arc::new(Inner {
-                artifact,
-                artifact_id,
-                ports,
-                options,
-                running: crate::run::Running::default(),
-                tool_specs: crate::run::ToolSpecCache::default(),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            artifact,
+            artifact_id,
+            ports,
+            options,
+            running: crate::run::Running::default(),
+            tool_specs: crate::run::ToolSpecCache::default(),
+        });
+        // Stops sent by other processes sharing the store reach this engine's runs.
+        let weak: std::sync::Weak<Inner> = Arc::downgrade(&inner);
+        let handler: std::sync::Weak<dyn crate::ports::StopHandler> = weak;
+        inner.ports.store.subscribe_stops(handler);
+        Ok(Self { inner })
     }
 
     /// The id of the artifact this engine runs (`sha256:…`).

@@ -11,6 +11,9 @@
 //!    is released). A crashed holder renews nothing, so its lease frees itself after at most
 //!    `lease_ttl`.
 //!
+//! While a lease is held, the stop requests other processes address to it are received
+//! ([`crate::stops`]).
+//!
 //! Expiry uses the wall clock (milliseconds since the Unix epoch), the one clock every process
 //! on the machine shares. A holder that stalls longer than the TTL (a suspended process) can
 //! lose its lease to another process; commits stay safe even then, because every commit checks
@@ -27,6 +30,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio::task::JoinHandle;
 
 use crate::error::sql;
+use crate::stops::Stops;
 use crate::worker::Worker;
 
 /// The in-process lock table.
@@ -57,6 +61,10 @@ pub(crate) struct LeaseSettings {
     pub(crate) ttl: Duration,
     /// How often a waiter tries again.
     pub(crate) poll: Duration,
+    /// Where the stop requests addressed to this store's leases are received.
+    pub(crate) stops: Arc<Stops>,
+    /// The connections the stop requests are read on.
+    pub(crate) readers: Arc<Worker>,
 }
 
 /// Takes the thread's lock: first in the process, then the lease row in the file.
@@ -80,7 +88,11 @@ pub(crate) async fn acquire(
         locks: locks.clone(),
         writer: Arc::clone(writer),
         renewer: None,
+        stops: None,
     };
+    // Received from before the row can name this holder, so no stop addressed to it is missed.
+    settings.stops.hold(&lease.holder, &lease.thread_id, &settings.readers);
+    lease.stops = Some(Arc::clone(&settings.stops));
     let ttl = millis(settings.ttl).max(1);
     loop {
         let (thread, holder) = (lease.thread_id.clone(), lease.holder.clone());
@@ -105,6 +117,8 @@ pub(crate) struct SqliteLease {
     locks: Locks,
     writer: Arc<Worker>,
     renewer: Option<JoinHandle<()>>,
+    /// Where its stop requests are received, until it is dropped.
+    stops: Option<Arc<Stops>>,
 }
 
 impl ThreadLease for SqliteLease {
@@ -117,6 +131,9 @@ impl Drop for SqliteLease {
     fn drop(&mut self) {
         if let Some(renewer) = self.renewer.take() {
             renewer.abort();
+        }
+        if let Some(stops) = self.stops.take() {
+            stops.release(&self.holder);
         }
         // Queued on the writer before the in-process lock is let go, so the next local holder's
         // `take` (queued after it) finds the row gone. Queued also when the wait was cancelled:

@@ -9,7 +9,8 @@
 //! - **Every commit is one transaction** with the version check ([`queries`]).
 //! - **Never blocks the async runtime**: connections live on their own threads ([`worker`]).
 //! - **Locks** hold across processes sharing the file, through expiring, renewed leases
-//!   ([`lease`]).
+//!   ([`lease`]); a stop reaches the process holding a thread's lease through the `stops`
+//!   table ([`stops`]).
 //!
 //! The rules are documented for host authors in `docs/runtime.md`, "The SQLite store".
 
@@ -20,6 +21,7 @@ pub mod migrate;
 mod options;
 pub mod queries;
 mod recovery;
+pub mod stops;
 mod store;
 pub mod worker;
 

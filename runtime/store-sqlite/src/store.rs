@@ -1,16 +1,20 @@
 //! [`SqliteStore`]: the [`Store`] port over one SQLite file. Writes go through one writer
 //! connection on its own thread, in arrival order; reads through read-only connections on
-//! their own threads; locks through [`crate::lease`].
+//! their own threads; locks through [`crate::lease`]; stops between processes through
+//! [`crate::stops`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tenx_engine::ports::{Commit, Receipt, Record, Store, StoreError, ThreadLease, ThreadSummary};
+use tenx_engine::ports::{
+    Commit, Receipt, Record, StopHandler, StopKind, Store, StoreError, ThreadLease, ThreadSummary,
+};
 use tenx_engine::thread::ThreadRecord;
 
 use crate::connection::{open_reader, open_writer};
 use crate::lease::{LeaseSettings, Locks, acquire, sweep_expired};
+use crate::stops::Stops;
 use crate::worker::Worker;
 use crate::{SqliteOptions, queries};
 
@@ -19,8 +23,9 @@ use crate::{SqliteOptions, queries};
 pub struct SqliteStore {
     path: PathBuf,
     writer: Arc<Worker>,
-    readers: Worker,
+    readers: Arc<Worker>,
     locks: Locks,
+    stops: Arc<Stops>,
     lease_ttl: std::time::Duration,
     lease_poll: std::time::Duration,
 }
@@ -33,7 +38,8 @@ impl SqliteStore {
 
     /// Opens (or creates) the store file at `path`: switches it to WAL, applies the embedded
     /// migrations (refusing a file with a newer schema, or another application's file), removes
-    /// expired leases, and starts the writer and reader threads.
+    /// expired leases, and starts the writer and reader threads. Stop requests already in the
+    /// file were for earlier leases: only later ones are received.
     pub async fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
         let writer = {
@@ -52,11 +58,13 @@ impl SqliteStore {
             })
             .await?
         };
+        let last_stop = writer.run(crate::stops::last_seq).await?;
         Ok(Self {
             path,
             writer: Arc::new(writer),
-            readers,
+            readers: Arc::new(readers),
             locks: Locks::default(),
+            stops: Arc::new(Stops::starting_after(last_stop)),
             lease_ttl: options.lease_ttl,
             lease_poll: options.lease_poll,
         })
@@ -137,9 +145,22 @@ impl Store for SqliteStore {
         let settings = LeaseSettings {
             ttl: self.lease_ttl,
             poll: self.lease_poll,
+            stops: Arc::clone(&self.stops),
+            readers: Arc::clone(&self.readers),
         };
         let lease = acquire(&self.locks, &self.writer, &settings, thread_id).await?;
         Ok(Box::new(lease))
+    }
+
+    async fn publish_stop(&self, thread_id: &str, kind: StopKind) -> Result<bool, StoreError> {
+        let thread_id = thread_id.to_string();
+        self.writer
+            .run(move |connection| crate::stops::publish(connection, &thread_id, kind))
+            .await
+    }
+
+    fn subscribe_stops(&self, handler: std::sync::Weak<dyn StopHandler>) {
+        self.stops.subscribe(handler);
     }
 }
 

@@ -26,4 +26,5 @@ mod retries;
 mod runs;
 mod semantics;
 mod steering;
+mod stops;
 mod tamper;

@@ -24,9 +24,9 @@ fn serve_child() {
     std::process::exit(code);
 }
 
-struct Serving {
+pub(super) struct Serving {
     child: Child,
-    base: String,
+    pub(super) base: String,
     stderr: mpsc::Receiver<String>,
 }
 
@@ -94,7 +94,7 @@ fn command(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> Command {
     clippy::zombie_processes,
     reason = "the child is returned in `Serving`, whose Drop kills and waits for it"
 )]
-fn serve(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> Serving {
+pub(super) fn serve(args: &[&str], vars: &[(&str, &str)], dir: &Path) -> Serving {
     let mut child = command(args, vars, dir).spawn().unwrap();
     let stderr = child.stderr.take().unwrap();
     let (send, lines) = mpsc::channel();
@@ -144,7 +144,7 @@ const URLS: &[(&str, &str)] = &[
     ("PAYMENTS_URL", "http://127.0.0.1:9"),
 ];
 
-async fn post(base: &str, path: &str, body: Value) -> (u16, Value) {
+pub(super) async fn post(base: &str, path: &str, body: Value) -> (u16, Value) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     read(
         reqwest::Client::new()
@@ -428,7 +428,7 @@ async fn serve_attaches_the_mcp_servers_tenx_toml_configures_and_refuses_to_star
     serving.kill();
 }
 
-const SLOW_HTTP_PROGRAM: &str = r#"
+pub(super) const SLOW_HTTP_PROGRAM: &str = r#"
 model m {
   provider = scripted
   rules = [
@@ -464,7 +464,7 @@ graph g {
 
 /// A service on a loopback port that answers every request `done slowly` (text) after `delay`,
 /// counting the requests.
-fn slow_service(delay: Duration) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+pub(super) fn slow_service(delay: Duration) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -583,7 +583,7 @@ async fn sigterm_lets_the_step_in_flight_finish_and_checkpoint_then_the_server_e
     second.kill();
 }
 
-async fn get(base: &str, path: &str) -> (u16, Value) {
+pub(super) async fn get(base: &str, path: &str) -> (u16, Value) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     read(
         reqwest::Client::new()

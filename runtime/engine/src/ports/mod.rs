@@ -6,6 +6,7 @@ mod clock;
 mod events;
 mod ids;
 mod model;
+mod stops;
 mod store;
 mod tool;
 
@@ -17,6 +18,7 @@ pub use ids::Ids;
 pub use model::{
     DeltaSink, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelToolCall, ToolSpec,
 };
+pub use stops::{StopHandler, StopKind, StopNotice};
 pub use store::{Commit, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary};
 pub use tool::{ToolError, ToolErrorKind, ToolInvocation, ToolRunner};
 

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Timestamp;
+use super::{StopHandler, StopKind, Timestamp};
 use crate::thread::ThreadRecord;
 
 /// One atomic change.
@@ -180,4 +180,23 @@ pub trait Store: Send + Sync {
     /// bounds the wait). The lock is released when the lease is dropped, and by the store when
     /// its holder dies.
     async fn lock(&self, thread_id: &str) -> Result<Box<dyn ThreadLease>, StoreError>;
+
+    /// Sends a stop request to the holder of `thread_id`'s lock, in whichever process sharing
+    /// the store holds it (this one included). Whether anyone held it (`false`: no run is in
+    /// progress anywhere, nothing was sent). See [`super::StopNotice`] for what a store
+    /// promises about delivery.
+    ///
+    /// The default, for a store that serves one process, sends nothing: the engine stops a
+    /// local run directly.
+    async fn publish_stop(&self, thread_id: &str, kind: StopKind) -> Result<bool, StoreError> {
+        let _ = (thread_id, kind);
+        Ok(false)
+    }
+
+    /// Registers a receiver of the stop requests addressed to this process's locks (the engine
+    /// registers itself when it is built). The store keeps it weakly and drops it once it is
+    /// gone. The default, for a store that serves one process, receives nothing.
+    fn subscribe_stops(&self, handler: std::sync::Weak<dyn StopHandler>) {
+        let _ = handler;
+    }
 }

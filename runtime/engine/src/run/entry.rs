@@ -31,7 +31,7 @@ impl Engine {
             return Err(super::working::random_source_unavailable());
         }
         if request.on_busy == OnBusy::Cancel {
-            inner.running.cancel(&thread_id);
+            super::cancel_anywhere(inner, &thread_id).await;
         }
         let lease = match tokio::time::timeout(inner.options.busy_wait, inner.ports.store.lock(&thread_id)).await {
             Ok(lease) => lease.map_err(store_error)?,

@@ -13,7 +13,8 @@
 //! [`retire`] (ending such a run when another artifact made it) and [`reask`] (`tenxc dev`:
 //! asking a question of another artifact again, or withdrawing it). Beside runs: [`writes`]
 //! (posting messages, writing and clearing state, deleting messages, under the same checks) and
-//! its pure [`write_rules`].
+//! its pure [`write_rules`]; [`stops`] (a stop or `on_busy = "cancel"` reaching a run in another
+//! process sharing the store).
 
 mod agent;
 mod answer;
@@ -33,6 +34,7 @@ mod recover;
 mod retire;
 mod retry;
 mod start;
+mod stops;
 mod threads;
 mod tool_node;
 mod working;
@@ -48,6 +50,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use agent::ToolSpecCache;
 pub use reask::{ReaskOutcome, ReaskReport, ReaskedThread};
 pub use recover::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
+pub(crate) use stops::cancel_anywhere;
 pub use threads::ThreadOwner;
 pub(crate) use working::Working;
 

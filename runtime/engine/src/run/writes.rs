@@ -192,7 +192,7 @@ async fn open(
     options: &WriteOptions,
 ) -> Result<(Box<dyn ThreadLease>, ThreadRecord), RunError> {
     if options.on_busy == OnBusy::Cancel {
-        inner.running.cancel(thread_id);
+        super::cancel_anywhere(inner, thread_id).await;
     }
     let lease = tokio::time::timeout(inner.options.busy_wait, inner.ports.store.lock(thread_id))
         .await

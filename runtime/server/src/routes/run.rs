@@ -4,7 +4,7 @@
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use tenx_engine::ports::NullEvents;
+use tenx_engine::ports::{NullEvents, StopKind};
 use tenx_engine::{RunOutput, ThreadOwner};
 
 use super::{api_error, caller, headers_and_body, object_or_empty, refuse_others};
@@ -133,7 +133,9 @@ pub fn invoke_output(output: &RunOutput, granularity: Granularity) -> Value {
     })
 }
 
-/// `POST /v1/graph/stop` `{thread_id}`: asks the thread's run to stop between steps.
+/// `POST /v1/graph/stop` `{thread_id}`: asks the thread's run to stop between steps, in this
+/// process or in another replica sharing the store (the one holding the thread's lock, which
+/// stops it a moment later). `running: true` once the stop was set here or sent there.
 #[utoipa::path(post, path = "/v1/graph/stop", tag = "graph", summary = "Stop a thread's run between steps",
     request_body = StopRequest, responses(RunResponses), security(("bearer" = ["graph:stop"])))]
 pub async fn stop(State(state): State<AppState>, request: Request) -> ApiResult {
@@ -155,12 +157,12 @@ pub async fn stop(State(state): State<AppState>, request: Request) -> ApiResult 
         // A new thread's first run has stored nothing yet. Without auth anyone may stop it, as
         // in the reference; with auth nobody owns it yet, so nobody may (the reference's
         // ownership refuses a stop on an unknown thread too).
-        if !state.auth_on() && state.engine().stop(&thread_id) {
+        if !state.auth_on() && state.engine().request_stop(&thread_id, StopKind::Cancel).await? {
             return Ok(ok(json!({"ok": true, "running": true})));
         }
         return Ok(ok(json!({"ok": false, "running": false, "reason": "no-state"})));
     }
-    if state.engine().stop(&thread_id) {
+    if state.engine().request_stop(&thread_id, StopKind::Cancel).await? {
         Ok(ok(json!({"ok": true, "running": true})))
     } else {
         Ok(ok(json!({"ok": true, "running": false, "reason": "not-running"})))

@@ -50,6 +50,12 @@ agent a {
   prompt = "Echo what you are asked to."
   tools = [slow]
 }
+
+graph g {
+  entry = a
+  nodes = [a]
+  a -> END
+}
 "#;
 
 /// Who holds each thread's lock (replica, lease number), and each replica's handlers.

@@ -82,9 +82,12 @@ impl Bus {
             .flatten()
             .filter_map(Weak::upgrade)
             .collect();
-        handlers
-            .iter()
-            .fold(false, |taken, handler| handler.deliver(notice) || taken)
+        // Every handler is handed it, as a store does (not only up to the first that takes it).
+        let mut taken = false;
+        for handler in &handlers {
+            taken |= handler.deliver(notice);
+        }
+        taken
     }
 }
 

@@ -53,6 +53,7 @@ impl Engine {
     }
 
     /// Asks the run of a thread in this process to stop between steps. Whether one was running.
+    /// [`Engine::request_stop`] also reaches a run in another process sharing the store.
     pub fn stop(&self, thread_id: &str) -> bool {
         self.inner.running.cancel(thread_id)
     }

@@ -45,7 +45,8 @@ pub fn run(args: &DevArgs) -> Result<ExitCode> {
 
 async fn serve(args: &DevArgs) -> Result<ExitCode> {
     tenx::serve::init_logging();
-    let resolved = tenx::serve::resolve(&args.server, args.report.lints.config.as_deref())?;
+    let mut resolved = tenx::serve::resolve(&args.server, args.report.lints.config.as_deref())?;
+    tenx::serve::connect_rate_limiter(&mut resolved).await?;
     let Some(loaded) = compile(args)? else {
         return Ok(ExitCode::from(1));
     };

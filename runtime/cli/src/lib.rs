@@ -1,9 +1,11 @@
 //! `tenx`, the runtime's command line. `tenx serve ARTIFACT` loads a sealed artifact (never
 //! `.tenx` source: the runtime depends on no compiler code), verifies it, and serves the
-//! standard API. Errors are miette reports; exit status 2 for a usage, configuration or load
+//! standard API; `tenx deploy --out DIR` writes a Dockerfile, a compose file and Kubernetes
+//! manifests that run it ([`deploy`]). Errors are miette reports; exit status 2 for a usage, configuration or load
 //! error. The binary (`src/main.rs`) only calls [`main_with`], so tests run the same code in a
 //! child process of their own.
 
+pub mod deploy;
 pub mod serve;
 pub mod settings;
 
@@ -11,22 +13,27 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// The tenx runtime.
+/// The tenx runtime's command line (public so tests parse the command lines that generated
+/// files name with the real parser).
 #[derive(Debug, Parser)]
 #[command(
     name = "tenx",
     version,
     about = "The tenx runtime: serve sealed agent graphs behind the standard API"
 )]
-struct Cli {
+pub struct Cli {
+    /// The subcommand.
     #[command(subcommand)]
-    command: Command,
+    pub command: Command,
 }
 
+/// `tenx`'s subcommands.
 #[derive(Debug, Subcommand)]
-enum Command {
+pub enum Command {
     /// Serve a sealed artifact (`.tenxg`) over HTTP.
     Serve(serve::ServeArgs),
+    /// Write a Dockerfile, a docker-compose.yml (tenx + PostgreSQL) and Kubernetes manifests.
+    Deploy(deploy::DeployArgs),
 }
 
 /// Runs the command line `args` (the program name first), as the binary does.
@@ -38,6 +45,7 @@ where
     run_command_line(args, |cli: Cli| async move {
         match cli.command {
             Command::Serve(args) => serve::run(args).await,
+            Command::Deploy(args) => deploy::run(&args),
         }
     })
 }

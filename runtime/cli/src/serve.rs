@@ -71,7 +71,8 @@ pub struct ServerFlags {
 pub async fn run(args: ServeArgs) -> Result<()> {
     init_logging();
     let loaded = load_artifact(&args)?;
-    let resolved = resolve(&args.server, args.config.as_deref())?;
+    let mut resolved = resolve(&args.server, args.config.as_deref())?;
+    connect_rate_limiter(&mut resolved).await?;
     let store = open_store(&resolved).await?;
     let engine = build_engine(&loaded, &resolved, store).await?;
     let report = engine
@@ -116,6 +117,24 @@ pub fn resolve_with(
     resolved.server.validate().map_err(|error| miette!("{error}"))?;
     resolved.mcp = project.mcp;
     Ok(resolved)
+}
+
+/// With `rate_limit_backend = "redis"`, connects to Redis and puts the shared limiter into the
+/// server's settings; Redis not answering refuses the start (nothing is served unlimited).
+pub async fn connect_rate_limiter(resolved: &mut settings::Resolved) -> Result<()> {
+    let Some(redis) = &resolved.rate_limit_redis else {
+        return Ok(());
+    };
+    let limiter = tenx_server::rate_limit::RedisLimiter::connect(&redis.url, &redis.prefix)
+        .await
+        .map_err(|error| {
+            miette!(
+                help = "start Redis, fix rate_limit_redis_url / REDIS_URL, or set rate_limit_backend = \"memory\" (each replica then limits alone)",
+                "{error}"
+            )
+        })?;
+    resolved.server.rate_limit_backend = tenx_server::rate_limit::RateLimitBackend::Redis(limiter);
+    Ok(())
 }
 
 /// Opens the store the settings name (creating the data directory).
@@ -265,6 +284,16 @@ pub async fn serve_on(
     label: &str,
 ) -> Result<()> {
     let bound = listener.local_addr().into_diagnostic()?;
+    if resolved.rate_limit_redis.is_some()
+        && !matches!(
+            state.settings().rate_limit_backend,
+            tenx_server::rate_limit::RateLimitBackend::Redis(_)
+        )
+    {
+        return Err(miette!(
+            "rate_limit_backend = \"redis\", but the server was built before Redis was connected: call tenx::serve::connect_rate_limiter after resolving the settings"
+        ));
+    }
     eprintln!("tenx serve: {label}");
     for (key, value) in resolved.describe() {
         if key != "listen" {
@@ -375,5 +404,63 @@ async fn shutdown() {
     tokio::select! {
         () = ctrl_c => {}
         () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::FileSettings;
+
+    fn redis_settings(url: String) -> settings::Resolved {
+        let file = FileSettings {
+            rate_limit_requests: Some(10),
+            rate_limit_backend: Some("redis".to_owned()),
+            ..FileSettings::default()
+        };
+        settings::resolve(
+            file,
+            move |name| (name == "REDIS_URL").then(|| url.clone()),
+            FlagSettings::default(),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn redis_not_answering_refuses_the_start_naming_it_without_the_password() {
+        let free = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let mut resolved = redis_settings(format!("redis://app:pw-cli-secret@{free}"));
+        let error = connect_rate_limiter(&mut resolved).await.unwrap_err();
+        let text = format!("{error:?}");
+        assert!(
+            text.contains(&format!("the rate limiter cannot use Redis at redis://app:***@{free}")),
+            "{text}"
+        );
+        assert!(
+            text.contains("rate_limit_backend = \"memory\""),
+            "the help names the way out: {text}"
+        );
+        assert!(!text.contains("pw-cli-secret"), "{text}");
+        assert_eq!(
+            resolved.server.rate_limit_backend,
+            tenx_server::rate_limit::RateLimitBackend::Memory
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reachable_redis_becomes_the_servers_limiter() {
+        let Some(url) = std::env::var("TENX_TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+            eprintln!("skipping a_reachable_redis_becomes_the_servers_limiter: TENX_TEST_REDIS_URL is not set");
+            return;
+        };
+        let mut resolved = redis_settings(url);
+        connect_rate_limiter(&mut resolved).await.unwrap();
+        let tenx_server::rate_limit::RateLimitBackend::Redis(limiter) = &resolved.server.rate_limit_backend else {
+            panic!("{:?}", resolved.server.rate_limit_backend);
+        };
+        assert_eq!(limiter.prefix(), "tenx:ratelimit");
     }
 }

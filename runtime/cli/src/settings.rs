@@ -5,13 +5,15 @@
 //! one. The secret is read from the environment only (a file in a repository is no place for
 //! it), and [`Resolved::describe`] prints everything but it. Exactly one verification key may be
 //! set; a public key needs its algorithm named.
+//! `REDIS_URL` overrides `rate_limit_redis_url` (the shared rate limiter's Redis, used with
+//! `rate_limit_backend = "redis"`; printed without its password).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use tenx_server::rate_limit::{LimitBy, RateLimitSettings};
+use tenx_server::rate_limit::{LimitBy, RateLimitSettings, RedisUrl};
 use tenx_server::{JwtKey, JwtSettings, Mode, ServerSettings};
 
 /// The `[serve]` section of `tenx.toml` (every key optional).
@@ -50,6 +52,12 @@ pub struct FileSettings {
     pub rate_limit_window_seconds: Option<u64>,
     /// Whose requests share an allowance: `ip` (default), `user` or `global`.
     pub rate_limit_by: Option<String>,
+    /// Where allowances are kept: `memory` (default: each replica alone) or `redis` (shared).
+    pub rate_limit_backend: Option<String>,
+    /// The Redis of `rate_limit_backend = "redis"` (`REDIS_URL` overrides it).
+    pub rate_limit_redis_url: Option<String>,
+    /// The prefix of the limiter's keys in Redis (`tenx:ratelimit` by default).
+    pub rate_limit_redis_prefix: Option<String>,
     /// How long a run may take, in seconds (no limit by default; 0 is no limit).
     pub run_timeout_seconds: Option<u64>,
     /// The most runs one user may have in progress (8 by default; 0 is no cap).
@@ -109,6 +117,15 @@ pub enum StoreChoice {
     Memory,
 }
 
+/// `rate_limit_backend = "redis"`: where, and under which key prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisRateLimit {
+    /// Redis (printed without its password).
+    pub url: RedisUrl,
+    /// The keys' prefix.
+    pub prefix: String,
+}
+
 /// The settings `tenx serve` runs with.
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -124,6 +141,9 @@ pub struct Resolved {
     pub server: ServerSettings,
     /// The MCP servers, as configured (templates, not values: resolved at build).
     pub mcp: Option<tenx_mcp::McpConfig>,
+    /// The shared rate limiter's Redis, connected at start-up into
+    /// `server.rate_limit_backend` ([`crate::serve::connect_rate_limiter`]).
+    pub rate_limit_redis: Option<RedisRateLimit>,
 }
 
 /// Why settings could not be resolved.
@@ -190,6 +210,7 @@ pub fn resolve(
 ) -> Result<Resolved, SettingsError> {
     let env = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
     let jwt = jwt_settings(&file, &env)?;
+    let rate_limit_redis = rate_limit_redis(&file, &env, file.rate_limit_requests.is_some())?;
     let mode_text = flags.mode.or_else(|| env("MODE")).or(file.mode);
     let mode = match mode_text.as_deref().map(str::trim) {
         None | Some("development" | "dev") => Mode::Development,
@@ -303,11 +324,54 @@ pub fn resolve(
             max_request_size,
             run_timeout: (run_timeout > 0).then(|| Duration::from_secs(run_timeout)),
             rate_limit,
+            rate_limit_backend: tenx_server::rate_limit::RateLimitBackend::Memory,
             max_concurrent_runs_per_user: (max_runs > 0).then_some(max_runs),
             metrics,
         },
         mcp: None,
+        rate_limit_redis,
     })
+}
+
+/// `rate_limit_backend`: `memory` is none; `redis` needs a URL (`REDIS_URL`, else
+/// `rate_limit_redis_url`) and a rate limit to share.
+fn rate_limit_redis(
+    file: &FileSettings,
+    env: &impl Fn(&str) -> Option<String>,
+    limited: bool,
+) -> Result<Option<RedisRateLimit>, SettingsError> {
+    let (setting, url) = match env("REDIS_URL") {
+        Some(url) => ("REDIS_URL", Some(url)),
+        None => ("rate_limit_redis_url", file.rate_limit_redis_url.clone()),
+    };
+    match file.rate_limit_backend.as_deref().map(str::trim) {
+        None | Some("memory") => Ok(None),
+        Some("redis") => {
+            if !limited {
+                return Err(SettingsError::Value {
+                    setting: "rate_limit_backend".to_owned(),
+                    reason: "`redis` shares a rate limit: set rate_limit_requests too".to_owned(),
+                });
+            }
+            let url = url.ok_or_else(|| SettingsError::Value {
+                setting: "rate_limit_backend".to_owned(),
+                reason: "`redis` needs rate_limit_redis_url or REDIS_URL (redis://HOST:PORT)".to_owned(),
+            })?;
+            let url = RedisUrl::parse(&url).map_err(|error| SettingsError::Value {
+                setting: setting.to_owned(),
+                reason: error.to_string(),
+            })?;
+            let prefix = file
+                .rate_limit_redis_prefix
+                .clone()
+                .unwrap_or_else(|| tenx_server::rate_limit::redis::DEFAULT_PREFIX.to_owned());
+            Ok(Some(RedisRateLimit { url, prefix }))
+        }
+        Some(other) => Err(SettingsError::Value {
+            setting: "rate_limit_backend".to_owned(),
+            reason: format!("`{other}` is neither `memory` nor `redis`"),
+        }),
+    }
 }
 
 /// The JWT settings: one key (`JWT_SECRET_KEY`, `JWT_PUBLIC_KEY_FILE` or `JWT_JWKS_FILE`, the
@@ -449,7 +513,14 @@ impl Resolved {
                 "rate_limit".to_owned(),
                 self.server.rate_limit.as_ref().map_or_else(
                     || "none".to_owned(),
-                    |rate| format!("{} per {} s by {:?}", rate.requests, rate.window.as_secs(), rate.by).to_lowercase(),
+                    |rate| {
+                        let limit = format!("{} per {} s by {:?}", rate.requests, rate.window.as_secs(), rate.by)
+                            .to_lowercase();
+                        match &self.rate_limit_redis {
+                            None => format!("{limit}, in memory (this replica alone)"),
+                            Some(redis) => format!("{limit}, in redis {} (keys {}:*, shared)", redis.url, redis.prefix),
+                        }
+                    },
                 ),
             ),
         ]
@@ -605,6 +676,75 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(error.to_string(), "MAX_REQUEST_SIZE: `big` is not a number of bytes");
+    }
+
+    #[test]
+    fn the_redis_rate_limit_reads_redis_url_over_the_file_and_never_prints_a_password() {
+        let limited = FileSettings {
+            rate_limit_requests: Some(4),
+            ..FileSettings::default()
+        };
+        let resolved = resolve(
+            limited.clone(),
+            env(&[("REDIS_URL", "redis://x")]),
+            FlagSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            resolved.rate_limit_redis, None,
+            "memory is the default, whatever REDIS_URL says"
+        );
+        assert!(format!("{:?}", resolved.describe()).contains("in memory (this replica alone)"));
+        let file = FileSettings {
+            rate_limit_backend: Some("redis".to_owned()),
+            rate_limit_redis_url: Some("redis://file.internal:6379".to_owned()),
+            ..limited.clone()
+        };
+        let resolved = resolve(file.clone(), env(&[]), FlagSettings::default()).unwrap();
+        let redis = resolved.rate_limit_redis.unwrap();
+        assert_eq!(redis.url.redacted(), "redis://file.internal:6379");
+        assert_eq!(redis.prefix, "tenx:ratelimit");
+        let resolved = resolve(
+            FileSettings {
+                rate_limit_redis_prefix: Some("staging:rl".to_owned()),
+                ..file.clone()
+            },
+            env(&[("REDIS_URL", "redis://app:pw-0f-redis@env.internal:6380/1")]),
+            FlagSettings::default(),
+        )
+        .unwrap();
+        let printed = format!("{:?} {:?}", resolved.describe(), resolved);
+        assert!(printed.contains("redis://app:***@env.internal:6380/1"), "{printed}");
+        assert!(printed.contains("staging:rl"), "{printed}");
+        assert!(!printed.contains("pw-0f-redis"), "{printed}");
+        let refused = |file: FileSettings, vars: &'static [(&'static str, &'static str)]| {
+            resolve(file, env(vars), FlagSettings::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let no_url = FileSettings {
+            rate_limit_redis_url: None,
+            ..file.clone()
+        };
+        assert!(
+            refused(no_url, &[]).starts_with("rate_limit_backend: `redis` needs rate_limit_redis_url or REDIS_URL")
+        );
+        let unlimited = FileSettings {
+            rate_limit_requests: None,
+            ..file.clone()
+        };
+        assert!(refused(unlimited, &[]).contains("set rate_limit_requests too"));
+        let tls = refused(file.clone(), &[("REDIS_URL", "rediss://:pw-0f-redis@h")]);
+        assert!(tls.starts_with("REDIS_URL: rediss:// (TLS) is not built in"), "{tls}");
+        assert!(!tls.contains("pw-0f-redis"), "{tls}");
+        let other = FileSettings {
+            rate_limit_backend: Some("etcd".to_owned()),
+            ..file
+        };
+        assert_eq!(
+            refused(other, &[]),
+            "rate_limit_backend: `etcd` is neither `memory` nor `redis`"
+        );
     }
 
     #[test]

@@ -99,6 +99,9 @@ pub struct ServerSettings {
     pub run_timeout: Option<Duration>,
     /// The rate limit, if any.
     pub rate_limit: Option<crate::rate_limit::RateLimitSettings>,
+    /// Where the rate limit's allowances are kept: this process (the default) or Redis, shared
+    /// by every replica (`[serve] rate_limit_backend`).
+    pub rate_limit_backend: crate::rate_limit::RateLimitBackend,
     /// The most runs one user may have in progress at once (`None`: no cap). Applies with auth
     /// on; anonymous callers are not capped, as in the reference.
     pub max_concurrent_runs_per_user: Option<usize>,
@@ -115,6 +118,7 @@ impl Default for ServerSettings {
             max_request_size: 10 * 1024 * 1024,
             run_timeout: None,
             rate_limit: None,
+            rate_limit_backend: crate::rate_limit::RateLimitBackend::Memory,
             max_concurrent_runs_per_user: Some(DEFAULT_MAX_CONCURRENT_RUNS_PER_USER),
             metrics: true,
         }

@@ -38,7 +38,7 @@ pub fn wrap(
         router = router.layer(axum::middleware::from_fn(crate::sanitize::validation_errors));
     }
     if let Some(rate) = &settings.rate_limit {
-        let rate = crate::rate_limit::RateLimit::new(rate.clone());
+        let rate = crate::rate_limit::RateLimit::with_backend(rate.clone(), &settings.rate_limit_backend);
         router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
             crate::rate_limit::limit(rate.clone(), request, next)
         }));

@@ -85,6 +85,7 @@ async fn run(cli: Cli) -> Result<()> {
     };
     let mut resolved = tenx::serve::resolve_with(&cli.server, None, environment)?;
     resolved.busy_wait = DEMO_BUSY_WAIT;
+    tenx::serve::connect_rate_limiter(&mut resolved).await?;
     let tokens_file = tokens.write(&data_dir(&resolved.store))?;
 
     let store = tenx::serve::open_store(&resolved).await?;

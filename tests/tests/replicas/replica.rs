@@ -38,10 +38,6 @@ pub struct Replica {
 impl Replica {
     /// Starts `tenx serve ARGS` in `dir` with `vars`, and waits until it listens (after its
     /// start-up recovery).
-    #[expect(
-        clippy::zombie_processes,
-        reason = "the child is kept in `Replica`, whose Drop kills and reaps it"
-    )]
     pub fn start(args: &[String], vars: &[(String, String)], dir: &Path) -> Self {
         let mut command = Command::new(std::env::current_exe().unwrap());
         command

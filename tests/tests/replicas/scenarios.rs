@@ -89,8 +89,8 @@ pub async fn concurrent_answers(backend: Backend) {
         };
         let through = [answer(a.base.clone()), answer(b.base.clone())];
         let released = if held {
-            let (payments, key) = (&cluster.payments, &key);
-            let arrived = within(Duration::from_secs(60), || async move { payments.requests(key) == 1 }).await;
+            let (payments, held) = (&cluster.payments, &key);
+            let arrived = within(Duration::from_secs(60), || async move { payments.requests(held) == 1 }).await;
             assert!(arrived, "race {race}: the refund never reached the stand-in");
             tokio::time::sleep(Duration::from_millis(200)).await;
             let released = Instant::now();

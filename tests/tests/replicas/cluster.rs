@@ -23,11 +23,7 @@ const SETTINGS: &str = "[serve]\nlease_ttl_seconds = 1\nrecovery_interval_second
 pub enum Backend {
     /// One SQLite file in the cluster's directory (cross-process leases in its `locks` table).
     Sqlite,
-    /// A PostgreSQL database, by URL (`--store postgres://…`).
-    #[expect(
-        dead_code,
-        reason = "TODO(issue 15): `postgres` returns it once the PostgreSQL store is in the build"
-    )]
+    /// A PostgreSQL database, by URL (`--store postgres://…?schema=…`).
     Postgres(String),
 }
 
@@ -53,22 +49,40 @@ impl Backend {
     }
 }
 
-/// The PostgreSQL backend, or `None` (after saying why the test skips).
+/// The PostgreSQL backend on a schema of this test's own, or `None` (after saying why the
+/// test skips): `TENX_TEST_DATABASE_URL` (postgres://postgres@127.0.0.1:5432/test on this
+/// machine) with `?schema=tenx_replicas_<test>_<pid>_<time>`, which the store creates at open,
+/// so runs never see each other's rows and no replica recovers another test's threads.
 ///
-/// TODO(issue 15, the PostgreSQL store): `tenx serve --store postgres://…` is being written on
-/// another branch and is not in this build. When it merges, this function reads
-/// `TENX_TEST_DATABASE_URL` (postgres://postgres@127.0.0.1:5432/test on this machine), gives
-/// the test a database or schema of its own (so runs never see each other's rows, and no
-/// replica recovers another test's threads), and returns `Some(Backend::Postgres(url))`; every
-/// `postgres_*` test then runs the same scenario as its `sqlite_*` twin. Until then each one
-/// says that it skips, and passes without having tested anything.
+/// TODO(issue 15, the PostgreSQL store): `tenx serve --store postgres://…` is written on
+/// another branch. Until it is in the build, `tenx serve`'s settings refuse the URL and every
+/// `postgres_*` test says that it skips; once it is, they run the same scenarios as their
+/// `sqlite_*` twins with no change here. The merge should also (a) open the PostgreSQL store
+/// with `lease_ttl: resolved.lease_ttl` in `tenx::serve::open_store`, so `lease_ttl_seconds`
+/// reaches it (with the default 15 s lease the tests pass, only slower), and (b) drop the
+/// test's schema when the cluster ends (the tokio-postgres dev-dependency comes with it).
 pub fn postgres(test: &str) -> Option<Backend> {
-    let reason = match std::env::var("TENX_TEST_DATABASE_URL") {
-        Ok(_) => "this build of `tenx serve` has no PostgreSQL store yet (TODO issue 15)",
-        Err(_) => "TENX_TEST_DATABASE_URL is not set",
+    let Ok(url) = std::env::var("TENX_TEST_DATABASE_URL") else {
+        eprintln!("skipped {test} on PostgreSQL: TENX_TEST_DATABASE_URL is not set");
+        return None;
     };
-    eprintln!("skipped {test} on PostgreSQL: {reason}");
-    None
+    let file = tenx::settings::FileSettings {
+        store: Some(url.clone()),
+        ..tenx::settings::FileSettings::default()
+    };
+    if tenx::settings::resolve(file, |_| None, tenx::settings::FlagSettings::default()).is_err() {
+        eprintln!(
+            "skipped {test} on PostgreSQL: this build of `tenx serve` has no PostgreSQL store yet (TODO issue 15)"
+        );
+        return None;
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros();
+    let schema = format!("tenx_replicas_{test}_{}_{stamp}", std::process::id());
+    let separator = if url.contains('?') { '&' } else { '?' };
+    Some(Backend::Postgres(format!("{url}{separator}schema={schema}")))
 }
 
 pub struct Cluster {

@@ -41,7 +41,7 @@ async fn sqlite_a_pause_made_on_one_replica_is_answered_on_the_other_and_refunds
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_pause_made_on_one_replica_is_answered_on_the_other_and_refunds_once() {
-    if let Some(backend) = cluster::postgres("pause_on_a_answer_on_b") {
+    if let Some(backend) = cluster::postgres("pause") {
         scenarios::pause_on_a_answer_on_b(backend).await;
     }
 }
@@ -53,7 +53,7 @@ async fn sqlite_concurrent_answers_through_two_replicas_one_wins_the_other_gets_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_concurrent_answers_through_two_replicas_one_wins_the_other_gets_409() {
-    if let Some(backend) = cluster::postgres("concurrent_answers") {
+    if let Some(backend) = cluster::postgres("race") {
         scenarios::concurrent_answers(backend).await;
     }
 }
@@ -65,7 +65,7 @@ async fn sqlite_kill_9_mid_call_the_other_replica_takes_over_and_refunds_once() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_kill_9_mid_call_the_other_replica_takes_over_and_refunds_once() {
-    if let Some(backend) = cluster::postgres("killed_mid_call") {
+    if let Some(backend) = cluster::postgres("kill") {
         scenarios::killed_mid_call(backend).await;
     }
 }
@@ -77,7 +77,7 @@ async fn sqlite_crash_injection_loses_no_pause_and_refunds_no_order_twice() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_crash_injection_loses_no_pause_and_refunds_no_order_twice() {
-    if let Some(backend) = cluster::postgres("crash_injection") {
+    if let Some(backend) = cluster::postgres("chaos") {
         chaos::crash_injection(backend).await;
     }
 }

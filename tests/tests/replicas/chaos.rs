@@ -4,10 +4,11 @@
 //!
 //! Flows run in batches of [`LANES`] at once; each batch has one victim (the replicas take
 //! turns) and one kill. Each flow draws its kill point from a seeded RNG: `never` (it finishes
-//! before the kill: a control), `before_pause` (its start request is sent a random 0–50 ms
-//! before the kill, so the kill lands before the thread exists, mid-run, or after the pause),
-//! `after_pause` (paused and answered nothing), `during_resume` (its approval is sent a random
-//! 0–50 ms before the kill) or `during_tool` (approved, and the payments stand-in holds its
+//! before the kill: a control), `before_pause` (its start request is sent a random 0 to 0.6
+//! times the batch's quickest start's latency before the kill, so the kill lands before the thread
+//! exists, mid-run, or after the pause), `after_pause` (paused and answered nothing),
+//! `during_resume` (its approval is sent as randomly before the kill) or `during_tool`
+//! (approved, and the payments stand-in holds its
 //! refund request, effect applied, so the kill lands provably mid-call). After the kill, at
 //! random, either the victim starts again first (its start-up recovery runs before it listens)
 //! and each flow is driven to an end through either replica, or the survivor alone drives them
@@ -37,8 +38,10 @@ use super::replica::Replica;
 
 /// Flows per batch (one kill per batch).
 const LANES: usize = 10;
-/// The longest time a request in flight is sent before the kill.
-const MAX_LEAD_MS: u64 = 50;
+/// A request in flight is sent up to this many times the quickest staged start's latency (in
+/// the same batch, on the same victim) before the kill, so the kill lands before, during and after
+/// its commits on a fast store and a slow one alike.
+const MAX_LEAD: f64 = 0.6;
 /// How long one flow may take to reach an end after the restart.
 const DRIVE_PATIENCE: Duration = Duration::from_secs(120);
 
@@ -86,8 +89,9 @@ struct Flow {
     order: u32,
     key: String,
     point: Point,
-    /// How long before the kill its request in flight is sent.
-    lead: Duration,
+    /// How long before the kill its request in flight is sent, in staged-start latencies
+    /// (0 to [`MAX_LEAD`]).
+    lead: f64,
     /// The `interrupt_id` a client was given for this thread's pause.
     acked: Option<String>,
     /// Whether its request in flight was answered before the kill (`None`: none in flight).
@@ -139,7 +143,7 @@ fn draw(index: usize, rng: &mut fastrand::Rng) -> Flow {
         order,
         key: api::order_key(order),
         point: POINTS[rng.usize(..POINTS.len())],
-        lead: Duration::from_millis(rng.u64(0..=MAX_LEAD_MS)),
+        lead: rng.f64() * MAX_LEAD,
         acked: None,
         answered_in_flight: None,
         first_seen: None,
@@ -166,9 +170,14 @@ async fn run_batch(
 
     // 1. Each flow goes as far as its kill point lets it, on the victim.
     let staged = join_all(flows.iter().map(|flow| stage(&target, flow))).await;
-    for (flow, acked) in flows.iter_mut().zip(staged) {
+    let mut latencies = Vec::new();
+    for (flow, (acked, latency)) in flows.iter_mut().zip(staged) {
         flow.acked = acked;
+        latencies.extend(latency);
     }
+    // The quickest staged start (ten at once are slower than one alone; a batch may stage
+    // none: then 20 ms).
+    let latency = latencies.into_iter().min().unwrap_or(Duration::from_millis(20));
     let mut held = Vec::new();
     for flow in flows.iter().filter(|flow| flow.point == Point::DuringTool) {
         payments.hold(&flow.key);
@@ -191,7 +200,7 @@ async fn run_batch(
     }
 
     // 2. The requests in flight, each sent its lead before the kill; then `kill -9`.
-    let kill_at = tokio::time::Instant::now() + Duration::from_millis(MAX_LEAD_MS + 5);
+    let kill_at = tokio::time::Instant::now() + latency.mul_f64(MAX_LEAD) + Duration::from_millis(5);
     let in_flight: Vec<_> = flows
         .iter()
         .enumerate()
@@ -199,7 +208,7 @@ async fn run_batch(
         .map(|(index, flow)| {
             let (base, thread, order, point) = (target.clone(), flow.thread.clone(), flow.order, flow.point);
             let interrupt = flow.acked.clone();
-            let send_at = kill_at.checked_sub(flow.lead).unwrap_or(kill_at);
+            let send_at = kill_at.checked_sub(latency.mul_f64(flow.lead)).unwrap_or(kill_at);
             let sent = tokio::spawn(async move {
                 tokio::time::sleep_until(send_at).await;
                 match point {
@@ -267,12 +276,14 @@ async fn run_batch(
 }
 
 /// Takes a flow as far as its kill point allows before the kill: the interrupt id it was
-/// given, if it paused.
-async fn stage(base: &str, flow: &Flow) -> Option<String> {
+/// given, if it paused, and how long its start took.
+async fn stage(base: &str, flow: &Flow) -> (Option<String>, Option<Duration>) {
     if flow.point == Point::BeforePause {
-        return None;
+        return (None, None);
     }
+    let began = Instant::now();
     let (status, body) = api::start(base, &flow.thread, flow.order).await.unwrap();
+    let took = began.elapsed();
     assert_eq!(status, 200, "{}: {body}", flow.thread);
     assert_eq!(api::status(&body), "interrupted_before", "{}: {body}", flow.thread);
     let interrupt = api::interrupt_id(&body).unwrap();
@@ -281,7 +292,7 @@ async fn stage(base: &str, flow: &Flow) -> Option<String> {
         assert_eq!(status, 200, "{}: {body}", flow.thread);
         assert_eq!(api::status(&body), "completed", "{}: {body}", flow.thread);
     }
-    Some(interrupt)
+    (Some(interrupt), Some(took))
 }
 
 /// Drives a flow to an end through either replica, chosen at random for each request.

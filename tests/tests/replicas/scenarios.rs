@@ -164,12 +164,6 @@ pub async fn killed_mid_call(backend: Backend) {
         tokio::time::sleep(Duration::from_millis(25)).await;
     };
     let took = killed.elapsed();
-    // A renewed its lease every third of the TTL, so it lasted at least two thirds of it
-    // past the kill: B did not take the thread earlier.
-    assert!(
-        took >= LEASE_TTL * 2 / 3 - Duration::from_millis(50),
-        "B took the thread {took:?} after the kill, before A's lease could expire"
-    );
     assert_eq!(
         api::last_text(&last),
         "Refunded 5900 cents on order 3042 (refund 1).",

@@ -80,9 +80,6 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .map_err(|error| miette!("recovery at start-up failed: {error}"))?;
     tracing::info!(recovered = ?report, "recovery at start-up done");
     let state = tenx_server::AppState::new(engine, resolved.server.clone()).map_err(|error| miette!("{error}"))?;
-    if let Some(every) = resolved.recovery_interval {
-        spawn_recovery_sweep(state.clone(), every);
-    }
     let label = format!("artifact {} ({})", args.artifact.display(), loaded.id);
     listen(state, &resolved, &label).await
 }
@@ -91,7 +88,8 @@ pub async fn run(args: ServeArgs) -> Result<()> {
 /// short wait is enough to tell it from a dead one, whose lease has expired.
 const SWEEP_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// Every `every`, continues the runs a dead replica left (`recovery_interval_seconds`): with
+/// Every `every`, continues the runs a dead replica left (`recovery_interval_seconds`; `tenx
+/// serve`, `tenxc dev` and the refund demo all serve through [`serve_on`]): with
 /// several replicas on one store, a replica that crashed may never start again, so the live
 /// ones take its threads over once their leases expire.
 fn spawn_recovery_sweep(state: tenx_server::AppState, every: std::time::Duration) {
@@ -309,6 +307,9 @@ pub async fn serve_on(
         );
     }
     eprintln!("tenx serve: listening on http://{bound}");
+    if let Some(every) = resolved.recovery_interval {
+        spawn_recovery_sweep(state.clone(), every);
+    }
     let app = tenx_server::router(state.clone()).into_make_service_with_connect_info::<std::net::SocketAddr>();
     let signalled = Arc::new(tokio::sync::Notify::new());
     let stopping = state.clone();

@@ -85,6 +85,32 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     listen(state, &resolved, &label).await
 }
 
+/// How long a sweep waits for one thread's lock: a live holder keeps its lease renewed, so a
+/// short wait is enough to tell it from a dead one, whose lease has expired.
+const SWEEP_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Every `every`, continues the runs a dead replica left (`recovery_interval_seconds`; `tenx
+/// serve`, `tenxc dev` and the refund demo all serve through [`serve_on`]): with
+/// several replicas on one store, a replica that crashed may never start again, so the live
+/// ones take its threads over once their leases expire.
+fn spawn_recovery_sweep(state: tenx_server::AppState, every: std::time::Duration) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            match state.engine().recover_within(&mut NullEvents, SWEEP_LOCK_WAIT).await {
+                Ok(report) => {
+                    for thread in &report.threads {
+                        if !matches!(thread.outcome, tenx_engine::RecoveryOutcome::Skipped(_)) {
+                            tracing::info!(thread = %thread.thread_id, outcome = ?thread.outcome, "recovered a run a dead process left");
+                        }
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "the recovery sweep could not list the unfinished threads"),
+            }
+        }
+    });
+}
+
 /// Reads the settings: `tenx.toml` (or `--config`), the environment, the flags; production's
 /// refusals happen here, before anything is opened.
 pub fn resolve(flags: &ServerFlags, config: Option<&std::path::Path>) -> Result<settings::Resolved> {
@@ -146,8 +172,12 @@ pub async fn open_store(resolved: &settings::Resolved) -> Result<Arc<dyn Store>>
                     .into_diagnostic()
                     .wrap_err_with(|| format!("cannot create the data directory `{}`", dir.display()))?;
             }
+            let options = tenx_store_sqlite::SqliteOptions {
+                lease_ttl: resolved.lease_ttl,
+                ..tenx_store_sqlite::SqliteOptions::default()
+            };
             Arc::new(
-                tenx_store_sqlite::SqliteStore::open(path)
+                tenx_store_sqlite::SqliteStore::open_with(path, options)
                     .await
                     .map_err(|error| miette!("cannot open the store `{}`: {error}", path.display()))?,
             )
@@ -306,6 +336,9 @@ pub async fn serve_on(
         );
     }
     eprintln!("tenx serve: listening on http://{bound}");
+    if let Some(every) = resolved.recovery_interval {
+        spawn_recovery_sweep(state.clone(), every);
+    }
     let app = tenx_server::router(state.clone()).into_make_service_with_connect_info::<std::net::SocketAddr>();
     let signalled = Arc::new(tokio::sync::Notify::new());
     let stopping = state.clone();

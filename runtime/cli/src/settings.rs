@@ -66,6 +66,12 @@ pub struct FileSettings {
     pub metrics: Option<bool>,
     /// How long a shutdown waits for runs to stop after their step, in seconds (30 by default).
     pub shutdown_grace_seconds: Option<u64>,
+    /// How long a thread's lease in the store lasts without renewal, in seconds (15 by
+    /// default): a crashed replica's threads are free again this long after its last renewal.
+    pub lease_ttl_seconds: Option<u64>,
+    /// How often a serving process looks for runs a dead replica left, in seconds (off by
+    /// default; set it on every replica when several share one store).
+    pub recovery_interval_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -144,6 +150,10 @@ pub struct Resolved {
     /// The shared rate limiter's Redis, connected at start-up into
     /// `server.rate_limit_backend` ([`crate::serve::connect_rate_limiter`]).
     pub rate_limit_redis: Option<RedisRateLimit>,
+    /// How long a thread's lease in the store lasts without renewal.
+    pub lease_ttl: Duration,
+    /// How often to look for runs a dead replica left (`None`: only at start-up).
+    pub recovery_interval: Option<Duration>,
 }
 
 /// Why settings could not be resolved.
@@ -312,6 +322,13 @@ pub fn resolve(
             });
         }
     };
+    let lease_ttl = file.lease_ttl_seconds.unwrap_or(15);
+    if lease_ttl == 0 {
+        return Err(SettingsError::Value {
+            setting: "lease_ttl_seconds".to_owned(),
+            reason: "must be at least 1".to_owned(),
+        });
+    }
     Ok(Resolved {
         address: SocketAddr::new(host, port),
         store,
@@ -330,6 +347,11 @@ pub fn resolve(
         },
         mcp: None,
         rate_limit_redis,
+        lease_ttl: Duration::from_secs(lease_ttl),
+        recovery_interval: file
+            .recovery_interval_seconds
+            .filter(|seconds| *seconds > 0)
+            .map(Duration::from_secs),
     })
 }
 
@@ -521,6 +543,14 @@ impl Resolved {
                             Some(redis) => format!("{limit}, in redis {} (keys {}:*, shared)", redis.url, redis.prefix),
                         }
                     },
+                ),
+            ),
+            ("lease_ttl".to_owned(), format!("{} s", self.lease_ttl.as_secs())),
+            (
+                "recovery".to_owned(),
+                self.recovery_interval.map_or_else(
+                    || "at start-up".to_owned(),
+                    |every| format!("at start-up and every {} s", every.as_secs()),
                 ),
             ),
         ]
@@ -784,5 +814,34 @@ mod tests {
             error.to_string().starts_with("JWT_ALGORITHM: JWT_JWKS_FILE is set"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn the_lease_and_the_recovery_sweep_come_from_the_file() {
+        let resolved = resolve(FileSettings::default(), env(&[]), FlagSettings::default()).unwrap();
+        assert_eq!(resolved.lease_ttl, Duration::from_secs(15));
+        assert_eq!(resolved.recovery_interval, None, "recovery at start-up only");
+        let file = FileSettings {
+            lease_ttl_seconds: Some(3),
+            recovery_interval_seconds: Some(2),
+            ..FileSettings::default()
+        };
+        let resolved = resolve(file, env(&[]), FlagSettings::default()).unwrap();
+        assert_eq!(resolved.lease_ttl, Duration::from_secs(3));
+        assert_eq!(resolved.recovery_interval, Some(Duration::from_secs(2)));
+        let printed = format!("{:?}", resolved.describe());
+        assert!(printed.contains("at start-up and every 2 s"), "{printed}");
+        let off = FileSettings {
+            recovery_interval_seconds: Some(0),
+            ..FileSettings::default()
+        };
+        let resolved = resolve(off, env(&[]), FlagSettings::default()).unwrap();
+        assert_eq!(resolved.recovery_interval, None, "0 is off");
+        let zero = FileSettings {
+            lease_ttl_seconds: Some(0),
+            ..FileSettings::default()
+        };
+        let error = resolve(zero, env(&[]), FlagSettings::default()).unwrap_err();
+        assert_eq!(error.to_string(), "lease_ttl_seconds: must be at least 1");
     }
 }

@@ -94,11 +94,20 @@ impl Engine {
     /// Fails only when the store cannot say which threads to look at; a thread that fails is
     /// reported in its entry and the others go on.
     pub async fn recover(&self, events: &mut dyn EventSink) -> Result<RecoveryReport, RunError> {
+        self.recover_within(events, self.inner.options.busy_wait).await
+    }
+
+    /// [`Self::recover`], awaiting each thread's lock for at most `wait` instead of
+    /// `EngineOptions::busy_wait`. A host whose replicas share one store calls it again and
+    /// again while serving, with a short wait: a thread a live process holds is skipped at once
+    /// (`Skipped(Busy)`, it is that process's), and a run whose holder died is continued by the
+    /// first sweep after its lease has expired, without waiting for any process to restart.
+    pub async fn recover_within(&self, events: &mut dyn EventSink, wait: Duration) -> Result<RecoveryReport, RunError> {
         let inner = &*self.inner;
         let ids = inner.ports.store.unfinished().await.map_err(store_error)?;
         let mut report = RecoveryReport::default();
         for batch in ids.chunks(LOCK_BATCH) {
-            let mut leases = take_leases(inner, batch, inner.options.busy_wait).await;
+            let mut leases = take_leases(inner, batch, wait).await;
             for thread_id in batch {
                 let outcome = match leases.remove(thread_id) {
                     Some(lease) => {

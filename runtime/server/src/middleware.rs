@@ -1,6 +1,6 @@
-//! What wraps every route (reference-api.md §1), outermost first: CORS, the request id and
-//! timestamp (in headers and in every body), the request's span and metrics
-//! ([`crate::observe`]), security headers, the rate limit
+//! What wraps every route (reference-api.md §1), outermost first: CORS, then one layer for the
+//! request id and timestamp (in headers and in every body), the request's span and metrics
+//! ([`crate::observe`]) and the security headers, then the rate limit
 //! ([`crate::rate_limit`]), and the body-size limit (413
 //! `REQUEST_TOO_LARGE` on a declared length; a body that streams past it is cut off where it is
 //! read, [`crate::routes::body`]), and in production the text of validation errors
@@ -44,11 +44,9 @@ pub fn wrap(
         }));
     }
     router
-        .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
-            crate::observe::observe(metrics.clone(), request, next)
+            frame(metrics.clone(), request, next)
         }))
-        .layer(axum::middleware::from_fn(request_meta))
         .layer(cors(settings))
 }
 
@@ -77,10 +75,23 @@ fn cors(settings: &ServerSettings) -> CorsLayer {
         ])
 }
 
-async fn request_meta(request: Request, next: Next) -> Response {
+/// The request id and timestamp, the request's span and metrics, and the security headers: one
+/// layer, not three (every layer boxes the request's future and clones the service below it).
+/// The id is set for the whole request, so the span, the metrics and every body read it.
+async fn frame(
+    metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let meta = RequestMeta::fresh();
-    let mut response = meta.clone().scope(next.run(request)).await;
+    let mut response = meta
+        .clone()
+        .scope(crate::observe::observe(metrics, &meta.request_id, request, next))
+        .await;
     let headers = response.headers_mut();
+    for (name, value) in SECURITY_HEADERS {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
     if let Ok(value) = HeaderValue::from_str(&meta.request_id) {
         headers.insert(HeaderName::from_static("x-request-id"), value);
     }
@@ -90,21 +101,15 @@ async fn request_meta(request: Request, next: Next) -> Response {
     response
 }
 
-async fn security_headers(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    for (name, value) in [
-        ("x-content-type-options", "nosniff"),
-        ("x-frame-options", "DENY"),
-        ("x-xss-protection", "1; mode=block"),
-        ("referrer-policy", "strict-origin-when-cross-origin"),
-        ("permissions-policy", "geolocation=(), microphone=(), camera=()"),
-        ("content-security-policy", "default-src 'self'; frame-ancestors 'none'"),
-    ] {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
-    }
-    response
-}
+/// The headers every answer carries, as the reference sends them.
+const SECURITY_HEADERS: [(&str, &str); 6] = [
+    ("x-content-type-options", "nosniff"),
+    ("x-frame-options", "DENY"),
+    ("x-xss-protection", "1; mode=block"),
+    ("referrer-policy", "strict-origin-when-cross-origin"),
+    ("permissions-policy", "geolocation=(), microphone=(), camera=()"),
+    ("content-security-policy", "default-src 'self'; frame-ancestors 'none'"),
+];
 
 async fn body_limit(limit: BodyLimit, mut request: Request, next: Next) -> Response {
     if let Some(length) = request.headers().get(header::CONTENT_LENGTH) {

@@ -12,21 +12,26 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
 
-use crate::envelope::{Refusal, RequestMeta};
+use crate::envelope::Refusal;
 use crate::metrics::Metrics;
 
 /// The route template of an unknown path.
 pub const UNMATCHED: &str = "unmatched";
 
-/// The middleware: runs inside the request id's scope.
-pub async fn observe(metrics: Option<std::sync::Arc<Metrics>>, request: Request, next: Next) -> Response {
+/// Runs the request in its span and counts it; called by the middleware inside the request
+/// id's scope ([`crate::middleware`]).
+pub async fn observe(
+    metrics: Option<std::sync::Arc<Metrics>>,
+    request_id: &str,
+    request: Request,
+    next: Next,
+) -> Response {
     let started = Instant::now();
     let method = method_label(request.method());
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| UNMATCHED.to_owned(), |path| path.as_str().to_owned());
-    let request_id = RequestMeta::current().request_id;
     let span = tracing::info_span!(
         "request",
         request_id = %request_id,

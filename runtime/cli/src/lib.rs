@@ -1,9 +1,11 @@
 //! `tenx`, the runtime's command line. `tenx serve ARTIFACT` loads a sealed artifact (never
 //! `.tenx` source: the runtime depends on no compiler code), verifies it, and serves the
-//! standard API. Errors are miette reports; exit status 2 for a usage, configuration or load
+//! standard API; `tenx migrate` applies the PostgreSQL store's migrations for operators who
+//! apply them separately. Errors are miette reports; exit status 2 for a usage, configuration or load
 //! error. The binary (`src/main.rs`) only calls [`main_with`], so tests run the same code in a
 //! child process of their own.
 
+pub mod migrate;
 pub mod serve;
 pub mod settings;
 
@@ -27,6 +29,8 @@ struct Cli {
 enum Command {
     /// Serve a sealed artifact (`.tenxg`) over HTTP.
     Serve(serve::ServeArgs),
+    /// Apply the PostgreSQL store's migrations and exit (`tenx serve` also applies them at start).
+    Migrate(migrate::MigrateArgs),
 }
 
 /// Runs the command line `args` (the program name first), as the binary does.
@@ -38,6 +42,7 @@ where
     run_command_line(args, |cli: Cli| async move {
         match cli.command {
             Command::Serve(args) => serve::run(args).await,
+            Command::Migrate(args) => migrate::run(args).await,
         }
     })
 }

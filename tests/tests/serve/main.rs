@@ -26,6 +26,7 @@ mod limits;
 mod logs;
 mod metrics;
 mod openapi;
+mod postgres;
 mod state_writes;
 mod streams;
 mod thread_writes;

@@ -26,7 +26,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[expect(clippy::large_enum_variant, reason = "parsed once per process, never moved in a loop")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process, never moved in a loop"
+)]
 enum Command {
     /// Serve a sealed artifact (`.tenxg`) over HTTP.
     Serve(serve::ServeArgs),

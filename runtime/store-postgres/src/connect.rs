@@ -1,4 +1,5 @@
-//! From a URL to a pool: the `schema=` parameter taken out of the URL, a URL asking for TLS
+//! From a URL to a pool: tenx's own query parameters (`schema`, `pool_size`, `lease_ttl_ms`)
+//! taken out of the URL and over the options, a URL asking for TLS
 //! refused (not supported yet: tenx links no OpenSSL, and rustls is not wired in), the schema
 //! set as each connection's `search_path`, timeouts bounded so an unreachable database fails an
 //! operation (and `/health/ready`) instead of hanging it. [`redact_url`] prints a URL without
@@ -18,16 +19,34 @@ pub(crate) struct Target {
     pub(crate) config: tokio_postgres::Config,
     /// The schema every table lives in.
     pub(crate) schema: String,
+    /// The options, with the URL's parameters applied.
+    pub(crate) options: PostgresOptions,
     /// The URL without its password, for messages.
     pub(crate) shown: String,
 }
 
 /// Reads `url` (a `postgres://` or `postgresql://` URL, or libpq's `key=value` form) with
-/// `options`: takes `schema=NAME` out of a URL's query, refuses TLS and bad schema names.
+/// `options`: takes tenx's parameters out of a URL's query (they override `options`), refuses
+/// TLS and bad schema names.
 pub(crate) fn target(url: &str, options: &PostgresOptions) -> Result<Target, StoreError> {
     let shown = redact_url(url);
-    let (url, from_url) = take_schema(url);
-    let schema = from_url.unwrap_or_else(|| options.schema.clone());
+    let (url, params) = take_params(url);
+    let mut options = options.clone();
+    for (name, value) in params {
+        let number = || {
+            value.parse::<u64>().ok().filter(|number| *number > 0).ok_or_else(|| {
+                StoreError::Failed(format!(
+                    "the PostgreSQL URL '{shown}': `{name}={value}` is not a whole number above 0"
+                ))
+            })
+        };
+        match name {
+            "schema" => options.schema = value.clone(),
+            "pool_size" => options.pool_size = usize::try_from(number()?).unwrap_or(usize::MAX),
+            _ => options.lease_ttl = std::time::Duration::from_millis(number()?),
+        }
+    }
+    let schema = options.schema.clone();
     check_schema(&schema)?;
     if url.contains("sslmode=verify") || url.contains("sslmode=require") {
         return Err(no_tls(&shown));
@@ -51,7 +70,12 @@ pub(crate) fn target(url: &str, options: &PostgresOptions) -> Result<Target, Sto
     if config.get_application_name().is_none() {
         config.application_name("tenx");
     }
-    Ok(Target { config, schema, shown })
+    Ok(Target {
+        config,
+        schema,
+        options,
+        shown,
+    })
 }
 
 /// A pool over `target`, with `size` connections at most (at least 1), each wait bounded.
@@ -80,23 +104,30 @@ fn no_tls(shown: &str) -> StoreError {
     ))
 }
 
-/// Splits a `schema=NAME` parameter off a URL's query (libpq's `key=value` form keeps none).
-fn take_schema(url: &str) -> (String, Option<String>) {
+/// tenx's own query parameters, which libpq does not know.
+const PARAMS: [&str; 3] = ["schema", "pool_size", "lease_ttl_ms"];
+
+/// Splits tenx's parameters off a URL's query (libpq's `key=value` form keeps none): the URL
+/// left for tokio-postgres, and each parameter found, in order.
+fn take_params(url: &str) -> (String, Vec<(&'static str, String)>) {
     let Some((base, query)) = url.split_once('?') else {
-        return (url.to_owned(), None);
+        return (url.to_owned(), Vec::new());
     };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return (url.to_owned(), None);
+        return (url.to_owned(), Vec::new());
     }
-    let mut schema = None;
+    let mut found = Vec::new();
     let rest: Vec<&str> = query
         .split('&')
-        .filter(|pair| match pair.strip_prefix("schema=") {
-            Some(name) => {
-                schema = Some(name.to_owned());
-                false
+        .filter(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match PARAMS.iter().find(|known| **known == name) {
+                Some(known) => {
+                    found.push((*known, value.to_owned()));
+                    false
+                }
+                None => !pair.is_empty(),
             }
-            None => !pair.is_empty(),
         })
         .collect();
     let url = if rest.is_empty() {
@@ -104,7 +135,7 @@ fn take_schema(url: &str) -> (String, Option<String>) {
     } else {
         format!("{base}?{}", rest.join("&"))
     };
-    (url, schema)
+    (url, found)
 }
 
 /// A schema name is a plain lower-case identifier, so it needs no quoting anywhere.
@@ -180,6 +211,20 @@ mod tests {
         assert_eq!(
             target.config.get_connect_timeout(),
             Some(&std::time::Duration::from_secs(3))
+        );
+        assert_eq!(target.options.pool_size, 16);
+        let target = super::target(
+            "postgres://u@h/d?pool_size=3&sslmode=disable&lease_ttl_ms=1500",
+            &options,
+        )
+        .unwrap();
+        assert_eq!(target.options.pool_size, 3);
+        assert_eq!(target.options.lease_ttl, std::time::Duration::from_millis(1500));
+        assert_eq!(target.config.get_ssl_mode(), SslMode::Disable);
+        let error = super::target("postgres://u:pw@h/d?lease_ttl_ms=soon", &options).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the store failed: the PostgreSQL URL 'postgres://u:***@h/d?lease_ttl_ms=soon': `lease_ttl_ms=soon` is not a whole number above 0"
         );
         let target = target_of("postgres://u@h/d");
         assert_eq!(target.schema, "tenx");

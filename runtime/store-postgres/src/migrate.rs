@@ -37,7 +37,7 @@ pub struct Migrated {
 /// [`crate::PostgresStore`] does the same, so running it first is optional.
 pub async fn migrate(url: &str, options: &PostgresOptions) -> Result<Migrated, StoreError> {
     let target = target(url, options)?;
-    let pool = pool(&target, 1, options)?;
+    let pool = pool(&target, 1, &target.options)?;
     let mut client = pool
         .get()
         .await

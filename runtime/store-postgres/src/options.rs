@@ -9,14 +9,15 @@ pub struct PostgresOptions {
     /// `schema=NAME` query parameter in the URL overrides it. Letters, digits and `_` only,
     /// not starting with a digit, at most 63 bytes.
     pub schema: String,
-    /// How many connections the pool keeps at most (default 16, at least 1).
+    /// How many connections the pool keeps at most (default 16, at least 1; `pool_size=N` in
+    /// the URL overrides it).
     pub pool_size: usize,
     /// How long connecting, or waiting for a free pooled connection, may take before the
     /// operation fails with `StoreError::Transient` (default 5 s).
     pub connect_timeout: Duration,
     /// How long a thread lease lasts without renewal (default 15 s): the holder renews it every
     /// third of this while it holds it, and a crashed holder's lease is taken over once it has
-    /// expired on the database's clock.
+    /// expired on the database's clock. `lease_ttl_ms=MS` in the URL overrides it.
     pub lease_ttl: Duration,
     /// How often a `lock` that waits for another replica's lease tries again (default 25 ms).
     pub lease_poll: Duration,

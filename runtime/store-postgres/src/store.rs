@@ -28,12 +28,14 @@ pub struct PostgresStore {
 }
 
 impl PostgresStore {
-    /// Connects to `url` (`postgres://user:password@host:port/database`, optionally with
-    /// `?schema=NAME` and libpq parameters such as `sslmode=disable` or `connect_timeout=S`),
+    /// Connects to `url` (`postgres://user:password@host:port/database`, optionally with tenx's
+    /// query parameters `schema=NAME`, `pool_size=N` and `lease_ttl_ms=MS`, which override
+    /// `options`, and libpq's such as `sslmode=disable` or `connect_timeout=S`),
     /// applies the embedded migrations to the schema (creating it; refusing a newer one), and
     /// removes expired leases. Fails when the database cannot be reached.
     pub async fn open(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
         let target = target(url, &options)?;
+        let options = target.options.clone();
         let pool = pool(&target, options.pool_size, &options)?;
         {
             let mut client = pool

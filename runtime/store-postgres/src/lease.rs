@@ -6,7 +6,8 @@
 //!    without touching the database.
 //! 2. **Across replicas**: a lease row in `locks` (thread id, a holder id unique to this lease,
 //!    `expires_at`). Taking it is one statement that inserts the row, or takes it over when it
-//!    has expired; a waiter polls every `lease_poll`. While held, a renewal task moves
+//!    has expired; a waiter tries again when a release is announced (`NOTIFY`, [`crate::wake`])
+//!    or every `lease_poll` at the latest. While held, a renewal task moves
 //!    `expires_at` to now + `lease_ttl` every third of the TTL; dropping the lease deletes the
 //!    row, and only then lets the next local waiter in. A crashed replica renews nothing, so its
 //!    leases free themselves after at most `lease_ttl`.
@@ -62,8 +63,12 @@ impl Locks {
 pub(crate) struct LeaseSettings {
     /// The lease's lifetime without renewal.
     pub(crate) ttl: Duration,
-    /// How often a waiter tries again.
+    /// How often a waiter tries again at the latest.
     pub(crate) poll: Duration,
+    /// Woken when another replica releases a lease of this schema.
+    pub(crate) wake: Arc<tokio::sync::Notify>,
+    /// The schema, announced with each release.
+    pub(crate) schema: String,
 }
 
 /// Takes the thread's lock: first in the process, then the lease row in the database.
@@ -86,11 +91,15 @@ pub(crate) async fn acquire(
         guard: Some(guard),
         locks: locks.clone(),
         pool: pool.clone(),
+        schema: settings.schema.clone(),
         renewer: None,
         taking: None,
     };
     let ttl = millis(settings.ttl).max(1);
     loop {
+        // Armed before trying, so a release announced while the statement runs is not missed.
+        let mut woken = std::pin::pin!(settings.wake.notified());
+        woken.as_mut().enable();
         // On a task of its own: a wait given up while the statement is under way leaves the
         // statement to finish, and `Drop` removes the row after it (never before it).
         let (pool, thread, holder) = (pool.clone(), lease.thread_id.clone(), lease.holder.clone());
@@ -103,7 +112,9 @@ pub(crate) async fn acquire(
         lease.taking = None;
         match taken {
             Ok(true) => break,
-            Ok(false) | Err(StoreError::Transient(_)) => tokio::time::sleep(settings.poll).await,
+            Ok(false) | Err(StoreError::Transient(_)) => {
+                let _woken_or_timed_out = tokio::time::timeout(settings.poll, woken).await;
+            }
             Err(error) => return Err(error),
         }
     }
@@ -119,6 +130,7 @@ pub(crate) struct PostgresLease {
     guard: Option<OwnedMutexGuard<()>>,
     locks: Locks,
     pool: Pool,
+    schema: String,
     renewer: Option<JoinHandle<()>>,
     /// A `take` under way (only while [`acquire`] waits for it).
     taking: Option<JoinHandle<Result<bool, StoreError>>>,
@@ -137,7 +149,7 @@ impl Drop for PostgresLease {
         }
         let guard = self.guard.take();
         let taking = self.taking.take();
-        let (pool, locks) = (self.pool.clone(), self.locks.clone());
+        let (pool, locks, schema) = (self.pool.clone(), self.locks.clone(), self.schema.clone());
         let (thread, holder) = (self.thread_id.clone(), self.holder.clone());
         let forget = thread.clone();
         let finish = move || {
@@ -154,7 +166,7 @@ impl Drop for PostgresLease {
                 let _finished = taking.await;
             }
             // A failed delete (the database unreachable) leaves the row to expire.
-            let _released = release(&pool, &thread, &holder).await;
+            let _released = release(&pool, &thread, &holder, &schema).await;
             finish();
         });
     }
@@ -216,15 +228,21 @@ async fn renew(pool: &Pool, thread_id: &str, holder: &str, ttl: i64) -> Result<b
         .map_err(|error| sql(&doing, &error))
 }
 
-/// Deletes this holder's lease row (not another holder's).
-async fn release(pool: &Pool, thread_id: &str, holder: &str) -> Result<(), StoreError> {
+/// Deletes this holder's lease row (not another holder's), and announces it to the waiters of
+/// every replica when there was one.
+async fn release(pool: &Pool, thread_id: &str, holder: &str, schema: &str) -> Result<(), StoreError> {
     let doing = format!("releasing the lease of thread '{thread_id}'");
     let client = pool.get().await.map_err(|error| pool_error(&doing, &error))?;
+    let statement = client
+        .prepare_cached(&format!(
+            "WITH released AS (DELETE FROM locks WHERE thread_id = $1 AND holder = $2 RETURNING 1)
+             SELECT pg_notify('{}', $3) FROM released",
+            crate::wake::CHANNEL
+        ))
+        .await
+        .map_err(|error| sql(&doing, &error))?;
     client
-        .execute(
-            "DELETE FROM locks WHERE thread_id = $1 AND holder = $2",
-            &[&thread_id, &holder],
-        )
+        .execute(&statement, &[&thread_id, &holder, &schema])
         .await
         .map(drop)
         .map_err(|error| sql(&doing, &error))

@@ -11,7 +11,8 @@
 //!   replicas starting at once apply them once; a newer schema is refused.
 //! - **Every commit is one transaction** with the version check ([`queries`]).
 //! - **Locks** hold across replicas through expiring, renewed lease rows timed by the
-//!   database's clock ([`lease`]).
+//!   database's clock ([`lease`]); a release wakes other replicas' waiters through
+//!   `LISTEN`/`NOTIFY`.
 //!
 //! The rules are documented for host authors in `docs/runtime.md`, "The PostgreSQL store".
 
@@ -22,6 +23,7 @@ pub mod migrate;
 mod options;
 pub mod queries;
 mod store;
+mod wake;
 
 pub use connect::redact_url;
 pub use migrate::{migrate, schema_version};

@@ -19,7 +19,9 @@ pub struct PostgresOptions {
     /// third of this while it holds it, and a crashed holder's lease is taken over once it has
     /// expired on the database's clock. `lease_ttl_ms=MS` in the URL overrides it.
     pub lease_ttl: Duration,
-    /// How often a `lock` that waits for another replica's lease tries again (default 25 ms).
+    /// How often, at the latest, a `lock` that waits for another replica's lease tries again
+    /// (default 100 ms): a release wakes waiters at once (`NOTIFY`), so this bounds only the
+    /// takeover of an expired lease and waits while the listening connection is down.
     pub lease_poll: Duration,
 }
 
@@ -30,7 +32,7 @@ impl Default for PostgresOptions {
             pool_size: 16,
             connect_timeout: Duration::from_secs(5),
             lease_ttl: Duration::from_secs(15),
-            lease_poll: Duration::from_millis(25),
+            lease_poll: Duration::from_millis(100),
         }
     }
 }

@@ -3,12 +3,15 @@
 //! waiting never cuts one short (it is applied whole or not at all either way, and the
 //! connection goes back to the pool clean); locks go through [`crate::lease`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
 use tenx_engine::ports::{Commit, Receipt, Record, Store, StoreError, ThreadLease, ThreadSummary};
 use tenx_engine::thread::ThreadRecord;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
 use crate::connect::{pool, target};
 use crate::error::pool as pool_error;
@@ -25,6 +28,10 @@ pub struct PostgresStore {
     locks: Locks,
     lease_ttl: Duration,
     lease_poll: Duration,
+    /// Woken by the listener when another replica releases a lease.
+    wake: Arc<Notify>,
+    /// The listener ([`crate::wake`]), stopped with the store.
+    listener: JoinHandle<()>,
 }
 
 impl PostgresStore {
@@ -45,6 +52,14 @@ impl PostgresStore {
             migrate::apply(&mut client, &target.schema).await?;
             sweep_expired(&client).await?;
         }
+        let wake = Arc::new(Notify::new());
+        let listener = crate::wake::start(
+            target.config.clone(),
+            target.schema.clone(),
+            Arc::clone(&wake),
+            options.connect_timeout,
+        )
+        .await;
         Ok(Self {
             pool,
             schema: target.schema,
@@ -52,6 +67,8 @@ impl PostgresStore {
             locks: Locks::default(),
             lease_ttl: options.lease_ttl,
             lease_poll: options.lease_poll,
+            wake,
+            listener,
         })
     }
 
@@ -85,6 +102,12 @@ impl PostgresStore {
     #[cfg(test)]
     pub(crate) fn locks(&self) -> &Locks {
         &self.locks
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        self.listener.abort();
     }
 }
 
@@ -156,6 +179,8 @@ impl Store for PostgresStore {
         let settings = LeaseSettings {
             ttl: self.lease_ttl,
             poll: self.lease_poll,
+            wake: Arc::clone(&self.wake),
+            schema: self.schema.clone(),
         };
         let lease = acquire(&self.locks, &self.pool, &settings, thread_id).await?;
         Ok(Box::new(lease))

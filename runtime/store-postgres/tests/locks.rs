@@ -276,3 +276,38 @@ async fn a_cancelled_wait_takes_nothing() {
     drop(again);
     until_released(&schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_wakes_another_replicas_waiter_at_once() {
+    let schema = schema_or_skip!();
+    // Polling alone would take 10 s: the waiter is woken by the release's NOTIFY.
+    let slow = tenx_store_postgres::PostgresOptions {
+        lease_poll: Duration::from_secs(10),
+        ..schema.options()
+    };
+    let first = schema.open().await;
+    let second = Arc::new(
+        tenx_store_postgres::PostgresStore::open(&schema.base, slow)
+            .await
+            .unwrap(),
+    );
+    for round in 0..3 {
+        let lease = first.lock("t").await.unwrap();
+        let waiter = {
+            let second = Arc::clone(&second);
+            tokio::spawn(async move { second.lock("t").await.map(drop) })
+        };
+        // The waiter has tried once and is waiting for its next try.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!waiter.is_finished(), "round {round}: the lock was taken twice");
+        let released = std::time::Instant::now();
+        drop(lease);
+        tokio::time::timeout(Duration::from_secs(3), waiter)
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: the waiter was not woken"))
+            .unwrap()
+            .unwrap();
+        assert!(released.elapsed() < Duration::from_secs(3), "round {round}");
+        until_released(&schema).await;
+    }
+}

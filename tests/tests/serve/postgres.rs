@@ -239,3 +239,28 @@ fn migrate_refuses_a_url_that_is_not_postgres_and_an_unreachable_database() {
         std::process::ExitCode::from(2)
     );
 }
+
+#[test]
+fn serve_refuses_a_postgres_url_asking_for_tls_and_never_prints_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = refund_artifact(dir.path());
+    let args = [
+        artifact.to_str().unwrap(),
+        "--port",
+        "0",
+        "--store",
+        "postgres://ann:hunter2@127.0.0.1:1/tenx?sslmode=require",
+    ];
+    let urls = [
+        ("ORDERS_URL", "http://127.0.0.1:9"),
+        ("PAYMENTS_URL", "http://127.0.0.1:9"),
+    ];
+    let mut child = command(&args, &urls, dir.path()).spawn().unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut text).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(2), "{text}");
+    assert!(text.contains("TLS"), "{text}");
+    assert!(text.contains("does not support yet"), "{text}");
+    assert!(text.contains("postgres://ann:***@127.0.0.1:1/tenx"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}

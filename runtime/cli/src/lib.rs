@@ -1,11 +1,13 @@
 //! `tenx`, the runtime's command line. `tenx serve ARTIFACT` loads a sealed artifact (never
 //! `.tenx` source: the runtime depends on no compiler code), verifies it, and serves the
-//! standard API; `tenx deploy --out DIR` writes a Dockerfile, a compose file and Kubernetes
-//! manifests that run it ([`deploy`]). Errors are miette reports; exit status 2 for a usage, configuration or load
+//! standard API; `tenx migrate` applies the PostgreSQL store's migrations for operators who
+//! apply them separately; `tenx deploy --out DIR` writes a Dockerfile, a compose file and
+//! Kubernetes manifests that run it ([`deploy`]). Errors are miette reports; exit status 2 for a usage, configuration or load
 //! error. The binary (`src/main.rs`) only calls [`main_with`], so tests run the same code in a
 //! child process of their own.
 
 pub mod deploy;
+pub mod migrate;
 pub mod serve;
 pub mod settings;
 
@@ -29,9 +31,15 @@ pub struct Cli {
 
 /// `tenx`'s subcommands.
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process, never moved in a loop"
+)]
 pub enum Command {
     /// Serve a sealed artifact (`.tenxg`) over HTTP.
     Serve(serve::ServeArgs),
+    /// Apply the PostgreSQL store's migrations and exit (`tenx serve` also applies them at start).
+    Migrate(migrate::MigrateArgs),
     /// Write a Dockerfile, a docker-compose.yml (tenx + PostgreSQL) and Kubernetes manifests.
     Deploy(deploy::DeployArgs),
 }
@@ -45,6 +53,7 @@ where
     run_command_line(args, |cli: Cli| async move {
         match cli.command {
             Command::Serve(args) => serve::run(args).await,
+            Command::Migrate(args) => migrate::run(args).await,
             Command::Deploy(args) => deploy::run(&args),
         }
     })

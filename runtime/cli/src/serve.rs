@@ -55,7 +55,8 @@ pub struct ServerFlags {
     /// Where the SQLite store lives (default `.tenx`).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// `sqlite` (default) or `memory`.
+    /// `sqlite` (default), `memory`, or a PostgreSQL URL `postgres://user:password@host/db`
+    /// (optionally `?schema=NAME`; overrides `DATABASE_URL`).
     #[arg(long)]
     pub store: Option<String>,
     /// How long a run may take, in seconds; 0 is no limit (overrides `RUN_TIMEOUT_SECONDS`).
@@ -183,6 +184,22 @@ pub async fn open_store(resolved: &settings::Resolved) -> Result<Arc<dyn Store>>
             )
         }
         StoreChoice::Memory => Arc::new(MemoryStore::new()),
+        StoreChoice::Postgres(url) => Arc::new(
+            tenx_store_postgres::PostgresStore::open(
+                url,
+                tenx_store_postgres::PostgresOptions {
+                    lease_ttl: resolved.lease_ttl,
+                    ..tenx_store_postgres::PostgresOptions::default()
+                },
+            )
+            .await
+                .map_err(|error| {
+                    miette!(
+                        "cannot open the store `{}`: {error}",
+                        tenx_store_postgres::redact_url(url)
+                    )
+                })?,
+        ),
     })
 }
 

@@ -1,9 +1,10 @@
 //! `tenx serve`'s settings, from three places: the `[serve]` section of `tenx.toml`, then the
 //! environment (`MODE`, `ORIGINS`, `MAX_REQUEST_SIZE`, `JWT_SECRET_KEY`, `JWT_PUBLIC_KEY_FILE`,
 //! `JWT_JWKS_FILE`, `JWT_ALGORITHM`, `JWT_ISSUER`, `JWT_AUDIENCE`, `RUN_TIMEOUT_SECONDS`,
-//! `MAX_CONCURRENT_RUNS_PER_USER`, `METRICS`), then flags: a later source overrides an earlier
+//! `MAX_CONCURRENT_RUNS_PER_USER`, `METRICS`, `DATABASE_URL`), then flags: a later source overrides an earlier
 //! one. The secret is read from the environment only (a file in a repository is no place for
-//! it), and [`Resolved::describe`] prints everything but it. Exactly one verification key may be
+//! it), and [`Resolved::describe`] prints everything but it (and a database URL without its
+//! password). Exactly one verification key may be
 //! set; a public key needs its algorithm named.
 //! `REDIS_URL` overrides `rate_limit_redis_url` (the shared rate limiter's Redis, used with
 //! `rate_limit_backend = "redis"`; printed without its password).
@@ -32,7 +33,8 @@ pub struct FileSettings {
     pub max_request_size: Option<usize>,
     /// Where the SQLite store lives.
     pub data_dir: Option<PathBuf>,
-    /// `sqlite` (the default) or `memory` (nothing survives a restart).
+    /// `sqlite` (the default), `memory` (nothing survives a restart), or a PostgreSQL URL
+    /// (`postgres://…`, several replicas on one database).
     pub store: Option<String>,
     /// The JWT algorithm (`HS256` by default with a secret; required with a public key).
     pub jwt_algorithm: Option<String>,
@@ -121,6 +123,35 @@ pub enum StoreChoice {
     Sqlite(PathBuf),
     /// In memory: lost on restart.
     Memory,
+    /// PostgreSQL at this URL (`postgres://…` or `postgresql://…`, optionally `?schema=NAME`).
+    /// Never printed as is: [`tenx_store_postgres::redact_url`] hides its password.
+    Postgres(String),
+}
+
+/// Reads a store setting: `sqlite`, `memory` or a PostgreSQL URL.
+pub fn store_choice(
+    text: &str,
+    setting: &str,
+    data_dir: impl FnOnce() -> PathBuf,
+) -> Result<StoreChoice, SettingsError> {
+    let text = text.trim();
+    match text {
+        "sqlite" => Ok(StoreChoice::Sqlite(data_dir().join("threads.sqlite"))),
+        "memory" => Ok(StoreChoice::Memory),
+        url if is_postgres_url(url) => Ok(StoreChoice::Postgres(url.to_owned())),
+        other => Err(SettingsError::Value {
+            setting: setting.to_owned(),
+            reason: format!(
+                "`{}` is none of `sqlite`, `memory` or a `postgres://` URL",
+                tenx_store_postgres::redact_url(other)
+            ),
+        }),
+    }
+}
+
+/// Whether `text` is a PostgreSQL URL.
+pub fn is_postgres_url(text: &str) -> bool {
+    text.starts_with("postgres://") || text.starts_with("postgresql://")
 }
 
 /// `rate_limit_backend = "redis"`: where, and under which key prefix.
@@ -251,21 +282,24 @@ pub fn resolve(
     };
     let host = flags.host.or(file.host).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let port = flags.port.or(file.port).unwrap_or(8000);
-    let store = match flags.store.or(file.store).as_deref() {
-        None | Some("sqlite") => StoreChoice::Sqlite(
-            flags
-                .data_dir
-                .or(file.data_dir)
-                .unwrap_or_else(|| PathBuf::from(".tenx"))
-                .join("threads.sqlite"),
-        ),
-        Some("memory") => StoreChoice::Memory,
-        Some(other) => {
+    let data_dir = || {
+        flags
+            .data_dir
+            .clone()
+            .or(file.data_dir.clone())
+            .unwrap_or_else(|| PathBuf::from(".tenx"))
+    };
+    let store = match (&flags.store, env("DATABASE_URL"), &file.store) {
+        (Some(flag), _, _) => store_choice(flag, "--store", data_dir)?,
+        (None, Some(url), _) if is_postgres_url(url.trim()) => StoreChoice::Postgres(url.trim().to_owned()),
+        (None, Some(_), _) => {
             return Err(SettingsError::Value {
-                setting: "store".to_owned(),
-                reason: format!("`{other}` is neither `sqlite` nor `memory`"),
+                setting: "DATABASE_URL".to_owned(),
+                reason: "is not a `postgres://` URL (the only database tenx reads it for)".to_owned(),
             });
         }
+        (None, None, Some(text)) => store_choice(text, "store", data_dir)?,
+        (None, None, None) => StoreChoice::Sqlite(data_dir().join("threads.sqlite")),
     };
     let rate_limit = match file.rate_limit_requests {
         None => None,
@@ -481,6 +515,7 @@ impl Resolved {
         let store = match &self.store {
             StoreChoice::Sqlite(path) => format!("sqlite {}", path.display()),
             StoreChoice::Memory => "memory (threads are lost on restart)".to_owned(),
+            StoreChoice::Postgres(url) => format!("postgres {}", tenx_store_postgres::redact_url(url)),
         };
         let auth = match &self.server.jwt {
             Some(jwt) => {
@@ -667,6 +702,62 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "RUN_TIMEOUT_SECONDS: `soon` is not a number of seconds"
+        );
+    }
+
+    #[test]
+    fn the_store_is_sqlite_memory_or_a_postgres_url_from_flags_environment_or_file() {
+        let url = "postgres://tenx:pa55word@db.internal:5432/tenx?schema=prod";
+        let file = FileSettings {
+            store: Some(url.to_owned()),
+            data_dir: Some(PathBuf::from("/var/lib/tenx")),
+            ..FileSettings::default()
+        };
+        let resolved = resolve(file.clone(), env(&[]), FlagSettings::default()).unwrap();
+        assert_eq!(resolved.store, StoreChoice::Postgres(url.to_owned()));
+        let printed = format!("{:?}", resolved.describe());
+        assert!(
+            printed.contains("postgres postgres://tenx:***@db.internal:5432/tenx?schema=prod"),
+            "{printed}"
+        );
+        assert!(!printed.contains("pa55word"), "{printed}");
+        // The environment's DATABASE_URL overrides the file; a flag overrides both.
+        let resolved = resolve(
+            FileSettings::default(),
+            env(&[("DATABASE_URL", "postgresql://env@h/d")]),
+            FlagSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(resolved.store, StoreChoice::Postgres("postgresql://env@h/d".to_owned()));
+        let flags = FlagSettings {
+            store: Some("sqlite".to_owned()),
+            ..FlagSettings::default()
+        };
+        let resolved = resolve(file, env(&[("DATABASE_URL", "postgresql://env@h/d")]), flags).unwrap();
+        assert_eq!(
+            resolved.store,
+            StoreChoice::Sqlite(PathBuf::from("/var/lib/tenx/threads.sqlite"))
+        );
+        let error = resolve(
+            FileSettings::default(),
+            env(&[("DATABASE_URL", "mysql://u:secret@h/d")]),
+            FlagSettings::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "DATABASE_URL: is not a `postgres://` URL (the only database tenx reads it for)"
+        );
+        let flags = FlagSettings {
+            store: Some("redis://u:secret@h".to_owned()),
+            ..FlagSettings::default()
+        };
+        let error = resolve(FileSettings::default(), env(&[]), flags)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "--store: `redis://u:***@h` is none of `sqlite`, `memory` or a `postgres://` URL"
         );
     }
 

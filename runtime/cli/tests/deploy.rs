@@ -20,11 +20,6 @@ use std::sync::{Arc, Mutex};
 use clap::Parser;
 use serde_json::Value;
 
-/// Names the deploy files set that `tenx serve` reads once the PostgreSQL store (issue 15,
-/// item 1) is merged: `DATABASE_URL` selects it. Until then settings.rs does not read it; when
-/// it does, this test fails and the name leaves this list.
-const PENDING_ENV: &[&str] = &["DATABASE_URL"];
-
 const ORIGINS: &str = "https://app.example.com,https://admin.example.com";
 
 fn deploy(dir: &Path, extra: &[&str]) -> ExitCode {
@@ -306,20 +301,13 @@ fn the_files_parse_and_name_only_commands_and_settings_that_exist() {
     assert_eq!(&service["spec"]["selector"], labels);
     assert_eq!(service["spec"]["ports"][0]["targetPort"], port_name);
 
-    // Every variable the files set is one `tenx serve` reads (or is pending, see PENDING_ENV).
+    // Every variable the files set is one `tenx serve` reads.
     let read_env = read_env.lock().unwrap().clone();
     for name in &named_env {
         assert!(
-            read_env.contains(name) || PENDING_ENV.contains(&name.as_str()),
+            read_env.contains(name),
             "{name} is set by the deploy files but tenx serve never reads it (it reads {read_env:?})"
         );
-    }
-    for name in PENDING_ENV {
-        assert!(
-            !read_env.contains(*name),
-            "{name} is read by settings.rs now: take it out of PENDING_ENV"
-        );
-        assert!(named_env.contains(*name), "{name} is no longer named by the files");
     }
 }
 

@@ -3,6 +3,7 @@
 //! of replicas started on it. Every scenario takes a [`Backend`], so the same test runs on each
 //! store that several processes can share.
 
+use crate::pg_schema::Schema;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -54,28 +55,12 @@ impl Backend {
 /// machine) with `?schema=tenx_replicas_<test>_<pid>_<time>`, which the store creates at open,
 /// so runs never see each other's rows and no replica recovers another test's threads.
 ///
-/// TODO(issue 15, the PostgreSQL store): `tenx serve --store postgres://…` is written on
-/// another branch. Until it is in the build, `tenx serve`'s settings refuse the URL and every
-/// `postgres_*` test says that it skips; once it is, they run the same scenarios as their
-/// `sqlite_*` twins with no change here. The merge should also (a) open the PostgreSQL store
-/// with `lease_ttl: resolved.lease_ttl` in `tenx::serve::open_store`, so `lease_ttl_seconds`
-/// reaches it (with the default 15 s lease the tests pass, only slower), and (b) drop the
-/// test's schema when the cluster ends (the tokio-postgres dev-dependency comes with it).
+/// The schema is dropped when the cluster ends ([`Cluster`] holds a [`Schema`]).
 pub fn postgres(test: &str) -> Option<Backend> {
     let Ok(url) = std::env::var("TENX_TEST_DATABASE_URL") else {
         eprintln!("skipped {test} on PostgreSQL: TENX_TEST_DATABASE_URL is not set");
         return None;
     };
-    let file = tenx::settings::FileSettings {
-        store: Some(url.clone()),
-        ..tenx::settings::FileSettings::default()
-    };
-    if tenx::settings::resolve(file, |_| None, tenx::settings::FlagSettings::default()).is_err() {
-        eprintln!(
-            "skipped {test} on PostgreSQL: this build of `tenx serve` has no PostgreSQL store yet (TODO issue 15)"
-        );
-        return None;
-    }
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -91,6 +76,8 @@ pub struct Cluster {
     artifact: PathBuf,
     config: PathBuf,
     pub payments: Payments,
+    /// PostgreSQL only: the test's schema, dropped last.
+    _schema: Option<Schema>,
 }
 
 impl Cluster {
@@ -106,12 +93,20 @@ impl Cluster {
         .unwrap();
         let config = dir.path().join("tenx.toml");
         std::fs::write(&config, SETTINGS).unwrap();
+        let schema = match &backend {
+            Backend::Sqlite => None,
+            Backend::Postgres(url) => url.rsplit_once("schema=").map(|(base, name)| Schema {
+                base: base.trim_end_matches(['?', '&']).to_owned(),
+                name: name.to_owned(),
+            }),
+        };
         Self {
             dir,
             backend,
             artifact,
             config,
             payments: Payments::start(),
+            _schema: schema,
         }
     }
 

@@ -2,8 +2,9 @@
 //! (this test binary re-run as [`replica::serve_child`]) on their own loopback ports, the refund
 //! example sealed, and a local payments stand-in that counts requests per `Idempotency-Key` and
 //! refunds per order. Every scenario takes the store as a parameter ([`cluster::Backend`]): it
-//! runs on SQLite (one file, its cross-process leases) and is written for PostgreSQL, whose
-//! tests skip until that store is in the build (see [`cluster::postgres`]).
+//! runs on SQLite (one file, its cross-process leases) and on PostgreSQL (a schema of its own
+//! per test, dropped at the end; skipped without `TENX_TEST_DATABASE_URL`, see
+//! [`cluster::postgres`]).
 //!
 //! - A pause made on A is answered on B (bound to its `interrupt_id`) and completes; the refund
 //!   happened once; a second answer is 409 `INTERRUPT_003` on either replica.
@@ -29,6 +30,8 @@ mod api;
 mod chaos;
 mod cluster;
 mod payments;
+#[path = "../common/pg_schema.rs"]
+mod pg_schema;
 mod replica;
 mod scenarios;
 

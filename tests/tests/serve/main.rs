@@ -27,6 +27,9 @@ mod logs;
 mod metrics;
 mod openapi;
 mod replica_stops;
+#[path = "../common/pg_schema.rs"]
+mod pg_schema;
+mod postgres;
 mod state_writes;
 mod streams;
 mod thread_writes;

@@ -127,7 +127,7 @@ fn data_dir(store: &StoreChoice) -> PathBuf {
             .parent()
             .filter(|dir| !dir.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        StoreChoice::Memory => PathBuf::from(".tenx"),
+        StoreChoice::Memory | StoreChoice::Postgres(_) => PathBuf::from(".tenx"),
     }
 }
 

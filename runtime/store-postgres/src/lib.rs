@@ -1,0 +1,31 @@
+//! The PostgreSQL store of the tenx runtime: [`PostgresStore`] implements
+//! [`tenx_engine::ports::Store`] over one PostgreSQL database, so several `tenx serve` replicas
+//! can share their threads.
+//!
+//! - **A pool** of connections (deadpool-postgres over tokio-postgres), every table in one
+//!   schema of the operator's choice ([`PostgresOptions::schema`], or `?schema=` in the URL).
+//!   No TLS yet: a URL that asks for it (`sslmode=require`, `verify-ca`, `verify-full`) is
+//!   refused with a clear error instead of silently connecting in the clear.
+//! - **Migrations** are numbered SQL files embedded with `include_str!`, applied at open (or
+//!   by [`migrate`], for an operator command) in one transaction under an advisory lock, so
+//!   replicas starting at once apply them once; a newer schema is refused.
+//! - **Every commit is one transaction** with the version check ([`queries`]).
+//! - **Locks** hold across replicas through expiring, renewed lease rows timed by the
+//!   database's clock ([`lease`]); a release wakes other replicas' waiters through
+//!   `LISTEN`/`NOTIFY`.
+//!
+//! The rules are documented for host authors in `docs/runtime.md`, "The PostgreSQL store".
+
+mod connect;
+mod error;
+pub mod lease;
+pub mod migrate;
+mod options;
+pub mod queries;
+mod store;
+mod wake;
+
+pub use connect::redact_url;
+pub use migrate::{migrate, schema_version};
+pub use options::PostgresOptions;
+pub use store::PostgresStore;

@@ -24,6 +24,9 @@
 //! A holder that stalls longer than the TTL (a paused VM) can lose its lease to another replica;
 //! commits stay safe even then, because every commit checks the thread's version and the stale
 //! holder's commit fails with `Conflict`.
+//!
+//! A lease receives the stop notices addressed to its holder id from before its row is taken
+//! until it is dropped ([`crate::stops`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,6 +39,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio::task::JoinHandle;
 
 use crate::error::{pool as pool_error, sql};
+use crate::stops::Stops;
 
 /// The in-process lock table.
 #[derive(Debug, Default, Clone)]
@@ -69,6 +73,8 @@ pub(crate) struct LeaseSettings {
     pub(crate) wake: Arc<tokio::sync::Notify>,
     /// The schema, announced with each release.
     pub(crate) schema: String,
+    /// Where the stop notices addressed to this store's leases are received.
+    pub(crate) stops: Arc<Stops>,
 }
 
 /// Takes the thread's lock: first in the process, then the lease row in the database.
@@ -94,7 +100,10 @@ pub(crate) async fn acquire(
         schema: settings.schema.clone(),
         renewer: None,
         taking: None,
+        stops: Arc::clone(&settings.stops),
     };
+    // Received from before the row can name this holder, so no stop addressed to it is missed.
+    lease.stops.hold(&lease.holder, &lease.thread_id);
     let ttl = millis(settings.ttl).max(1);
     loop {
         // Armed before trying, so a release announced while the statement runs is not missed.
@@ -134,6 +143,8 @@ pub(crate) struct PostgresLease {
     renewer: Option<JoinHandle<()>>,
     /// A `take` under way (only while [`acquire`] waits for it).
     taking: Option<JoinHandle<Result<bool, StoreError>>>,
+    /// Where its stop notices are received, until it is dropped.
+    stops: Arc<Stops>,
 }
 
 impl ThreadLease for PostgresLease {
@@ -144,6 +155,7 @@ impl ThreadLease for PostgresLease {
 
 impl Drop for PostgresLease {
     fn drop(&mut self) {
+        self.stops.release(&self.holder);
         if let Some(renewer) = self.renewer.take() {
             renewer.abort();
         }

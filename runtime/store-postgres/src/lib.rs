@@ -13,6 +13,8 @@
 //! - **Locks** hold across replicas through expiring, renewed lease rows timed by the
 //!   database's clock ([`lease`]); a release wakes other replicas' waiters through
 //!   `LISTEN`/`NOTIFY`.
+//! - **Stops** reach the replica holding the thread's lease as a `NOTIFY` addressed to that
+//!   lease ([`stops`]), heard on the same listening connection.
 //!
 //! The rules are documented for host authors in `docs/runtime.md`, "The PostgreSQL store".
 
@@ -22,6 +24,7 @@ pub mod lease;
 pub mod migrate;
 mod options;
 pub mod queries;
+pub mod stops;
 mod store;
 mod wake;
 

@@ -1,14 +1,17 @@
 //! [`PostgresStore`]: the [`Store`] port over one PostgreSQL schema. Every operation takes a
 //! pooled connection; commits and deletes run on a task of their own, so a caller that stops
 //! waiting never cuts one short (it is applied whole or not at all either way, and the
-//! connection goes back to the pool clean); locks go through [`crate::lease`].
+//! connection goes back to the pool clean); locks go through [`crate::lease`], stops between
+//! replicas through [`crate::stops`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
-use tenx_engine::ports::{Commit, Receipt, Record, Store, StoreError, ThreadLease, ThreadSummary};
+use tenx_engine::ports::{
+    Commit, Receipt, Record, StopHandler, StopKind, Store, StoreError, ThreadLease, ThreadSummary,
+};
 use tenx_engine::thread::ThreadRecord;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -17,6 +20,7 @@ use crate::connect::{pool, target};
 use crate::error::pool as pool_error;
 use crate::lease::{LeaseSettings, Locks, acquire, sweep_expired};
 use crate::queries::{self, Encoded};
+use crate::stops::Stops;
 use crate::{PostgresOptions, migrate};
 
 /// Threads, receipts, records and leases in one PostgreSQL schema (see the crate's docs).
@@ -30,6 +34,8 @@ pub struct PostgresStore {
     lease_poll: Duration,
     /// Woken by the listener when another replica releases a lease.
     wake: Arc<Notify>,
+    /// The stop notices addressed to this store's leases (heard by the listener).
+    stops: Arc<Stops>,
     /// The listener ([`crate::wake`]), stopped with the store.
     listener: JoinHandle<()>,
 }
@@ -53,10 +59,12 @@ impl PostgresStore {
             sweep_expired(&client).await?;
         }
         let wake = Arc::new(Notify::new());
+        let stops = Arc::new(Stops::new(&target.schema));
         let listener = crate::wake::start(
             target.config.clone(),
             target.schema.clone(),
             Arc::clone(&wake),
+            Arc::clone(&stops),
             options.connect_timeout,
         )
         .await;
@@ -68,6 +76,7 @@ impl PostgresStore {
             lease_ttl: options.lease_ttl,
             lease_poll: options.lease_poll,
             wake,
+            stops,
             listener,
         })
     }
@@ -181,9 +190,18 @@ impl Store for PostgresStore {
             poll: self.lease_poll,
             wake: Arc::clone(&self.wake),
             schema: self.schema.clone(),
+            stops: Arc::clone(&self.stops),
         };
         let lease = acquire(&self.locks, &self.pool, &settings, thread_id).await?;
         Ok(Box::new(lease))
+    }
+
+    async fn publish_stop(&self, thread_id: &str, kind: StopKind) -> Result<bool, StoreError> {
+        crate::stops::publish(&self.pool, &self.schema, thread_id, kind).await
+    }
+
+    fn subscribe_stops(&self, handler: std::sync::Weak<dyn StopHandler>) {
+        self.stops.subscribe(handler);
     }
 }
 

@@ -4,6 +4,9 @@
 //! and wakes its waiters at once. Polling every `lease_poll` stays as the fallback: for expired
 //! leases (a crashed holder sends nothing) and while the listening connection is down; it is
 //! re-established every second, waking the waiters each time in case a release was missed.
+//!
+//! The same connection `LISTEN`s for stop notices ([`crate::stops::CHANNEL`]) and hands them to
+//! the store's [`Stops`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,22 +15,26 @@ use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, NoTls};
 
+use crate::stops::Stops;
+
 /// The channel every tenx store notifies and listens on; the payload names the schema.
 pub(crate) const CHANNEL: &str = "tenx_leases";
 
-/// Starts the listener of `schema`'s releases, waking `wake`'s waiters; returns once it listens
+/// Starts the listener of `schema`'s releases, waking `wake`'s waiters, and of stop notices,
+/// handed to `stops`; returns once it listens
 /// (or after `wait`, polling alone until it does), with the task to abort when the store goes.
 pub(crate) async fn start(
     config: tokio_postgres::Config,
     schema: String,
     wake: Arc<Notify>,
+    stops: Arc<Stops>,
     wait: Duration,
 ) -> JoinHandle<()> {
     let (ready, listening) = oneshot::channel();
     let task = tokio::spawn(async move {
         let mut ready = Some(ready);
         loop {
-            let _ended = listen(&config, &schema, &wake, &mut ready).await;
+            let _ended = listen(&config, &schema, &wake, &stops, &mut ready).await;
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });
@@ -40,6 +47,7 @@ async fn listen(
     config: &tokio_postgres::Config,
     schema: &str,
     wake: &Notify,
+    stops: &Arc<Stops>,
     ready: &mut Option<oneshot::Sender<()>>,
 ) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
@@ -49,7 +57,8 @@ async fn listen(
         loop {
             match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
                 Some(Ok(AsyncMessage::Notification(notification))) => {
-                    if send.send(notification.payload().to_owned()).is_err() {
+                    let heard = (notification.channel().to_owned(), notification.payload().to_owned());
+                    if send.send(heard).is_err() {
                         return;
                     }
                 }
@@ -58,7 +67,9 @@ async fn listen(
             }
         }
     });
-    let listened = client.batch_execute(&format!("LISTEN {CHANNEL}")).await;
+    let listened = client
+        .batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {}", crate::stops::CHANNEL))
+        .await;
     if let Err(error) = listened {
         driver.abort();
         return Err(error);
@@ -68,8 +79,10 @@ async fn listen(
     }
     // A release may have gone unheard while not listening.
     wake.notify_waiters();
-    while let Some(payload) = payloads.recv().await {
-        if payload == schema {
+    while let Some((channel, payload)) = payloads.recv().await {
+        if channel == crate::stops::CHANNEL {
+            stops.received(&payload);
+        } else if payload == schema {
             wake.notify_waiters();
         }
     }

@@ -1,7 +1,8 @@
-//! Two `tenx serve` processes on one SQLite file: a stop or an `on_busy = "cancel"` sent to
-//! the replica that does *not* run the thread reaches the one that does (through the store's
-//! `stops` table). The run on A is held mid-step by a tool service that answers slowly; the
-//! request goes to B.
+//! Two `tenx serve` processes on one store: a stop or an `on_busy = "cancel"` sent to the
+//! replica that does *not* run the thread reaches the one that does (SQLite: through the
+//! store's `stops` table; PostgreSQL: a `NOTIFY` to the lease holder, on a schema of the test's
+//! own, skipped without `TENX_TEST_DATABASE_URL`). The run on A is held mid-step by a tool
+//! service that answers slowly; the request goes to B.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::binary::{SLOW_HTTP_PROGRAM, Serving, get, post, serve, slow_service};
 use super::harness::user;
+use crate::pg_schema::Schema;
 
 /// How long the tool service holds its answer: far longer than a stop may take to arrive.
 const HOLD: Duration = Duration::from_secs(8);
@@ -19,10 +21,40 @@ struct Pair {
     a: Serving,
     b: Serving,
     requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// PostgreSQL only: the test's schema, dropped after both replicas.
+    _schema: Option<Schema>,
 }
 
-/// Two replicas in one directory, so on one store file (`.tenx/`).
-fn pair() -> Pair {
+/// The store the two replicas share.
+enum Shared {
+    /// The SQLite file in their one directory (`.tenx/`).
+    Sqlite,
+    /// A PostgreSQL schema of the test's own.
+    Postgres(Schema),
+}
+
+impl Shared {
+    /// A schema of the test's own on `TENX_TEST_DATABASE_URL`, or `None` after saying the test
+    /// skips.
+    fn postgres(test: &str) -> Option<Self> {
+        let Some(base) = std::env::var("TENX_TEST_DATABASE_URL")
+            .ok()
+            .filter(|url| !url.trim().is_empty())
+        else {
+            eprintln!("skipped {test} on PostgreSQL: TENX_TEST_DATABASE_URL is not set");
+            return None;
+        };
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros();
+        let name = format!("tenx_stops_{test}_{}_{stamp}", std::process::id());
+        Some(Self::Postgres(Schema { base, name }))
+    }
+}
+
+/// Two replicas in one directory, on the shared store.
+fn pair(shared: Shared) -> Pair {
     let dir = tempfile::tempdir().unwrap();
     let artifact = dir.path().join("slow.tenxg");
     std::fs::write(
@@ -33,13 +65,26 @@ fn pair() -> Pair {
     let artifact = artifact.to_str().unwrap().to_owned();
     let (url, requests) = slow_service(HOLD);
     let vars = [("SLOW_URL", url.as_str())];
-    let a = serve(&[&artifact, "--port", "0"], &vars, dir.path());
-    let b = serve(&[&artifact, "--port", "0"], &vars, dir.path());
+    let (store, schema) = match shared {
+        Shared::Sqlite => (None, None),
+        Shared::Postgres(schema) => {
+            let separator = if schema.base.contains('?') { '&' } else { '?' };
+            let store = format!("{}{separator}schema={}", schema.base, schema.name);
+            (Some(store), Some(schema))
+        }
+    };
+    let mut args = vec![artifact.as_str(), "--port", "0"];
+    if let Some(store) = &store {
+        args.extend(["--store", store.as_str()]);
+    }
+    let a = serve(&args, &vars, dir.path());
+    let b = serve(&args, &vars, dir.path());
     Pair {
         _dir: dir,
         a,
         b,
         requests,
+        _schema: schema,
     }
 }
 
@@ -63,7 +108,29 @@ fn meta(state: &Value) -> &Value {
 
 #[tokio::test]
 async fn a_stop_sent_to_the_other_replica_stops_the_run_and_the_thread_stays_consistent() {
-    let pair = pair();
+    stop_across(pair(Shared::Sqlite)).await;
+}
+
+#[tokio::test]
+async fn a_stop_sent_to_the_other_replica_stops_the_run_on_postgres() {
+    if let Some(shared) = Shared::postgres("stop") {
+        stop_across(pair(shared)).await;
+    }
+}
+
+#[tokio::test]
+async fn on_busy_cancel_sent_to_the_other_replica_stops_the_run_there_and_runs_at_once() {
+    busy_cancel_across(pair(Shared::Sqlite)).await;
+}
+
+#[tokio::test]
+async fn on_busy_cancel_sent_to_the_other_replica_stops_the_run_there_on_postgres() {
+    if let Some(shared) = Shared::postgres("busy") {
+        busy_cancel_across(pair(shared)).await;
+    }
+}
+
+async fn stop_across(pair: Pair) {
     let run = held_on_a(&pair, "across").await;
     let asked = Instant::now();
     let (status, body) = post(&pair.b.base, "/v1/graph/stop", json!({"thread_id": "across"})).await;
@@ -110,9 +177,7 @@ async fn a_stop_sent_to_the_other_replica_stops_the_run_and_the_thread_stays_con
     assert_eq!(pair.requests.load(Ordering::SeqCst), 1, "the tool was sent once");
 }
 
-#[tokio::test]
-async fn on_busy_cancel_sent_to_the_other_replica_stops_the_run_there_and_runs_at_once() {
-    let pair = pair();
+async fn busy_cancel_across(pair: Pair) {
     let run = held_on_a(&pair, "busy").await;
     let asked = Instant::now();
     let (status, body) = post(

@@ -31,10 +31,6 @@ pub struct Cli {
 
 /// `tenx`'s subcommands.
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once per process, never moved in a loop"
-)]
 pub enum Command {
     /// Serve a sealed artifact (`.tenxg`) over HTTP.
     Serve(serve::ServeArgs),

@@ -193,12 +193,12 @@ pub async fn open_store(resolved: &settings::Resolved) -> Result<Arc<dyn Store>>
                 },
             )
             .await
-                .map_err(|error| {
-                    miette!(
-                        "cannot open the store `{}`: {error}",
-                        tenx_store_postgres::redact_url(url)
-                    )
-                })?,
+            .map_err(|error| {
+                miette!(
+                    "cannot open the store `{}`: {error}",
+                    tenx_store_postgres::redact_url(url)
+                )
+            })?,
         ),
     })
 }

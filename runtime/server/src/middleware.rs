@@ -78,11 +78,7 @@ fn cors(settings: &ServerSettings) -> CorsLayer {
 /// The request id and timestamp, the request's span and metrics, and the security headers: one
 /// layer, not three (every layer boxes the request's future and clones the service below it).
 /// The id is set for the whole request, so the span, the metrics and every body read it.
-async fn frame(
-    metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn frame(metrics: Option<std::sync::Arc<crate::metrics::Metrics>>, request: Request, next: Next) -> Response {
     let meta = RequestMeta::fresh();
     let mut response = meta
         .clone()

@@ -26,10 +26,10 @@ mod limits;
 mod logs;
 mod metrics;
 mod openapi;
-mod replica_stops;
 #[path = "../common/pg_schema.rs"]
 mod pg_schema;
 mod postgres;
+mod replica_stops;
 mod state_writes;
 mod streams;
 mod thread_writes;

@@ -1,5 +1,5 @@
 //! Latency of the PostgreSQL store:
-//! `DATABASE_URL=postgres://… cargo run --release -p tenx-store-postgres --example bench`.
+//! `DATABASE_URL=postgres://… cargo run --release -p tenx-store-postgres --example postgres_latency`.
 //!
 //! In a schema of its own (dropped at the end): commits one thread step after another (a
 //! checkpoint with a short conversation, a receipt and a record, as a tool step writes them),

@@ -1,5 +1,8 @@
-//! What the serve benchmark (`src/bin/serve/`) shares with its smoke test: the HTTP load
-//! generator and the bare axum JSON handler it measures as the ceiling.
+//! What the served benchmarks (`src/bin/serve/`, `src/bin/scale/`) share with each other and
+//! with their smoke test: the HTTP load generator, the bare axum JSON handler it measures as the
+//! ceiling, the server processes under load, and the payments stand-in that counts refunds.
 
 pub mod bare;
+pub mod child;
 pub mod load;
+pub mod standin;

@@ -3,6 +3,9 @@
 //! after another for a fixed time after a warm-up, or until a fixed number of requests is done.
 //! A sample is one [`Workload`] step: one request, or a pause plus its resume. Any answer but
 //! 200 (or a pause without an interrupt) fails the whole measurement with what came back.
+//! Against several servers ([`run_on`]) the clients are spread over them in turn, or, for a
+//! [`Workload::Handover`], every client talks to the first two: the pause to one, the resume to
+//! the other.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -38,6 +41,15 @@ pub enum Workload {
         /// Whether the sample also resumes the run with `{"approved": true}`.
         resume: bool,
     },
+    /// The pause of [`Workload::Pause`] sent to the first server and its resume (approved,
+    /// bound to the `interrupt_id`) to the second, so the resume takes the thread's lock that
+    /// another replica held last.
+    Handover {
+        /// The user message that pauses the run.
+        message: String,
+        /// The new threads' ids start with this; each sample adds its sequence number.
+        prefix: String,
+    },
 }
 
 /// How long a measurement runs.
@@ -69,6 +81,10 @@ pub struct Figures {
     pub p50_us: f64,
     /// 99th percentile latency of a sample, in microseconds.
     pub p99_us: f64,
+    /// Median latency of the resume alone in a timed pause + resume sample (NaN without one).
+    pub resume_p50_us: f64,
+    /// 99th percentile latency of the resume alone (NaN without one).
+    pub resume_p99_us: f64,
 }
 
 /// Runs `workload` against `addr` with `clients` concurrent connections until `until`.
@@ -77,6 +93,22 @@ pub struct Figures {
 ///
 /// A connection that cannot be made, a transport error, or an answer that is not 200.
 pub async fn run(addr: SocketAddr, workload: &Workload, clients: usize, until: Until) -> Result<Figures, String> {
+    run_on(&[addr], workload, clients, until).await
+}
+
+/// Runs `workload` against several servers: client `i` on `addrs[i % addrs.len()]`, or, for a
+/// [`Workload::Handover`], every client on both `addrs[0]` (pauses) and `addrs[1]` (resumes).
+///
+/// # Errors
+///
+/// No address (or fewer than two for a handover), a connection that cannot be made, a
+/// transport error, or an answer that is not 200.
+pub async fn run_on(
+    addrs: &[SocketAddr],
+    workload: &Workload,
+    clients: usize,
+    until: Until,
+) -> Result<Figures, String> {
     let shared = Arc::new(Shared {
         workload: workload.clone(),
         until,
@@ -84,18 +116,31 @@ pub async fn run(addr: SocketAddr, workload: &Workload, clients: usize, until: U
         started: Instant::now(),
     });
     let mut handles = Vec::with_capacity(clients);
-    for _ in 0..clients {
-        let sender = connect(addr).await?;
+    for index in 0..clients {
+        let senders = match workload {
+            Workload::Handover { .. } => match addrs {
+                [pause, resume, ..] => vec![connect(*pause).await?, connect(*resume).await?],
+                _ => return Err("a handover needs two servers".to_owned()),
+            },
+            _ => {
+                let addr = addrs
+                    .get(index % addrs.len().max(1))
+                    .ok_or("no server to send the load to")?;
+                vec![connect(*addr).await?]
+            }
+        };
         let shared = Arc::clone(&shared);
-        handles.push(tokio::spawn(client(sender, shared)));
+        handles.push(tokio::spawn(client(senders, shared)));
     }
     let mut latencies: Vec<u32> = Vec::new();
+    let mut resumes: Vec<u32> = Vec::new();
     let mut failure = None;
     let mut done = 0;
     for handle in handles {
         match handle.await {
             Ok(Ok(outcome)) => {
                 latencies.extend(outcome.latencies);
+                resumes.extend(outcome.resumes);
                 done += outcome.done;
             }
             Ok(Err(error)) => failure = failure.or(Some(error)),
@@ -110,18 +155,7 @@ pub async fn run(addr: SocketAddr, workload: &Workload, clients: usize, until: U
         Until::Count(_) => shared.started.elapsed().as_secs_f64(),
     };
     latencies.sort_unstable();
-    let at = |share: f64| {
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "an index into the sorted samples, within 0..len"
-        )]
-        let index = ((latencies.len() as f64) * share) as usize;
-        latencies
-            .get(index.min(latencies.len().saturating_sub(1)))
-            .map_or(f64::NAN, |&micros| f64::from(micros))
-    };
+    resumes.sort_unstable();
     #[expect(clippy::cast_precision_loss, reason = "a count to print")]
     let throughput = latencies.len() as f64 / seconds;
     Ok(Figures {
@@ -129,9 +163,25 @@ pub async fn run(addr: SocketAddr, workload: &Workload, clients: usize, until: U
         samples: latencies.len(),
         done,
         throughput,
-        p50_us: at(0.50),
-        p99_us: at(0.99),
+        p50_us: at(&latencies, 0.50),
+        p99_us: at(&latencies, 0.99),
+        resume_p50_us: at(&resumes, 0.50),
+        resume_p99_us: at(&resumes, 0.99),
     })
+}
+
+/// The `share` quantile of sorted microseconds (NaN when there are none).
+fn at(sorted: &[u32], share: f64) -> f64 {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "an index into the sorted samples, within 0..len"
+    )]
+    let index = ((sorted.len() as f64) * share) as usize;
+    sorted
+        .get(index.min(sorted.len().saturating_sub(1)))
+        .map_or(f64::NAN, |&micros| f64::from(micros))
 }
 
 struct Shared {
@@ -143,6 +193,7 @@ struct Shared {
 
 struct Outcome {
     latencies: Vec<u32>,
+    resumes: Vec<u32>,
     done: u64,
 }
 
@@ -161,8 +212,9 @@ async fn connect(addr: SocketAddr) -> Result<SendRequest<Full<Bytes>>, String> {
     Ok(sender)
 }
 
-async fn client(mut sender: SendRequest<Full<Bytes>>, shared: Arc<Shared>) -> Result<Outcome, String> {
+async fn client(mut senders: Vec<SendRequest<Full<Bytes>>>, shared: Arc<Shared>) -> Result<Outcome, String> {
     let mut latencies = Vec::new();
+    let mut resumes = Vec::new();
     let mut done = 0;
     loop {
         let sequence = shared.next.fetch_add(1, Ordering::Relaxed);
@@ -177,7 +229,7 @@ async fn client(mut sender: SendRequest<Full<Bytes>>, shared: Arc<Shared>) -> Re
             break;
         }
         let started = Instant::now();
-        sample(&mut sender, &shared.workload, sequence).await?;
+        let resumed = sample(&mut senders, &shared.workload, sequence).await?;
         let took = started.elapsed();
         done += 1;
         let in_window = match shared.until {
@@ -185,39 +237,61 @@ async fn client(mut sender: SendRequest<Full<Bytes>>, shared: Arc<Shared>) -> Re
             Until::Elapsed { warm_up, measure } => shared.started.elapsed() <= warm_up + measure,
         };
         if timed && in_window {
-            latencies.push(u32::try_from(took.as_micros()).unwrap_or(u32::MAX));
+            latencies.push(micros(took));
+            resumes.extend(resumed.map(micros));
         }
     }
-    Ok(Outcome { latencies, done })
+    Ok(Outcome {
+        latencies,
+        resumes,
+        done,
+    })
 }
 
-/// One sample of `workload`; `sequence` numbers it among all clients.
-async fn sample(sender: &mut SendRequest<Full<Bytes>>, workload: &Workload, sequence: u64) -> Result<(), String> {
-    match workload {
+fn micros(took: Duration) -> u32 {
+    u32::try_from(took.as_micros()).unwrap_or(u32::MAX)
+}
+
+/// One sample of `workload` on the client's connections (the first, and for a handover the
+/// second for the resume); `sequence` numbers it among all clients. The resume's own time when
+/// there was one.
+async fn sample(
+    senders: &mut [SendRequest<Full<Bytes>>],
+    workload: &Workload,
+    sequence: u64,
+) -> Result<Option<Duration>, String> {
+    let (message, prefix, resume, on_other) = match workload {
         Workload::Post { path, body } => {
+            let sender = senders.first_mut().ok_or("no connection")?;
             post(sender, path, body.clone()).await?;
-            Ok(())
+            return Ok(None);
         }
         Workload::Pause {
             message,
             prefix,
             resume,
-        } => {
-            let thread = format!("{prefix}{sequence}");
-            let ask = json!({
-                "messages": [{"role": "user", "content": [{"type": "text", "text": message}]}],
-                "config": {"thread_id": thread},
-                "response_granularity": "full",
-            });
-            let paused = post(sender, "/v1/graph/invoke", Bytes::from(ask.to_string())).await?;
-            let interrupt = interrupt_id(&paused, "data.state.execution_meta")
-                .ok_or_else(|| format!("thread {thread} did not pause at an interrupt"))?;
-            if *resume {
-                post(sender, "/v1/graph/invoke", resume_body(&thread, &interrupt)).await?;
-            }
-            Ok(())
-        }
+        } => (message, prefix, *resume, false),
+        Workload::Handover { message, prefix } => (message, prefix, true, true),
+    };
+    let thread = format!("{prefix}{sequence}");
+    let ask = json!({
+        "messages": [{"role": "user", "content": [{"type": "text", "text": message}]}],
+        "config": {"thread_id": thread},
+        "response_granularity": "full",
+    });
+    let sender = senders.first_mut().ok_or("no connection")?;
+    let paused = post(sender, "/v1/graph/invoke", Bytes::from(ask.to_string())).await?;
+    let interrupt = interrupt_id(&paused, "data.state.execution_meta")
+        .ok_or_else(|| format!("thread {thread} did not pause at an interrupt"))?;
+    if !resume {
+        return Ok(None);
     }
+    let sender = senders
+        .get_mut(usize::from(on_other))
+        .ok_or("no second connection for the handover")?;
+    let started = Instant::now();
+    post(sender, "/v1/graph/invoke", resume_body(&thread, &interrupt)).await?;
+    Ok(Some(started.elapsed()))
 }
 
 /// The resume that approves `interrupt` on `thread`.

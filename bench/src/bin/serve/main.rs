@@ -20,22 +20,21 @@
 //! is the median over rounds. `TENX_BENCH_PAUSED` (10000) threads for the memory figure;
 //! `TENX_BENCH_REFERENCE=skip` leaves the reference server out.
 
-mod child;
 mod paused;
 mod reference;
 mod report;
-mod standin;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::json;
 use tenx_bench::load::{self, Figures, Until, Workload};
 
-use crate::child::Server;
+use tenx_bench::child::{self, Server, build_artifact, root, setting};
+use tenx_bench::standin;
 
 /// The concurrencies every scenario runs at.
 pub(crate) const CLIENTS: [usize; 3] = [1, 16, 64];
@@ -86,13 +85,6 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
 }
 
 async fn bench() -> Result<(), String> {
@@ -189,39 +181,5 @@ fn plain(text: &str) -> Workload {
     Workload::Post {
         path: "/v1/graph/invoke".to_owned(),
         body: Bytes::from(body.to_string()),
-    }
-}
-
-/// The workspace root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-/// Seals `examples/refund_approval/main.tenx` with the release `tenxc` into `target/bench/`.
-fn build_artifact(root: &Path) -> Result<PathBuf, String> {
-    let tenxc = root.join("target/release/tenxc");
-    let source = root.join("examples/refund_approval/main.tenx");
-    let out = root.join("target/bench/refund_approval.tenxg");
-    std::fs::create_dir_all(root.join("target/bench")).map_err(|error| format!("creating target/bench: {error}"))?;
-    let built = Command::new(&tenxc)
-        .arg("build")
-        .arg(&source)
-        .arg("-o")
-        .arg(&out)
-        .output();
-    match built {
-        Ok(output) if output.status.success() => Ok(out),
-        Ok(output) => Err(format!(
-            "`tenxc build {}` failed: {}",
-            source.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
-        Err(error) => Err(format!(
-            "running {}: {error} (cargo build --release -p tenxc)",
-            tenxc.display()
-        )),
     }
 }

@@ -10,8 +10,8 @@ use bytes::Bytes;
 use hyper::Method;
 use tenx_bench::load::{self, Until, Workload};
 
-use crate::child::{Memory, Server};
-use crate::standin::StandIn;
+use tenx_bench::child::{Memory, Server};
+use tenx_bench::standin::StandIn;
 
 const PREFIX: &str = "paused-";
 const CLIENTS: usize = 16;

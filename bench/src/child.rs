@@ -1,24 +1,26 @@
 //! The servers under load, each its own process on a free loopback port: the release
-//! `tenx serve` (memory or SQLite store, data in a temporary directory), and the bare handler
-//! (this binary re-run as `serve bare`). Dropping one kills it. Its memory is read from
-//! `/proc/PID/status`.
+//! `tenx serve` (memory, SQLite or PostgreSQL store, data in a temporary directory), and the
+//! bare handler (the benchmark binary re-run as `serve bare`). Dropping one kills it. Its memory is read from
+//! `/proc/PID/status`. Also what both benchmarks set up alike: the workspace root, the sealed
+//! refund example, the `TENX_BENCH_*` settings.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 /// The argument that runs the bare handler's child.
-pub(crate) const BARE: &str = "bare";
+pub const BARE: &str = "bare";
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A running server process.
-pub(crate) struct Server {
+pub struct Server {
     child: Child,
-    pub(crate) addr: SocketAddr,
+    /// Where it listens.
+    pub addr: SocketAddr,
 }
 
 impl Drop for Server {
@@ -30,21 +32,22 @@ impl Drop for Server {
 
 /// Resident memory of a process, in bytes: now and its peak.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Memory {
-    pub(crate) rss: u64,
-    pub(crate) peak: u64,
+pub struct Memory {
+    /// `VmRSS`.
+    pub rss: u64,
+    /// `VmHWM`.
+    pub peak: u64,
 }
 
 impl Server {
     /// `tenx serve ARTIFACT --port 0 --store STORE --data-dir DIR/data` in `dir` (so no
-    /// `tenx.toml` of the workspace is read), its tools pointed at the stand-in.
-    pub(crate) fn tenx(
-        tenx: &Path,
-        artifact: &Path,
-        store: &str,
-        dir: &Path,
-        standin: SocketAddr,
-    ) -> Result<Self, String> {
+    /// `tenx.toml` of the workspace is read), its tools pointed at the stand-in. `store` is
+    /// `memory`, `sqlite` or a `postgres://` URL (named only as `postgres` in errors).
+    ///
+    /// # Errors
+    ///
+    /// The process cannot start, or prints no address within a minute.
+    pub fn tenx(tenx: &Path, artifact: &Path, store: &str, dir: &Path, standin: SocketAddr) -> Result<Self, String> {
         let url = format!("http://{standin}");
         let mut command = Command::new(tenx);
         command
@@ -67,11 +70,20 @@ impl Server {
             .map_err(|error| format!("starting {}: {error}", tenx.display()))?;
         let lines = child.stderr.take().map(|stderr| reader(BufReader::new(stderr)));
         let addr = listening(lines, "tenx serve: listening on http://");
-        Self::started(child, addr, &format!("tenx serve ({store})"))
+        let name = if store.starts_with("postgres") {
+            "postgres"
+        } else {
+            store
+        };
+        Self::started(child, addr, &format!("tenx serve ({name})"))
     }
 
     /// The bare handler: this binary as `serve bare`, which prints its address on stdout.
-    pub(crate) fn bare() -> Result<Self, String> {
+    ///
+    /// # Errors
+    ///
+    /// The process cannot start, or prints no address within a minute.
+    pub fn bare() -> Result<Self, String> {
         let exe = std::env::current_exe().map_err(|error| format!("finding the bench binary: {error}"))?;
         let mut child = Command::new(exe)
             .arg(BARE)
@@ -97,7 +109,11 @@ impl Server {
     }
 
     /// The process's resident memory now and at its peak (`VmRSS`, `VmHWM`).
-    pub(crate) fn memory(&self) -> Result<Memory, String> {
+    ///
+    /// # Errors
+    ///
+    /// `/proc/PID/status` cannot be read or lacks the fields.
+    pub fn memory(&self) -> Result<Memory, String> {
         let path = format!("/proc/{}/status", self.child.id());
         let status = std::fs::read_to_string(&path).map_err(|error| format!("reading {path}: {error}"))?;
         let field = |name: &str| -> Option<u64> {
@@ -146,7 +162,11 @@ fn listening(lines: Option<mpsc::Receiver<String>>, prefix: &str) -> Result<Sock
 
 /// The bare handler's child: serves on a free loopback port (a multi-threaded runtime, as
 /// `tenx serve` has) and prints the address.
-pub(crate) fn bare_child() -> Result<(), String> {
+///
+/// # Errors
+///
+/// The runtime, the socket or the server fails.
+pub fn bare_child() -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -159,8 +179,56 @@ pub(crate) fn bare_child() -> Result<(), String> {
             .local_addr()
             .map_err(|error| format!("the bare handler's address: {error}"))?;
         println!("{addr}");
-        tenx_bench::bare::serve(listener)
+        crate::bare::serve(listener)
             .await
             .map_err(|error| format!("the bare handler failed: {error}"))
     })
+}
+
+/// A whole-number setting from the environment, or `default` when unset or not a number.
+#[must_use]
+pub fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The workspace root.
+#[must_use]
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// Seals `examples/refund_approval/main.tenx` with the release `tenxc` into `target/bench/`.
+///
+/// # Errors
+///
+/// `tenxc` is missing or the build fails (with what it said).
+pub fn build_artifact(root: &Path) -> Result<PathBuf, String> {
+    let tenxc = root.join("target/release/tenxc");
+    let source = root.join("examples/refund_approval/main.tenx");
+    let out = root.join("target/bench/refund_approval.tenxg");
+    std::fs::create_dir_all(root.join("target/bench")).map_err(|error| format!("creating target/bench: {error}"))?;
+    let built = Command::new(&tenxc)
+        .arg("build")
+        .arg(&source)
+        .arg("-o")
+        .arg(&out)
+        .output();
+    match built {
+        Ok(output) if output.status.success() => Ok(out),
+        Ok(output) => Err(format!(
+            "`tenxc build {}` failed: {}",
+            source.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+        Err(error) => Err(format!(
+            "running {}: {error} (cargo build --release -p tenxc)",
+            tenxc.display()
+        )),
+    }
 }

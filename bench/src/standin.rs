@@ -13,14 +13,19 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 /// The running stand-in.
-pub(crate) struct StandIn {
-    pub(crate) addr: SocketAddr,
+pub struct StandIn {
+    /// Where both services listen.
+    pub addr: SocketAddr,
     refunds: Arc<AtomicU64>,
 }
 
 impl StandIn {
     /// Binds a free loopback port and serves on a thread of its own.
-    pub(crate) fn start() -> Result<Self, String> {
+    ///
+    /// # Errors
+    ///
+    /// The port, the runtime or the thread cannot be had.
+    pub fn start() -> Result<Self, String> {
         let listener =
             std::net::TcpListener::bind("127.0.0.1:0").map_err(|error| format!("binding the stand-in: {error}"))?;
         let addr = listener
@@ -53,7 +58,8 @@ impl StandIn {
     }
 
     /// Refunds asked for so far.
-    pub(crate) fn refunds(&self) -> u64 {
+    #[must_use]
+    pub fn refunds(&self) -> u64 {
         self.refunds.load(Ordering::Relaxed)
     }
 }

@@ -47,7 +47,8 @@ async fn each_request_logs_its_id_route_status_and_latency_and_never_a_token_or_
     let server = Server::start(refund_example(), refund_tools(), with_auth()).await;
     let bearer = token("log-user", json!({}));
     let alice = server.as_user(&bearer);
-    let secret_text = "my card number is 4111-1111";
+    // Markers with letters outside hex, so a random request id or a port can never contain them.
+    let secret_text = "my card number is 4111-1111-kq";
     let response = alice
         .request(reqwest::Method::POST, "/v1/graph/invoke")
         .json(&json!({"messages": [user(secret_text)], "config": {"thread_id": "logged-thread"}}))
@@ -58,7 +59,7 @@ async fn each_request_logs_its_id_route_status_and_latency_and_never_a_token_or_
     let request_id = response.headers()["x-request-id"].to_str().unwrap().to_owned();
     let _ = response.text().await.unwrap();
     let response = alice
-        .request(reqwest::Method::GET, "/v1/threads/logged-thread/messages?search=4111")
+        .request(reqwest::Method::GET, "/v1/threads/logged-thread/messages?search=visa-4111-kq")
         .send()
         .await
         .unwrap();
@@ -83,7 +84,8 @@ async fn each_request_logs_its_id_route_status_and_latency_and_never_a_token_or_
         bearer.as_str(),
         SECRET,
         secret_text,
-        "4111",
+        "4111-1111-kq",
+        "visa-4111-kq",
         "logged-thread",
         "log-user",
     ] {

@@ -5,9 +5,10 @@
 //!    order; an entry nobody holds or awaits is forgotten), so the callers of one store queue
 //!    without touching the database.
 //! 2. **Across replicas**: a lease row in `locks` (thread id, a holder id unique to this lease,
-//!    `expires_at`). Taking it is one statement that inserts the row, or takes it over when it
-//!    has expired; a waiter tries again when a release is announced (`NOTIFY`, [`crate::wake`])
-//!    or every `lease_poll` at the latest. While held, a renewal task moves
+//!    `expires_at`, how many replicas wait for it). Taking it is one statement that inserts the
+//!    row, takes it over when it has expired, or else counts one more waiter; a waiter tries
+//!    again when a release is announced (`NOTIFY`, [`crate::wake`], sent only when the row
+//!    counted a waiter) or every `lease_poll` at the latest. While held, a renewal task moves
 //!    `expires_at` to now + `lease_ttl` every third of the TTL; dropping the lease deletes the
 //!    row, and only then lets the next local waiter in. A crashed replica renews nothing, so its
 //!    leases free themselves after at most `lease_ttl`.
@@ -202,23 +203,31 @@ fn start_renewer(pool: &Pool, thread_id: &str, holder: &str, ttl: Duration) -> J
     })
 }
 
-/// Inserts the lease row, or takes it over when it has expired. Whether this holder has it.
+/// Inserts the lease row, or takes it over when it has expired. Whether this holder has it; a
+/// take that finds the lease held counts itself among its waiters, so the release announces
+/// itself ([`release`]).
 async fn take(pool: &Pool, thread_id: &str, holder: &str, ttl: i64) -> Result<bool, StoreError> {
     let doing = format!("taking the lease of thread '{thread_id}'");
     let client = pool.get().await.map_err(|error| pool_error(&doing, &error))?;
+    // One statement either way: an expired row is taken over (no waiters yet), a live one only
+    // gains a waiter; `RETURNING` says whose the row is now. The three tests of expiry read
+    // `statement_timestamp()`, one instant for the whole statement, so they cannot disagree.
     let statement = client
         .prepare_cached(
-            "INSERT INTO locks (thread_id, holder, expires_at)
-               VALUES ($1, $2, clock_timestamp() + $3::int8 * interval '1 millisecond')
-             ON CONFLICT (thread_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-             WHERE locks.expires_at <= clock_timestamp()",
+            "INSERT INTO locks AS held (thread_id, holder, expires_at, waiters)
+               VALUES ($1, $2, clock_timestamp() + $3::int8 * interval '1 millisecond', 0)
+             ON CONFLICT (thread_id) DO UPDATE SET
+               holder = CASE WHEN held.expires_at <= statement_timestamp() THEN excluded.holder ELSE held.holder END,
+               expires_at = CASE WHEN held.expires_at <= statement_timestamp() THEN excluded.expires_at ELSE held.expires_at END,
+               waiters = CASE WHEN held.expires_at <= statement_timestamp() THEN 0 ELSE held.waiters + 1 END
+             RETURNING held.holder = $2",
         )
         .await
         .map_err(|error| sql(&doing, &error))?;
     client
-        .execute(&statement, &[&thread_id, &holder, &ttl])
+        .query_one(&statement, &[&thread_id, &holder, &ttl])
         .await
-        .map(|changed| changed == 1)
+        .and_then(|row| row.try_get(0))
         .map_err(|error| sql(&doing, &error))
 }
 
@@ -240,15 +249,16 @@ async fn renew(pool: &Pool, thread_id: &str, holder: &str, ttl: i64) -> Result<b
         .map_err(|error| sql(&doing, &error))
 }
 
-/// Deletes this holder's lease row (not another holder's), and announces it to the waiters of
-/// every replica when there was one.
+/// Deletes this holder's lease row (not another holder's), and announces it to the replicas
+/// when some replica waits for it (a failed take counted itself in `waiters`); a release
+/// nobody waits for notifies nobody, so it never queues behind other releases' notifications.
 async fn release(pool: &Pool, thread_id: &str, holder: &str, schema: &str) -> Result<(), StoreError> {
     let doing = format!("releasing the lease of thread '{thread_id}'");
     let client = pool.get().await.map_err(|error| pool_error(&doing, &error))?;
     let statement = client
         .prepare_cached(&format!(
-            "WITH released AS (DELETE FROM locks WHERE thread_id = $1 AND holder = $2 RETURNING 1)
-             SELECT pg_notify('{}', $3) FROM released",
+            "WITH released AS (DELETE FROM locks WHERE thread_id = $1 AND holder = $2 RETURNING waiters)
+             SELECT pg_notify('{}', $3) FROM released WHERE waiters > 0",
             crate::wake::CHANNEL
         ))
         .await

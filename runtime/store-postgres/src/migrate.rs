@@ -13,7 +13,10 @@ use crate::connect::{pool, target};
 use crate::error::{pool as pool_error, sql};
 
 /// The migrations, in order: migration `n` (1-based) brings the schema to version `n`.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_initial.sql"),
+    include_str!("../migrations/0002_lock_waiters.sql"),
+];
 
 /// The advisory lock class of migrations ("tenx" in ASCII); the key is the schema's hash.
 const MIGRATION_LOCK: i32 = 0x7465_6e78;

@@ -1,9 +1,10 @@
 //! The store's SQL, one async function per [`tenx_engine::ports::Store`] operation, on a pooled
 //! connection. A commit is first encoded whole ([`Encoded`]: JSON text, every number checked
-//! to fit `bigint`), so nothing is sent unless all of it can be written; then it is one
-//! transaction that takes the advisory locks of the threads it touches (in a fixed order), checks
-//! the version, and writes the thread, its receipts and its records. Returning early drops the
-//! transaction, which rolls it back, so nothing is ever half-applied.
+//! to fit `bigint`), so nothing is sent unless all of it can be written. A commit of the thread
+//! alone is then one statement that checks the version as it writes; one with receipts or
+//! records is one transaction that takes the advisory locks of the threads it touches (in a
+//! fixed order) and writes the thread the same way, then its receipts and records. Returning
+//! early drops the transaction, which rolls it back, so nothing is ever half-applied.
 //!
 //! What is read back is checked, not trusted: JSON that does not parse, a checkpoint whose id or
 //! version disagrees with its row, or a negative number is `StoreError::Failed` naming what is
@@ -193,60 +194,26 @@ pub(crate) async fn load(client: &Client, thread_id: &str) -> Result<Option<Thre
 }
 
 /// Applies an encoded commit whole, or nothing of it (see [`Commit`]).
+///
+/// A commit of the thread alone (most of a run's) is one statement and no explicit transaction:
+/// the version check and the write are the same statement ([`write_thread`]), and PostgreSQL's
+/// row lock orders two writers of one thread (the second re-reads the row the first committed
+/// and matches no version). A commit with receipts or records is one transaction that first
+/// takes its threads' advisory locks, so its records follow commit order per thread.
 pub(crate) async fn commit(client: &mut Client, commit: &Encoded) -> Result<(), StoreError> {
+    if commit.receipts.is_empty() && commit.records.is_empty() {
+        return match &commit.thread {
+            Some(thread) => write_thread(&*client, thread, commit.expected_version).await,
+            None => Ok(()),
+        };
+    }
     let transaction = client
         .transaction()
         .await
         .map_err(|error| sql("starting a commit", &error))?;
     lock_threads(&transaction, &commit.threads).await?;
     if let Some(thread) = &commit.thread {
-        let id = &thread.thread_id;
-        let stored: Option<i64> = transaction
-            .query_opt("SELECT version FROM threads WHERE thread_id = $1", &[id])
-            .await
-            .and_then(|row| row.map(|row| row.try_get(0)).transpose())
-            .map_err(|error| sql(&format!("reading the version of thread '{id}'"), &error))?;
-        let matches = match (stored, commit.expected_version) {
-            (None, None) => true,
-            (Some(stored), Some(Some(expected))) => stored == expected,
-            _ => false,
-        };
-        if !matches {
-            return Err(StoreError::Conflict);
-        }
-        let statement = transaction
-            .prepare_cached(
-                "INSERT INTO threads (thread_id, owner, artifact_id, graph, version, created_at, updated_at, unfinished, record)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                 ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, artifact_id = excluded.artifact_id,
-                   graph = excluded.graph, version = excluded.version, created_at = excluded.created_at,
-                   updated_at = excluded.updated_at, unfinished = excluded.unfinished, record = excluded.record",
-            )
-            .await
-            .map_err(|error| sql(&format!("writing thread '{id}'"), &error))?;
-        transaction
-            .execute(
-                &statement,
-                &[
-                    id,
-                    &thread.owner,
-                    &thread.artifact_id,
-                    &thread.graph,
-                    &thread.version,
-                    &thread.created_at,
-                    &thread.updated_at,
-                    &thread.unfinished,
-                    &thread.record,
-                ],
-            )
-            .await
-            .map_err(|error| {
-                if is_unique_violation(&error) {
-                    StoreError::Conflict
-                } else {
-                    sql(&format!("writing thread '{id}'"), &error)
-                }
-            })?;
+        write_thread(&transaction, thread, commit.expected_version).await?;
     }
     if !commit.receipts.is_empty() {
         let statement = transaction
@@ -289,6 +256,81 @@ pub(crate) async fn commit(client: &mut Client, commit: &Encoded) -> Result<(), 
         }
     }
     transaction.commit().await.map_err(|error| sql("committing", &error))
+}
+
+/// Writes the thread if its stored version is the expected one, in one statement: a new thread
+/// (`expected` is `None`) is inserted unless a row exists, an existing one is updated only where
+/// its version matches. No row written is `Conflict`, and nothing is applied.
+async fn write_thread(
+    client: &impl deadpool_postgres::GenericClient,
+    thread: &ThreadRow,
+    expected: Option<Option<i64>>,
+) -> Result<(), StoreError> {
+    let id = &thread.thread_id;
+    let doing = format!("writing thread '{id}'");
+    let written = match expected {
+        // A version no stored row can have (it does not fit `bigint`).
+        Some(None) => return Err(StoreError::Conflict),
+        None => {
+            let statement = client
+                .prepare_cached(
+                    "INSERT INTO threads (thread_id, owner, artifact_id, graph, version, created_at, updated_at, unfinished, record)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                     ON CONFLICT (thread_id) DO NOTHING",
+                )
+                .await
+                .map_err(|error| sql(&doing, &error))?;
+            client
+                .execute(
+                    &statement,
+                    &[
+                        id,
+                        &thread.owner,
+                        &thread.artifact_id,
+                        &thread.graph,
+                        &thread.version,
+                        &thread.created_at,
+                        &thread.updated_at,
+                        &thread.unfinished,
+                        &thread.record,
+                    ],
+                )
+                .await
+        }
+        Some(Some(expected)) => {
+            let statement = client
+                .prepare_cached(
+                    "UPDATE threads SET owner = $2, artifact_id = $3, graph = $4, version = $5, created_at = $6,
+                       updated_at = $7, unfinished = $8, record = $9
+                     WHERE thread_id = $1 AND version = $10",
+                )
+                .await
+                .map_err(|error| sql(&doing, &error))?;
+            client
+                .execute(
+                    &statement,
+                    &[
+                        id,
+                        &thread.owner,
+                        &thread.artifact_id,
+                        &thread.graph,
+                        &thread.version,
+                        &thread.created_at,
+                        &thread.updated_at,
+                        &thread.unfinished,
+                        &thread.record,
+                        &expected,
+                    ],
+                )
+                .await
+        }
+    };
+    match written {
+        Ok(1) => Ok(()),
+        Ok(_) => Err(StoreError::Conflict),
+        Err(error) if is_unique_violation(&error) => Err(StoreError::Conflict),
+        Err(error) => Err(sql(&doing, &error)),
+    }
 }
 
 /// The receipt of `(thread_id, key)`, if any.

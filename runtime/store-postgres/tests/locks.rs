@@ -311,3 +311,89 @@ async fn a_release_wakes_another_replicas_waiter_at_once() {
         until_released(&schema).await;
     }
 }
+
+/// The releases of `schema` announced on `tenx_leases` from now on, as they are heard.
+async fn announced_releases(schema: &TestSchema) -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (client, mut connection) = tokio_postgres::connect(&schema.base, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let (send, heard) = tokio::sync::mpsc::unbounded_channel();
+    let ours = schema.schema.clone();
+    tokio::spawn(async move {
+        // Other tests' schemas announce on the same channel: only this schema's count.
+        while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+            if let tokio_postgres::AsyncMessage::Notification(notification) = message
+                && notification.payload() == ours
+                && send.send(()).is_err()
+            {
+                return;
+            }
+        }
+    });
+    client.batch_execute("LISTEN tenx_leases").await.unwrap();
+    // The client must outlive the test's listening; its connection task holds the socket.
+    std::mem::forget(client);
+    heard
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_is_announced_only_when_another_replica_waits_for_it() {
+    let schema = schema_or_skip!();
+    let slow = tenx_store_postgres::PostgresOptions {
+        lease_poll: Duration::from_secs(10),
+        ..schema.options()
+    };
+    let first = schema.open().await;
+    let second = Arc::new(
+        tenx_store_postgres::PostgresStore::open(&schema.base, slow)
+            .await
+            .unwrap(),
+    );
+    let mut heard = announced_releases(&schema).await;
+
+    // Nobody waits: ten releases, and not one notification.
+    for _ in 0..10 {
+        drop(first.lock("alone").await.unwrap());
+        until_released(&schema).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(heard.try_recv().is_err(), "a release nobody waited for was announced");
+
+    // A waiter on the other store counts itself in the row, and the release announces itself.
+    let lease = first.lock("t").await.unwrap();
+    let waiter = {
+        let second = Arc::clone(&second);
+        tokio::spawn(async move { second.lock("t").await.map(drop) })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let waiters: i32 = schema
+        .connect()
+        .await
+        .query_one("SELECT waiters FROM locks WHERE thread_id = 't'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(waiters, 1, "one failed take, one waiter counted");
+    drop(lease);
+    tokio::time::timeout(Duration::from_secs(3), heard.recv())
+        .await
+        .expect("the release a replica waited for was not announced")
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(3), waiter)
+        .await
+        .expect("the waiter was not woken")
+        .unwrap()
+        .unwrap();
+    // The new holder starts with no waiters.
+    until_released(&schema).await;
+    let again = second.lock("t").await.unwrap();
+    let waiters: i32 = schema
+        .connect()
+        .await
+        .query_one("SELECT waiters FROM locks WHERE thread_id = 't'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(waiters, 0);
+    drop(again);
+}

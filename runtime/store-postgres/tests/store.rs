@@ -51,6 +51,7 @@ on_both_stores!(
     records_are_appended_in_commit_order_and_survive_deletion,
     listing_is_newest_first_with_owner_filter_and_paging,
     fifty_concurrent_commits_at_one_version_have_one_winner,
+    commits_with_and_without_records_racing_at_one_version_have_one_winner,
     a_checkpoint_commit_is_a_commit,
 );
 
@@ -280,6 +281,56 @@ async fn fifty_concurrent_commits_at_one_version_have_one_winner(store: Arc<dyn 
         let stored = store.receipt("t", &format!("k{n}")).await.unwrap();
         assert_eq!(stored.is_some(), n == winner);
     }
+}
+
+async fn commits_with_and_without_records_racing_at_one_version_have_one_winner(store: Arc<dyn Store>) {
+    // PostgreSQL writes a thread-only commit in one statement, and one with records in a
+    // transaction under advisory locks: the two kinds racing must still have one winner per
+    // version, round after round (no lost update between the paths).
+    store.commit(save(thread("t", None, 1, 1), None)).await.unwrap();
+    let mut expected_records = Vec::new();
+    for round in 1..=10u64 {
+        let tasks: Vec<_> = (0..8u64)
+            .map(|n| {
+                let store = Arc::clone(&store);
+                tokio::spawn(async move {
+                    let mut commit = save(thread("t", None, round + 1, round * 100 + n), Some(round));
+                    if n % 2 == 0 {
+                        commit.records.push(record("t", round * 100 + n));
+                    }
+                    let created = if n % 2 == 0 {
+                        let mut creation = save(thread(&format!("new{round}"), None, 1, n), None);
+                        creation.records.push(record(&format!("new{round}"), n));
+                        store.commit(creation).await
+                    } else {
+                        store.commit(save(thread(&format!("new{round}"), None, 1, n), None)).await
+                    };
+                    (store.commit(commit).await, created)
+                })
+            })
+            .collect();
+        let (mut wins, mut created) = (Vec::new(), 0);
+        for (n, task) in tasks.into_iter().enumerate() {
+            let (updated, creation) = task.await.unwrap();
+            match updated {
+                Ok(()) => wins.push(n as u64),
+                Err(error) => assert_eq!(error, StoreError::Conflict),
+            }
+            match creation {
+                Ok(()) => created += 1,
+                Err(error) => assert_eq!(error, StoreError::Conflict),
+            }
+        }
+        assert_eq!(wins.len(), 1, "round {round}: {wins:?}");
+        assert_eq!(created, 1, "round {round}");
+        let stored = store.load("t").await.unwrap().unwrap();
+        assert_eq!((stored.version, stored.updated_at), (round + 1, round * 100 + wins[0]));
+        if wins[0] % 2 == 0 {
+            expected_records.push(record("t", round * 100 + wins[0]));
+        }
+    }
+    // Each round's winner appended its record if it had one; no loser's record exists.
+    assert_eq!(store.records("t").await.unwrap(), expected_records);
 }
 
 async fn a_checkpoint_commit_is_a_commit(store: Arc<dyn Store>) {

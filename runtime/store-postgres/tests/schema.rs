@@ -152,7 +152,10 @@ async fn a_version_1_schema_gains_the_lease_waiters_and_keeps_its_rows() {
         .query_one("SELECT holder, waiters FROM locks WHERE thread_id = 'held'", &[])
         .await
         .unwrap();
-    assert_eq!((row.get::<_, String>(0), row.get::<_, i32>(1)), ("old-replica".to_owned(), 0));
+    assert_eq!(
+        (row.get::<_, String>(0), row.get::<_, i32>(1)),
+        ("old-replica".to_owned(), 0)
+    );
     // The upgraded schema works: a commit, and a lease on another thread.
     let store = schema.open().await;
     store.commit(save(thread("t", None, 1, 1), None)).await.unwrap();

@@ -303,7 +303,9 @@ async fn commits_with_and_without_records_racing_at_one_version_have_one_winner(
                         creation.records.push(record(&format!("new{round}"), n));
                         store.commit(creation).await
                     } else {
-                        store.commit(save(thread(&format!("new{round}"), None, 1, n), None)).await
+                        store
+                            .commit(save(thread(&format!("new{round}"), None, 1, n), None))
+                            .await
                     };
                     (store.commit(commit).await, created)
                 })

@@ -78,8 +78,8 @@ impl Lower<'_> {
                     Some(_) => {
                         expected(
                             self,
-                            "an approval",
-                            "a map of package fields such as `{ message: \"…\" }`",
+                            "approvals",
+                            "a list of maps of question fields such as `{ message: \"…\" }`",
                             item,
                         );
                         None
@@ -159,8 +159,8 @@ impl Lower<'_> {
                         if lowered.is_none() {
                             expected(
                                 self,
-                                "a turn",
-                                "`{ text: \"…\" }` or `{ tool: \"name\", arguments: { … } }`",
+                                "models",
+                                "a map of lists of turns: `{ text: \"…\" }` or `{ tool: \"name\", arguments: { … } }`",
                                 turn,
                             );
                         }
@@ -193,9 +193,10 @@ impl Lower<'_> {
     }
 
     fn answer(&mut self, item: &Expr) -> Option<TestAnswer> {
-        const SHAPE: &str = "`approve`, `reject`, `reject(\"reason\")`, `edit({ … })`, `expire` or an answer map";
+        const SHAPE: &str =
+            "a list of `approve`, `reject`, `reject(\"reason\")`, `edit({ … })`, `expire` or answer maps";
         match &item.kind {
-            ExprKind::Map(_) => return self.data("an answer", item).map(TestAnswer::Value),
+            ExprKind::Map(_) => return self.data("answers", item).map(TestAnswer::Value),
             ExprKind::Path(path) if path.len() == 1 => match path.first().map(|i| i.name.as_str()) {
                 Some("approve") => return Some(TestAnswer::Approve),
                 Some("reject") => return Some(TestAnswer::Reject(None)),
@@ -218,7 +219,7 @@ impl Lower<'_> {
             }
             _ => {}
         }
-        expected(self, "an answer", SHAPE, item);
+        expected(self, "answers", SHAPE, item);
         None
     }
 
@@ -237,8 +238,8 @@ impl Lower<'_> {
                         let Some(name) = &arg.name else {
                             expected(
                                 self,
-                                "a call argument",
-                                "named, as in `tool(order_id: \"1042\")`",
+                                "calls",
+                                "a list of tools with named arguments, as in `tool(order_id: \"1042\")`",
                                 &arg.value,
                             );
                             return None;
@@ -251,7 +252,7 @@ impl Lower<'_> {
                     })
                 }
                 _ => {
-                    expected(self, "a call", "a tool name or `tool(name: value, …)`", item);
+                    expected(self, "calls", "a list of tool names or `tool(name: value, …)`", item);
                     None
                 }
             })

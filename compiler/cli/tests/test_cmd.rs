@@ -1,6 +1,7 @@
 //! End-to-end tests of `tenxc test` and `tenxc init`, driving the real binary: every example's
 //! tests pass on the engine, a failing expectation prints its diff and exits 1, JSON and JUnit
-//! reports, `--filter`, a program that does not check exits 2, and a scaffolded project passes
+//! reports, `--filter`, a program that does not check exits 2, the tests of `docs/language.md`
+//! pass, and a scaffolded project passes
 //! check, test and build.
 
 #![allow(
@@ -225,4 +226,24 @@ fn init_scaffolds_a_project_that_checks_tests_and_builds() {
         "{}",
         stderr(&again)
     );
+}
+
+#[test]
+fn the_language_reference_tests_pass() {
+    let reference = std::fs::read_to_string(common::repo().join("docs/language.md")).unwrap();
+    let dir = temp_dir("test-docs");
+    let mut programs = 0;
+    for (index, block) in reference.split("```tenx\n").skip(1).enumerate() {
+        let source = block.split("```").next().unwrap();
+        if !source.lines().any(|line| line.starts_with("test \"")) {
+            continue;
+        }
+        programs += 1;
+        let name = format!("block{index}.tenx");
+        write(&dir, &name, source);
+        let output = tenxc_in(&dir, &["test", &name]);
+        assert_eq!(code(&output), 0, "{}\n{}\n{source}", stdout(&output), stderr(&output));
+        assert!(stdout(&output).contains(" 0 failed"), "{}", stdout(&output));
+    }
+    assert!(programs >= 1, "docs/language.md has no example with tests");
 }

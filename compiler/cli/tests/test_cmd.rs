@@ -1,8 +1,7 @@
 //! End-to-end tests of `tenxc test` and `tenxc init`, driving the real binary: every example's
 //! tests pass on the engine, a failing expectation prints its diff and exits 1, JSON and JUnit
 //! reports, `--filter`, a program that does not check exits 2, the tests of `docs/language.md`
-//! pass, and a scaffolded project passes
-//! check, test and build.
+//! pass, and a scaffolded project passes check, test and build.
 
 #![allow(
     clippy::unwrap_used,

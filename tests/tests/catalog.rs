@@ -1,6 +1,6 @@
 //! The catalog stays in step with the code table: every code has a page with a failing and a
 //! fixed example, the failing example produces exactly its code, the fixed example is clean,
-//! and every code is produced by at least one fixture.
+//! and every code is produced by at least one fixture; a retired code is produced by none.
 
 use std::collections::BTreeSet;
 use tenx_diagnostics::Code;
@@ -17,6 +17,15 @@ fn every_page_is_well_formed_and_its_examples_behave() {
             continue;
         }
         let blocks = tenx_blocks(page);
+        // A retired code is never reported: its page says so, and has no failing example.
+        if code.is_retired() {
+            if !page.contains("retired") || blocks.iter().any(|(info, _)| info == "tenx,fail") {
+                failures.push(format!(
+                    "{code}: a retired code's page says it is retired and has no ```tenx,fail block"
+                ));
+            }
+            continue;
+        }
         let failing: Vec<_> = blocks.iter().filter(|(info, _)| info == "tenx,fail").collect();
         let fixed: Vec<_> = blocks.iter().filter(|(info, _)| info == "tenx").collect();
         // Invalid UTF-8 cannot be written in a Markdown page, nor a 16 MiB file, nor usefully
@@ -84,10 +93,17 @@ fn every_code_has_a_fixture() {
     }
     let missing: Vec<&str> = Code::ALL
         .iter()
+        .filter(|c| !c.is_retired())
         .map(|c| c.as_str())
         .filter(|c| !produced.contains(*c))
         .collect();
     assert!(missing.is_empty(), "codes without a fixture: {missing:?}");
+    let retired: Vec<&str> = Code::RETIRED
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| produced.contains(*c))
+        .collect();
+    assert!(retired.is_empty(), "fixtures expect retired codes: {retired:?}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `tenxc`, the tenx compiler: `check` proves a `.tenx` program safe, `build` seals it into an
 //! artifact, `inspect` verifies and summarises an artifact, `graph` draws a program, `keygen`
-//! makes a signing key pair, `fmt` rewrites sources in the canonical layout, and `explain` prints
-//! the catalog page of a diagnostic code.
+//! makes a signing key pair, `fmt` rewrites sources in the canonical layout, `test` runs a
+//! program's `test` blocks on the engine, `init` scaffolds a project, and `explain` prints the
+//! catalog page of a diagnostic code.
 //!
 //! Exit codes: 0 clean, 1 the program has errors, 2 usage or IO error.
 
@@ -13,8 +14,11 @@ mod explain_cmd;
 mod files;
 mod fmt_cmd;
 mod graph_cmd;
+mod init_cmd;
 mod inspect_cmd;
 mod keygen_cmd;
+mod test_cmd;
+mod test_run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -23,7 +27,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "tenxc", version, about, long_about = None, propagate_version = true)]
 #[command(
-    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc build app.tenx -o app.tenxg\n  tenxc inspect app.tenxg\n  tenxc graph app.tenx --format mermaid\n  tenxc fmt --check .\n  tenxc explain TENX0604"
+    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc build app.tenx -o app.tenxg\n  tenxc inspect app.tenxg\n  tenxc graph app.tenx --format mermaid\n  tenxc fmt --check .\n  tenxc test examples/\n  tenxc init my_agent\n  tenxc explain TENX0604"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -62,6 +66,14 @@ enum Command {
     /// graph serving). The same settings as `tenx serve` (`tenx.toml` `[serve]`, environment,
     /// flags).
     Dev(dev_cmd::DevArgs),
+    /// Create a project: `tenx.toml`, `main.tenx` with a scripted model and a test,
+    /// `.gitignore` and a CI workflow. Refuses a folder that exists and is not empty.
+    Init(init_cmd::InitArgs),
+    /// Run the `test` blocks of programs on the engine, with scripted models and mocked tools.
+    ///
+    /// Exit status: 0 every test passed, 1 a test failed, 2 a program does not check, or a
+    /// usage or IO error.
+    Test(test_cmd::TestArgs),
     /// Print the catalog page of a diagnostic code (`TENX0302` or `unknown-node`).
     Explain {
         /// The code, e.g. `TENX0604`, or its name, e.g. `approval-bypass`. Without a code, lists
@@ -104,6 +116,8 @@ fn main() -> ExitCode {
         Command::Keygen(args) => keygen_cmd::run(&args),
         Command::Fmt(args) => fmt_cmd::run(&args),
         Command::Dev(args) => dev_cmd::run(&args),
+        Command::Test(args) => test_cmd::run(&args),
+        Command::Init(args) => init_cmd::run(&args),
         Command::Explain { code } => explain_cmd::run(code.as_deref()),
     })
 }

@@ -72,6 +72,8 @@ pub struct Compiled {
     pub artifact: Option<tenx_artifact::Artifact>,
     /// Every problem found.
     pub diagnostics: Vec<Diagnostic>,
+    /// The root file's `test` blocks (what `tenxc test` runs against the artifact).
+    pub tests: Vec<ast::TestDecl>,
 }
 
 /// Checks the program rooted at `root` like [`check`] and, when it has no errors, lowers it to
@@ -85,5 +87,6 @@ pub fn compile(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Com
     Compiled {
         artifact,
         diagnostics: checked.diagnostics,
+        tests: checked.program.tests.into_iter().map(|t| t.decl).collect(),
     }
 }

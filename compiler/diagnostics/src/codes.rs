@@ -4,7 +4,8 @@
 //! reads after "deny" or "allow". Codes are never reused: a retired code stays here. Ranges:
 //! `00xx` syntax, `01xx` names and fields, `02xx` tool names, `03xx` graph structure, `04xx`
 //! schemas, `05xx` templates, `06xx` policy, `07xx` validators, `08xx` models and secrets, `09xx`
-//! unused declarations. Every code has a catalog page `codes/TENXnnnn.md`, embedded here.
+//! unused declarations, `10xx` test blocks. Every code has a catalog page `codes/TENXnnnn.md`,
+//! embedded here; a retired code ([`Code::is_retired`]) keeps its row and its page.
 
 use serde::Serialize;
 
@@ -76,7 +77,7 @@ code_table! {
     TENX0006 "invalid-utf8"                    Error   "a source file is not valid UTF-8";
     TENX0007 "colon-assignment"                Error   "`key: value` is written where a block entry needs `key = value`";
     TENX0008 "invalid-escape"                  Error   "a string contains an unknown escape sequence";
-    TENX0009 "test-block-not-run"              Warning "a `test` block is parsed but this version does not run it";
+    TENX0009 "test-block-not-run"              Warning "retired: `test` blocks run with `tenxc test`; this code is no longer reported";
     TENX0010 "unterminated-comment"            Error   "a `/*` comment has no closing `*/`";
     TENX0011 "look-alike-character"            Error   "code holds a non-ASCII look-alike or invisible character, such as a no-break space or a curly quote";
     TENX0012 "single-quoted-string"            Error   "a string is written in single quotes";
@@ -244,9 +245,24 @@ code_table! {
     TENX0901 "unused-tool"                     Warning "a tool is visible to no agent and used by no graph";
     TENX0902 "unused-model"                    Warning "a model is used by no agent";
     TENX0903 "unused-validator"                Warning "a validator is used by no graph";
+    TENX1001 "unknown-test-graph"              Error   "a `test` block runs a graph the program does not declare, or does not say which";
+    TENX1002 "unknown-test-tool"               Error   "a `test` block mocks or expects a call of a tool the program does not declare";
+    TENX1003 "unknown-test-node"               Error   "a `test` block expects a route through a node its graph does not have";
+    TENX1004 "unknown-test-state-field"        Error   "a `test` block sets or expects a state field its graph does not declare";
+    TENX1005 "unknown-test-model"              Error   "a `test` block scripts a model the program does not declare";
+    TENX1006 "duplicate-test-name"             Error   "two `test` blocks of a file have the same name";
 }
 
 impl Code {
+    /// Codes no longer reported: kept so that an old `--allow` still parses and no code is
+    /// ever reused with another meaning.
+    pub const RETIRED: &'static [Code] = &[Code::TENX0009];
+
+    /// Whether the code is retired (see [`Code::RETIRED`]).
+    pub fn is_retired(self) -> bool {
+        Code::RETIRED.contains(&self)
+    }
+
     /// Looks a code up by `TENX0302`, `tenx0302` or its kebab name `unknown-node`.
     pub fn parse(text: &str) -> Option<Code> {
         Code::ALL

@@ -450,12 +450,3 @@ pub struct InterruptDecl {
     /// when a rejection ends it.
     pub feedback: Option<Expr>,
 }
-
-/// `test "name" { ... }`: parsed, not run yet.
-#[derive(Debug, Clone)]
-pub struct TestDecl {
-    /// The test's name.
-    pub name: String,
-    /// The whole declaration.
-    pub span: Span,
-}

@@ -4,10 +4,12 @@
 mod decls;
 mod expr;
 mod graph;
+mod test;
 
 pub use decls::*;
 pub use expr::*;
 pub use graph::*;
+pub use test::*;
 
 use tenx_diagnostics::{FileId, Span};
 

@@ -20,6 +20,7 @@ mod retries;
 mod risk_rules;
 mod schemas;
 mod templates;
+mod test_blocks;
 pub mod topology;
 mod unused;
 mod validators;
@@ -61,6 +62,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         bound_args::check(&facts, diagnostics);
         risk_rules::check(&facts, diagnostics);
         retries::check(&facts, diagnostics);
+        test_blocks::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

@@ -157,7 +157,7 @@ mod loops;
 mod model;
 mod reachable;
 mod retries;
-mod script;
+pub(crate) mod script;
 mod source_map;
 #[cfg(test)]
 mod tests;

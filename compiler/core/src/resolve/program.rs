@@ -193,6 +193,8 @@ pub struct Program {
     pub interrupts: Decls<ast::InterruptDecl>,
     /// `graph` declarations.
     pub graphs: Decls<ast::GraphDecl>,
+    /// The root file's `test` blocks, in source order.
+    pub tests: Vec<Located<ast::TestDecl>>,
     /// The namespace: name → declaration.
     pub symbols: BTreeMap<String, Symbol>,
     /// Names declared by items that could not be parsed (their syntax error is reported). A
@@ -220,6 +222,21 @@ impl Program {
             program.broken.extend(loaded.broken);
             program.missing_file |= loaded.missing_file;
             for item in loaded.module.items {
+                // Tests run from the file they are written in: an imported file's tests are not
+                // the importer's.
+                let item = match item {
+                    Item::Test(test) => {
+                        if file == root && !stdlib {
+                            program.tests.push(Located {
+                                file,
+                                stdlib,
+                                decl: test,
+                            });
+                        }
+                        continue;
+                    }
+                    other => other,
+                };
                 let Some(name) = ast::item_name(&item).cloned() else {
                     continue;
                 };

@@ -1,8 +1,7 @@
-//! Lowering of the small items: imports, tags, schemas and test blocks.
+//! Lowering of the small items: imports, tags and schemas.
 
 use super::{Lower, child};
-use crate::ast::{Import, ImportTarget, SchemaDecl, TagDecl, TestDecl};
-use tenx_diagnostics::Code;
+use crate::ast::{Import, ImportTarget, SchemaDecl, TagDecl};
 use tenx_grammar::Rule;
 use tenx_grammar::pest::iterators::Pair;
 
@@ -55,30 +54,5 @@ impl Lower<'_> {
         let name = child(&pair, Rule::ident).map(|i| self.ident(&i))?;
         let ty = child(&pair, Rule::type_expr).map(|t| self.type_expr(t))?;
         Some(SchemaDecl { name, ty, span })
-    }
-
-    pub(super) fn test(&mut self, pair: Pair<'_, Rule>) -> TestDecl {
-        let span = self.span(&pair);
-        let name = match child(&pair, Rule::string) {
-            Some(s) => self.string(&s),
-            None => child(&pair, Rule::ident)
-                .map(|i| i.as_str().to_string())
-                .unwrap_or_default(),
-        };
-        // The body is parsed (so its syntax errors are reported) but not interpreted yet.
-        if let Some(block) = child(&pair, Rule::block) {
-            let _ = self.block(block);
-        }
-        let keyword = child(&pair, Rule::kw_test).map_or(span, |k| self.span(&k));
-        let d = self
-            .diag(
-                Code::TENX0009,
-                format!("test `{name}` is not run by this version of tenxc"),
-                keyword,
-            )
-            .label("parsed, not run")
-            .note("`test` blocks are reserved for scripted tests; a later version runs them");
-        self.report(d);
-        TestDecl { name, span }
     }
 }

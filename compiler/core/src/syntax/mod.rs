@@ -25,6 +25,7 @@ mod model;
 mod results;
 mod retries;
 mod risk_rules;
+mod test_block;
 mod tool;
 mod typed_output;
 mod types;

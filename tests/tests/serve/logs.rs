@@ -59,7 +59,10 @@ async fn each_request_logs_its_id_route_status_and_latency_and_never_a_token_or_
     let request_id = response.headers()["x-request-id"].to_str().unwrap().to_owned();
     let _ = response.text().await.unwrap();
     let response = alice
-        .request(reqwest::Method::GET, "/v1/threads/logged-thread/messages?search=visa-4111-kq")
+        .request(
+            reqwest::Method::GET,
+            "/v1/threads/logged-thread/messages?search=visa-4111-kq",
+        )
         .send()
         .await
         .unwrap();

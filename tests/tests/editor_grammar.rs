@@ -1,6 +1,7 @@
 //! The VS Code extension's tests, run from `cargo test --workspace`: `npm test` of
-//! `editors/vscode` (the TextMate grammar over every valid example, stdlib file, clean fixture
-//! and `docs/language.md` block, and the client's server command), through node.
+//! `editors/vscode` (the TextMate grammar over every valid example, stdlib file, clean fixture,
+//! `docs/language.md` block and catalog page block, and the client's server command), through
+//! node.
 //!
 //! They need the extension's npm dependencies (`npm --prefix editors/vscode ci`). Without them
 //! the test says `skipped` and passes, except under `CI=true`, where `.ci/run` installs them and
@@ -58,8 +59,8 @@ fn run(script: &str) -> Option<String> {
 #[test]
 fn the_grammar_scopes_every_token_of_valid_code() {
     let Some(stdout) = run("test/grammar.mjs") else { return };
-    // The counts line, e.g. `grammar: 79 units (53 files, 26 docs/language.md blocks), 19082
-    // tokens, 53 exact-scope checks`: the corpus must not silently shrink to nothing.
+    // The counts line, e.g. `grammar: 257 units (53 files, 26 docs/language.md blocks, 178
+    // catalog blocks), 39894 tokens, 53 exact-scope checks`: the corpus must not silently shrink.
     let counts = stdout
         .lines()
         .find(|line| line.starts_with("grammar: ") && line.contains(" tokens"))
@@ -71,6 +72,7 @@ fn the_grammar_scopes_every_token_of_valid_code() {
     };
     assert!(number_before("files") >= 50, "too few files: {counts}");
     assert!(number_before("docs/language.md") >= 20, "too few docs blocks: {counts}");
+    assert!(number_before("catalog") >= 100, "too few catalog blocks: {counts}");
     assert!(number_before("tokens") >= 10_000, "too few tokens: {counts}");
     assert!(stdout.lines().any(|line| line == "grammar: ok"), "{stdout}");
 }

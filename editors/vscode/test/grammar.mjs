@@ -1,7 +1,8 @@
 // Tests the TextMate grammar (syntaxes/tenx.tmLanguage.json) with the engine VS Code uses
 // (vscode-textmate on vscode-oniguruma) against the repository's valid .tenx code: every file
 // under examples/ and stdlib/, every fixture under tests/fixtures whose `// expect:` header says
-// `ok`, and every ```tenx block of docs/language.md (each is a program `tenxc check` accepts).
+// `ok`, and every ```tenx block of docs/language.md and of the diagnostic catalog's pages
+// (compiler/diagnostics/codes/*.md), each a program `tenxc check` accepts.
 //
 // On that code, every non-whitespace token must get a scope of its own (more than the root
 // `source.tenx` and `meta.*` groupings) and no token may be scoped `invalid`. A few tokens of a
@@ -89,18 +90,29 @@ function corpus() {
     const unit = file(path);
     if (expectHeader(unit.source) === "ok") units.push(unit);
   }
-  // The ```tenx blocks of docs/language.md; ```tenx,expect=CODE blocks are left out.
-  const docs = join(repoRoot, "docs", "language.md");
-  const lines = readFileSync(docs, "utf8").split("\n");
+  // The ```tenx blocks of docs/language.md and of the diagnostic catalog's pages (each a clean
+  // program: tests/tests/examples.rs and catalog.rs check them); ```tenx,expect=… and
+  // ```tenx,fail blocks are left out.
+  const pages = [join(repoRoot, "docs", "language.md")];
+  const catalog = join(repoRoot, "compiler", "diagnostics", "codes");
+  for (const name of readdirSync(catalog).sort()) if (name.endsWith(".md")) pages.push(join(catalog, name));
+  for (const page of pages) units.push(...tenxBlocks(page));
+  return units;
+}
+
+/** The ```tenx blocks of a Markdown page, each with the line its code starts on. */
+function tenxBlocks(page) {
+  const out = [];
+  const lines = readFileSync(page, "utf8").split("\n");
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() !== "```tenx") continue;
     const start = i + 1;
     let end = start;
     while (end < lines.length && lines[end].trim() !== "```") end++;
-    units.push({ name: relative(repoRoot, docs), source: lines.slice(start, end).join("\n"), firstLine: start + 1 });
+    out.push({ name: relative(repoRoot, page), source: lines.slice(start, end).join("\n"), firstLine: start + 1 });
     i = end;
   }
-  return units;
+  return out;
 }
 
 /** Scopes that say what a token is: not the root, and not a `meta.*` grouping. */
@@ -234,9 +246,11 @@ for (const unit of units) {
   }
 }
 const snapshots = checkSnapshot(grammar);
-const docBlocks = units.filter((u) => u.name.endsWith(".md")).length;
+const docBlocks = units.filter((u) => u.name === join("docs", "language.md")).length;
+const catalogBlocks = units.filter((u) => u.name.startsWith(join("compiler", "diagnostics"))).length;
 console.log(
-  `grammar: ${files} units (${files - docBlocks} files, ${docBlocks} docs/language.md blocks), ${tokens} tokens, ${snapshots} exact-scope checks`,
+  `grammar: ${files} units (${files - docBlocks - catalogBlocks} files, ${docBlocks} docs/language.md blocks, ` +
+    `${catalogBlocks} catalog blocks), ${tokens} tokens, ${snapshots} exact-scope checks`,
 );
 if (failures.length > 0) {
   for (const failure of failures.slice(0, 50)) console.error(failure);

@@ -8,7 +8,7 @@
 //! references), [`check`] (graph structure, schemas, templates, policy, validators, models,
 //! unused declarations), [`lower`] (checked program → `tenx_artifact::Artifact`, see
 //! [`compile`]). [`lints`] applies lint levels at the end. [`fmt`] prints a file in the canonical layout
-//! (`tenxc fmt`).
+//! (`tenxc fmt`). [`query`] answers an editor's questions about names (`tenxc lsp`).
 
 pub mod ast;
 pub mod check;
@@ -19,6 +19,7 @@ pub mod lints;
 pub mod load;
 pub mod lower;
 mod parallel;
+pub mod query;
 pub mod resolve;
 pub mod retry;
 pub mod schema;

@@ -8,11 +8,12 @@ mod references;
 mod reserved;
 
 pub use imports::{byte_size, import_file_name};
-pub(crate) use program::unknown_name_help;
 pub use program::{
     AgentId, DeclKind, DeclRef, Decls, GraphId, InterruptId, Located, ModelId, Program, SchemaId, Symbol, TagId,
     ToolId, ValidatorId,
 };
+pub(crate) use program::{kind_of, unknown_name_help};
+pub use references::BUILTIN_TYPES;
 
 use tenx_diagnostics::{Diagnostic, FileId, SourceSet};
 

@@ -1,16 +1,16 @@
 //! From a URL to a pool: tenx's own query parameters (`schema`, `pool_size`, `lease_ttl_ms`)
-//! taken out of the URL and over the options, a URL asking for TLS
-//! refused (not supported yet: tenx links no OpenSSL, and rustls is not wired in), the schema
-//! set as each connection's `search_path`, timeouts bounded so an unreachable database fails an
-//! operation (and `/health/ready`) instead of hanging it. [`redact_url`] prints a URL without
-//! its password.
+//! taken out of the URL and over the options, libpq's TLS parameters (`sslmode`,
+//! `sslrootcert`, in a URL or a `key=value` string) made into the store's one TLS
+//! [`Connector`], the schema set as each connection's `search_path`, timeouts bounded so an
+//! unreachable database fails an operation (and `/health/ready`) instead of hanging it.
+//! [`redact_url`] prints a URL without its password.
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tenx_engine::ports::StoreError;
-use tokio_postgres::NoTls;
-use tokio_postgres::config::SslMode;
 
 use crate::PostgresOptions;
+use crate::ssl::TlsSettings;
+use crate::tls::Connector;
 
 /// A URL made ready to connect: the parsed configuration and the schema.
 #[derive(Debug, Clone)]
@@ -23,15 +23,18 @@ pub(crate) struct Target {
     pub(crate) options: PostgresOptions,
     /// The URL without its password, for messages.
     pub(crate) shown: String,
+    /// The TLS connector of every connection (pooled or listening).
+    pub(crate) tls: Connector,
 }
 
 /// Reads `url` (a `postgres://` or `postgresql://` URL, or libpq's `key=value` form) with
-/// `options`: takes tenx's parameters out of a URL's query (they override `options`), refuses
-/// TLS and bad schema names.
+/// `options`: takes tenx's parameters out of a URL's query (they override `options`), reads
+/// `sslmode` and `sslrootcert` (loading the root certificates), refuses bad schema names.
 pub(crate) fn target(url: &str, options: &PostgresOptions) -> Result<Target, StoreError> {
     let shown = redact_url(url);
     let (url, params) = take_params(url);
     let mut options = options.clone();
+    let (mut sslmode, mut sslrootcert) = (None, None);
     for (name, value) in params {
         let number = || {
             value.parse::<u64>().ok().filter(|number| *number > 0).ok_or_else(|| {
@@ -41,6 +44,8 @@ pub(crate) fn target(url: &str, options: &PostgresOptions) -> Result<Target, Sto
             })
         };
         match name {
+            "sslmode" => sslmode = Some(value.clone()),
+            "sslrootcert" => sslrootcert = Some(value.clone()),
             "schema" => options.schema = value.clone(),
             "pool_size" => options.pool_size = usize::try_from(number()?).unwrap_or(usize::MAX),
             _ => options.lease_ttl = std::time::Duration::from_millis(number()?),
@@ -48,16 +53,17 @@ pub(crate) fn target(url: &str, options: &PostgresOptions) -> Result<Target, Sto
     }
     let schema = options.schema.clone();
     check_schema(&schema)?;
-    if url.contains("sslmode=verify") || url.contains("sslmode=require") {
-        return Err(no_tls(&shown));
-    }
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|error| StoreError::Failed(format!("the PostgreSQL URL '{shown}' is not valid: {error}")))?;
-    if config.get_ssl_mode() == SslMode::Require {
-        return Err(no_tls(&shown));
-    }
-    // `prefer` (the default) falls back to a plain connection, which is all NoTls makes.
+    let settings = TlsSettings::new(sslmode.as_deref(), sslrootcert.as_deref())
+        .map_err(|message| StoreError::Failed(format!("the PostgreSQL URL '{shown}': {message}")))?;
+    let mut config: tokio_postgres::Config = url.parse().map_err(|error: tokio_postgres::Error| {
+        StoreError::Failed(format!(
+            "the PostgreSQL URL '{shown}' is not valid: {}",
+            crate::error::chain(&error)
+        ))
+    })?;
+    config.ssl_mode(settings.mode.wire());
+    let tls = Connector::new(settings)
+        .map_err(|message| StoreError::Failed(format!("the PostgreSQL URL '{shown}': {message}")))?;
     let search_path = format!("-c search_path={schema}");
     let joined = match config.get_options() {
         Some(existing) if !existing.trim().is_empty() => format!("{existing} {search_path}"),
@@ -75,6 +81,7 @@ pub(crate) fn target(url: &str, options: &PostgresOptions) -> Result<Target, Sto
         schema,
         options,
         shown,
+        tls,
     })
 }
 
@@ -82,7 +89,7 @@ pub(crate) fn target(url: &str, options: &PostgresOptions) -> Result<Target, Sto
 pub(crate) fn pool(target: &Target, size: usize, options: &PostgresOptions) -> Result<Pool, StoreError> {
     let manager = Manager::from_config(
         target.config.clone(),
-        NoTls,
+        target.tls.make(),
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
@@ -97,25 +104,28 @@ pub(crate) fn pool(target: &Target, size: usize, options: &PostgresOptions) -> R
         .map_err(|error| StoreError::Failed(format!("building the PostgreSQL pool for '{}': {error}", target.shown)))
 }
 
-fn no_tls(shown: &str) -> StoreError {
-    StoreError::Failed(format!(
-        "the PostgreSQL URL '{shown}' asks for TLS (sslmode=require or verify-*), which tenx does not support yet: \
-         connect over a private network or a local socket with sslmode=disable or prefer"
-    ))
-}
+/// The parameters tenx reads itself: its own (which libpq does not know) and libpq's TLS
+/// parameters (which tokio-postgres knows in part, `sslmode`, or not at all, `sslrootcert`).
+const PARAMS: [&str; 5] = ["schema", "pool_size", "lease_ttl_ms", "sslmode", "sslrootcert"];
 
-/// tenx's own query parameters, which libpq does not know.
-const PARAMS: [&str; 3] = ["schema", "pool_size", "lease_ttl_ms"];
+/// libpq's TLS parameters, the only ones tenx reads from a `key=value` string.
+const TLS_PARAMS: [&str; 2] = ["sslmode", "sslrootcert"];
 
-/// Splits tenx's parameters off a URL's query (libpq's `key=value` form keeps none): the URL
-/// left for tokio-postgres, and each parameter found, in order.
+/// Splits tenx's parameters off a URL's query (percent-decoded), or the TLS parameters off a
+/// `key=value` string (unquoted): the string left for tokio-postgres, and each parameter
+/// found, in order.
 fn take_params(url: &str) -> (String, Vec<(&'static str, String)>) {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        let (rest, found) = crate::conninfo::take(url, &TLS_PARAMS);
+        let found = found
+            .into_iter()
+            .filter_map(|(name, value)| Some((*TLS_PARAMS.iter().find(|known| **known == name)?, value)))
+            .collect();
+        return (rest, found);
+    }
     let Some((base, query)) = url.split_once('?') else {
         return (url.to_owned(), Vec::new());
     };
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return (url.to_owned(), Vec::new());
-    }
     let mut found = Vec::new();
     let rest: Vec<&str> = query
         .split('&')
@@ -123,7 +133,8 @@ fn take_params(url: &str) -> (String, Vec<(&'static str, String)>) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             match PARAMS.iter().find(|known| **known == name) {
                 Some(known) => {
-                    found.push((*known, value.to_owned()));
+                    let value = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
+                    found.push((*known, value.into_owned()));
                     false
                 }
                 None => !pair.is_empty(),
@@ -183,6 +194,7 @@ pub fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio_postgres::config::SslMode;
 
     #[test]
     fn passwords_are_never_shown() {
@@ -244,26 +256,71 @@ mod tests {
     }
 
     #[test]
-    fn tls_is_refused_clearly_and_bad_urls_hide_the_password() {
-        for url in [
-            "postgres://u:pw@h/d?sslmode=require",
-            "postgres://u:pw@h/d?sslmode=verify-full",
-            "host=h sslmode=verify-ca password=pw",
-        ] {
-            let message = target(url, &PostgresOptions::default()).unwrap_err().to_string();
-            assert!(message.contains("does not support yet"), "{message}");
-            assert!(!message.contains("pw"), "{message}");
-        }
+    fn tls_parameters_are_read_from_urls_and_key_value_strings() {
+        use crate::ssl::{RootCert, SslMode};
+        use tokio_postgres::config::SslMode as Wire;
+        let target = target_of("postgres://u@h/d?sslmode=require&schema=s");
+        assert_eq!(target.config.get_ssl_mode(), Wire::Require);
+        assert_eq!(target.tls.settings().mode, SslMode::Require);
+        assert_eq!(target.schema, "s");
+        // libpq: with the system's roots the mode defaults to verify-full (a weaker one is refused).
+        let target = target_of("host=h user=u sslrootcert=system dbname=d");
+        assert_eq!(target.tls.settings().mode, SslMode::VerifyFull);
+        assert_eq!(target.tls.settings().root, Some(RootCert::System));
+        assert_eq!(target.config.get_ssl_mode(), Wire::Require);
+        assert_eq!(target.config.get_dbname(), Some("d"));
+        assert_eq!(
+            target_of("postgres://u@h/d?sslmode=allow").config.get_ssl_mode(),
+            Wire::Prefer
+        );
+        assert_eq!(target_of("postgres://u@h/d").tls.settings().mode, SslMode::Prefer);
         assert_eq!(
             target_of("postgres://u@h/d?sslmode=disable").config.get_ssl_mode(),
-            SslMode::Disable
+            Wire::Disable
         );
-        let message = target("postgres://u:pw@h/d?nonsense=1", &PostgresOptions::default())
-            .unwrap_err()
-            .to_string();
+    }
+
+    #[test]
+    fn bad_tls_parameters_name_the_parameter_and_hide_the_password() {
+        let message = |url: &str| target(url, &PostgresOptions::default()).unwrap_err().to_string();
+        let shown = message("postgres://u:pw@h/d?sslmode=verify");
+        assert_eq!(
+            shown,
+            "the store failed: the PostgreSQL URL 'postgres://u:***@h/d?sslmode=verify': `sslmode=verify` is not one \
+             of disable, allow, prefer, require, verify-ca, verify-full"
+        );
+        let shown = message("host=h password=pw sslmode=verify-ca sslrootcert=system");
         assert!(
-            message.starts_with("the store failed: the PostgreSQL URL 'postgres://u:***@h/d?nonsense=1' is not valid"),
-            "{message}"
+            shown.contains("`sslmode=verify-ca` may not be used with `sslrootcert=system`"),
+            "{shown}"
+        );
+        assert!(!shown.contains("pw"), "{shown}");
+        let missing = tempfile::tempdir().unwrap().path().join("no such ca.pem");
+        let url = format!(
+            "postgres://u:pw@h/d?sslmode=verify-full&sslrootcert={}",
+            missing.display().to_string().replace(' ', "%20")
+        );
+        let shown = message(&url);
+        assert!(
+            shown.contains(&format!(
+                "`sslrootcert={}` cannot be read: No such file or directory",
+                missing.display()
+            )),
+            "{shown}"
+        );
+        assert!(!shown.contains("pw"), "{shown}");
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let shown = message(&format!("host=h sslmode=require sslrootcert='{}'", empty.display()));
+        assert!(shown.contains("holds no PEM certificate"), "{shown}");
+        let shown = message("postgres://u:pw@h/d?nonsense=1");
+        assert!(
+            shown.starts_with(
+                "the store failed: the PostgreSQL URL 'postgres://u:***@h/d?nonsense=1' is not valid: invalid connection \
+                 string: unknown option"
+            ),
+            "{shown}"
         );
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! - **A pool** of connections (deadpool-postgres over tokio-postgres), every table in one
 //!   schema of the operator's choice ([`PostgresOptions::schema`], or `?schema=` in the URL).
-//!   No TLS yet: a URL that asks for it (`sslmode=require`, `verify-ca`, `verify-full`) is
-//!   refused with a clear error instead of silently connecting in the clear.
+//! - **TLS** with libpq's `sslmode` (`disable` … `verify-full`) and `sslrootcert` (a PEM file
+//!   or `system`), through rustls ([`ssl`] says what each mode checks); one connector per store,
+//!   shared by the pool and the listening connection.
 //! - **Migrations** are numbered SQL files embedded with `include_str!`, applied at open (or
 //!   by [`migrate`], for an operator command) in one transaction under an advisory lock, so
 //!   replicas starting at once apply them once; a newer schema is refused.
@@ -18,14 +19,19 @@
 //!
 //! The rules are documented for host authors in `docs/runtime.md`, "The PostgreSQL store".
 
+mod chain_only;
 mod connect;
+mod conninfo;
 mod error;
 pub mod lease;
 pub mod migrate;
 mod options;
 pub mod queries;
+mod ssl;
 pub mod stops;
 mod store;
+mod tls;
+mod unchecked;
 mod wake;
 
 pub use connect::redact_url;

@@ -43,7 +43,8 @@ pub struct PostgresStore {
 impl PostgresStore {
     /// Connects to `url` (`postgres://user:password@host:port/database`, optionally with tenx's
     /// query parameters `schema=NAME`, `pool_size=N` and `lease_ttl_ms=MS`, which override
-    /// `options`, and libpq's such as `sslmode=disable` or `connect_timeout=S`),
+    /// `options`, and libpq's such as `sslmode=verify-full`, `sslrootcert=PATH` or
+    /// `connect_timeout=S`),
     /// applies the embedded migrations to the schema (creating it; refusing a newer one), and
     /// removes expired leases. Fails when the database cannot be reached.
     pub async fn open(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
@@ -62,6 +63,7 @@ impl PostgresStore {
         let stops = Arc::new(Stops::new(&target.schema));
         let listener = crate::wake::start(
             target.config.clone(),
+            target.tls.clone(),
             target.schema.clone(),
             Arc::clone(&wake),
             Arc::clone(&stops),

@@ -6,16 +6,18 @@
 //! re-established every second, waking the waiters each time in case a release was missed.
 //!
 //! The same connection `LISTEN`s for stop notices ([`crate::stops::CHANNEL`]) and hands them to
-//! the store's [`Stops`].
+//! the store's [`Stops`]. It is made with the pool's TLS connector ([`Connector`]), so it is
+//! encrypted and checked exactly as the pooled connections are.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 use crate::stops::Stops;
+use crate::tls::Connector;
 
 /// The channel every tenx store notifies and listens on; the payload names the schema.
 pub(crate) const CHANNEL: &str = "tenx_leases";
@@ -25,6 +27,7 @@ pub(crate) const CHANNEL: &str = "tenx_leases";
 /// (or after `wait`, polling alone until it does), with the task to abort when the store goes.
 pub(crate) async fn start(
     config: tokio_postgres::Config,
+    tls: Connector,
     schema: String,
     wake: Arc<Notify>,
     stops: Arc<Stops>,
@@ -34,7 +37,7 @@ pub(crate) async fn start(
     let task = tokio::spawn(async move {
         let mut ready = Some(ready);
         loop {
-            let _ended = listen(&config, &schema, &wake, &stops, &mut ready).await;
+            let _ended = listen(&config, &tls, &schema, &wake, &stops, &mut ready).await;
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });
@@ -45,12 +48,13 @@ pub(crate) async fn start(
 /// One listening connection, until it fails.
 async fn listen(
     config: &tokio_postgres::Config,
+    tls: &Connector,
     schema: &str,
     wake: &Notify,
     stops: &Arc<Stops>,
     ready: &mut Option<oneshot::Sender<()>>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
+    let (client, mut connection) = config.connect(tls.make()).await?;
     let (send, mut payloads) = tokio::sync::mpsc::unbounded_channel();
     // The connection must be polled for the client to make progress; notifications arrive there.
     let driver = tokio::spawn(async move {

@@ -1,8 +1,8 @@
 //! `tenxc`, the tenx compiler: `check` proves a `.tenx` program safe, `build` seals it into an
 //! artifact, `inspect` verifies and summarises an artifact, `graph` draws a program, `keygen`
 //! makes a signing key pair, `fmt` rewrites sources in the canonical layout, `test` runs a
-//! program's `test` blocks on the engine, `init` scaffolds a project, and `explain` prints the
-//! catalog page of a diagnostic code.
+//! program's `test` blocks on the engine, `init` scaffolds a project, `lsp` is the language server
+//! editors start, and `explain` prints the catalog page of a diagnostic code.
 //!
 //! Exit codes: 0 clean, 1 the program has errors, 2 usage or IO error.
 
@@ -17,6 +17,7 @@ mod graph_cmd;
 mod init_cmd;
 mod inspect_cmd;
 mod keygen_cmd;
+mod lsp;
 mod test_cmd;
 mod test_run;
 
@@ -27,7 +28,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "tenxc", version, about, long_about = None, propagate_version = true)]
 #[command(
-    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc build app.tenx -o app.tenxg\n  tenxc inspect app.tenxg\n  tenxc graph app.tenx --format mermaid\n  tenxc fmt --check .\n  tenxc test examples/\n  tenxc init my_agent\n  tenxc explain TENX0604"
+    after_help = "Examples:\n  tenxc check examples/\n  tenxc check app.tenx --format sarif > tenx.sarif\n  tenxc build app.tenx -o app.tenxg\n  tenxc inspect app.tenxg\n  tenxc graph app.tenx --format mermaid\n  tenxc fmt --check .\n  tenxc test examples/\n  tenxc init my_agent\n  tenxc lsp\n  tenxc explain TENX0604"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -74,6 +75,13 @@ enum Command {
     /// Exit status: 0 every test passed, 1 a test failed, 2 a program does not check, or a
     /// usage or IO error.
     Test(test_cmd::TestArgs),
+    /// Run the language server on stdin and stdout, for editors (diagnostics as you type,
+    /// hover, definition, references, completion, rename, outline, formatting, quick fixes).
+    Lsp {
+        /// Accepted for editors that always pass it; stdio is the only transport.
+        #[arg(long, hide = true)]
+        stdio: bool,
+    },
     /// Print the catalog page of a diagnostic code (`TENX0302` or `unknown-node`).
     Explain {
         /// The code, e.g. `TENX0604`, or its name, e.g. `approval-bypass`. Without a code, lists
@@ -118,6 +126,7 @@ fn main() -> ExitCode {
         Command::Dev(args) => dev_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
         Command::Init(args) => init_cmd::run(&args),
+        Command::Lsp { stdio: _ } => lsp::run(),
         Command::Explain { code } => explain_cmd::run(code.as_deref()),
     })
 }

@@ -166,6 +166,13 @@ fn walk(
 /// the first of them. `config` is the `--config` file, which sets the project folder. A file
 /// that cannot be read is a root (reading it again reports the problem).
 pub fn roots(files: &[FoundFile], config: Option<&Path>) -> Vec<FoundFile> {
+    programs(files, config).into_iter().map(|(root, _)| root).collect()
+}
+
+/// The program roots of [`roots`], each with the resolved paths of the files among `files` that
+/// its program reads (itself included): what an editor needs to know which programs a file is
+/// part of.
+pub fn programs(files: &[FoundFile], config: Option<&Path>) -> Vec<(FoundFile, BTreeSet<PathBuf>)> {
     let index: BTreeMap<&Path, usize> = files
         .iter()
         .enumerate()
@@ -206,7 +213,16 @@ pub fn roots(files: &[FoundFile], config: Option<&Path>) -> Vec<FoundFile> {
                 .any(|j| reach.get(j).is_some_and(|r| r.contains(i)) && reach.get(*i).is_some_and(|r| r.contains(&j)));
             !imported_from_outside && !earlier_in_cycle
         })
-        .map(|(_, f)| f.clone())
+        .map(|(i, f)| {
+            let mut read: BTreeSet<PathBuf> = reach
+                .get(i)
+                .into_iter()
+                .flatten()
+                .filter_map(|j| files.get(*j).map(|f| f.resolved.clone()))
+                .collect();
+            read.insert(f.resolved.clone());
+            (f.clone(), read)
+        })
         .collect()
 }
 

@@ -105,7 +105,7 @@ mod tests {
         let utf8 = Lines::new(text, Encoding::Utf8);
         let after_emoji = text.find('😀').unwrap() as u32 + 4;
         assert_eq!(utf16.position(after_emoji), Position::new(0, 10));
-        assert_eq!(utf8.position(after_emoji), Position::new(0, 12));
+        assert_eq!(utf8.position(after_emoji), Position::new(0, 13));
         assert_eq!(utf16.offset(Position::new(0, 10)), Some(after_emoji as usize));
         assert_eq!(utf8.offset(Position::new(1, 2)), Some(text.find("= 1").unwrap()));
     }

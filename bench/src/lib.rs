@@ -1,8 +1,10 @@
-//! What the served benchmarks (`src/bin/serve/`, `src/bin/scale/`) share with each other and
+//! The program generator shared by the compiler benchmarks (`src/main.rs`, `src/bin/lsp.rs`), and
+//! what the served benchmarks (`src/bin/serve/`, `src/bin/scale/`) share with each other and
 //! with their smoke test: the HTTP load generator, the bare axum JSON handler it measures as the
 //! ceiling, the server processes under load, and the payments stand-in that counts refunds.
 
 pub mod bare;
 pub mod child;
+pub mod generate;
 pub mod load;
 pub mod standin;

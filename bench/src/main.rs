@@ -11,7 +11,7 @@
 //! verifies it and exits (`tenx-bench --load-once FILE`). Figures are medians because the
 //! machine is shared and noisy.
 
-mod generate;
+use tenx_bench::generate;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};

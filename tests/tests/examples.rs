@@ -1,4 +1,5 @@
-//! Examples never rot: every example program checks with no diagnostic at all, and every
+//! Examples never rot: every example program checks with no diagnostic at all and is in the
+//! canonical layout (`tenxc fmt --check examples/` passes, as a new project's CI runs it), and every
 //! ```` ```tenx ```` block of `docs/language.md` is a clean program (a block tagged
 //! ```` ```tenx,expect=CODE ```` must produce exactly those codes).
 
@@ -23,6 +24,23 @@ fn every_example_checks_clean() {
             "{}:\n{}",
             main.display(),
             outcome.rendered()
+        );
+    }
+}
+
+#[test]
+fn every_example_file_is_in_the_canonical_layout() {
+    let files = files_under(&repo_root().join("examples"), "tenx");
+    assert!(files.len() >= 5, "found only {} example files", files.len());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let formatted = tenx_tests::formatting::format(&text)
+            .unwrap_or_else(|at| panic!("{}: the formatter refused at byte {at}", file.display()))
+            .unwrap_or_else(|| panic!("{}: syntax error", file.display()));
+        assert!(
+            formatted == text,
+            "{} is not formatted: run `tenxc fmt examples/`",
+            file.display()
         );
     }
 }

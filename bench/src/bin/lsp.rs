@@ -10,7 +10,7 @@
 //! Build the compiler first: `cargo build --release -p tenxc`.
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -162,7 +162,11 @@ fn measure(tenxc: &Path, folder: &Path, file: &Path) -> Result<Figures, String> 
     let mut times = Vec::with_capacity(EDITS);
     for n in 0..WARM_UP + EDITS {
         let version = i64::try_from(n).unwrap_or(i64::MAX).saturating_add(2);
-        let edited = if n % 2 == 0 { format!("{text}// edit {n}\n") } else { text.clone() };
+        let edited = if n % 2 == 0 {
+            format!("{text}// edit {n}\n")
+        } else {
+            text.clone()
+        };
         let (took, _) = server.edit(&uri, version, &edited)?;
         if n >= WARM_UP {
             times.push(took);

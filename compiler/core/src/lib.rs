@@ -57,8 +57,31 @@ impl Checked {
 /// [`load_imports`] (an import it did not record is reported as not found); stdlib modules are
 /// added to `sources` as `<stdlib>/name.tenx`.
 pub fn check(sources: &mut SourceSet, root: FileId, lints: &LintLevels) -> Checked {
+    check_with(sources, root, lints, None)
+}
+
+/// [`check`] for an editor that checks the same program again after each edit: items whose
+/// text did not change are taken from `cache` instead of being parsed again. The result is the
+/// same as [`check`]'s.
+pub fn check_cached(
+    sources: &mut SourceSet,
+    root: FileId,
+    lints: &LintLevels,
+    cache: &mut syntax::ParseCache,
+) -> Checked {
+    let checked = check_with(sources, root, lints, Some(&mut *cache));
+    cache.finish();
+    checked
+}
+
+fn check_with(
+    sources: &mut SourceSet,
+    root: FileId,
+    lints: &LintLevels,
+    cache: Option<&mut syntax::ParseCache>,
+) -> Checked {
     let mut diagnostics = Vec::new();
-    let program = resolve::resolve(sources, root, &mut diagnostics);
+    let program = resolve::resolve_with(sources, root, &mut diagnostics, cache);
     check::run(&program, sources, &mut diagnostics);
     let mut diagnostics = lints.apply(diagnostics);
     sort_and_dedup(&mut diagnostics);

@@ -1,7 +1,8 @@
 //! One program as the editor sees it: its root, every file it reads (open documents as typed,
 //! the rest from disk, confined to the project folder as `tenxc check` confines them), the
-//! checked program, the occurrences of its names and each file's lines. Built again from
-//! scratch after every edit that touches one of its files; the compiler core does the work.
+//! checked program, the occurrences of its names and each file's lines. Built again after every
+//! edit that touches one of its files; the compiler core does the work, parsing again only the
+//! items whose text changed (its [`ParseCache`], one per program, kept by the workspace).
 
 use super::position::{Encoding, Lines};
 use crate::config;
@@ -9,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tenx_compiler::fmt::FmtOptions;
 use tenx_compiler::query::{Index, Occurrence, occurrences};
+use tenx_compiler::syntax::ParseCache;
 use tenx_compiler::{Checked, ImportReader, LintLevels};
 use tenx_diagnostics::{Diagnostic, FileId, ImportRefusal, SourceSet};
 use tenxc::disk::{self, DiskReader, MAX_SOURCE_BYTES, PROJECT_FILE};
@@ -82,7 +84,13 @@ fn display_name(base: &Path, path: &Path) -> String {
 impl Analysis {
     /// Reads and checks the program rooted at `root`; `None` when the root can be read neither
     /// from the open documents nor from disk.
-    pub fn build(base: &Path, root: &Path, open: &OpenTexts, encoding: Encoding) -> Option<Analysis> {
+    pub fn build(
+        base: &Path,
+        root: &Path,
+        open: &OpenTexts,
+        encoding: Encoding,
+        cache: &mut ParseCache,
+    ) -> Option<Analysis> {
         let bytes = match open.get(root) {
             Some(text) => text.clone().into_bytes(),
             None => disk::read_regular_file(root, MAX_SOURCE_BYTES).ok()?,
@@ -109,7 +117,7 @@ impl Analysis {
             open,
         };
         reading.extend(tenx_compiler::load_imports(&mut sources, root_id, &mut reader));
-        let mut checked = tenx_compiler::check(&mut sources, root_id, &lints);
+        let mut checked = tenx_compiler::check_cached(&mut sources, root_id, &lints, cache);
         checked.diagnostics.extend(reading);
         let occurrences = occurrences(&checked.program, &sources);
         let mut paths = BTreeMap::new();

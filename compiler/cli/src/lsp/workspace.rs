@@ -11,6 +11,7 @@ use super::{stdlib_files, uri};
 use lsp_types::{Location, PublishDiagnosticsParams, Uri};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use tenx_compiler::syntax::ParseCache;
 use tenx_diagnostics::{FileId, Span};
 use tenxc::programs;
 
@@ -31,6 +32,8 @@ pub struct Workspace {
     members: Vec<(PathBuf, BTreeSet<PathBuf>)>,
     /// The checked programs, by root.
     pub analyses: BTreeMap<PathBuf, Analysis>,
+    /// Each program's parses, kept for its next check.
+    caches: BTreeMap<PathBuf, ParseCache>,
     /// The files whose last published diagnostics were not empty.
     published: BTreeSet<PathBuf>,
     /// Problems with project files already shown to the user.
@@ -54,6 +57,7 @@ impl Workspace {
             versions: BTreeMap::new(),
             members: Vec::new(),
             analyses: BTreeMap::new(),
+            caches: BTreeMap::new(),
             published: BTreeSet::new(),
             shown: BTreeSet::new(),
         };
@@ -93,6 +97,8 @@ impl Workspace {
         let open = &self.open;
         self.analyses
             .retain(|_, analysis| open.keys().any(|p| analysis.reads(p)));
+        let analyses = &self.analyses;
+        self.caches.retain(|root, _| analyses.contains_key(root));
         if self.analyses.values().any(|a| a.reads(path)) {
             // Still read by a program of another open document: check it as saved.
             return self.refresh(&BTreeSet::from([path.to_path_buf()]));
@@ -119,7 +125,8 @@ impl Workspace {
     pub fn refresh(&mut self, changed: &BTreeSet<PathBuf>) -> Vec<PublishDiagnosticsParams> {
         let roots: BTreeSet<PathBuf> = changed.iter().flat_map(|p| self.roots_for(p)).collect();
         for root in roots {
-            match Analysis::build(&self.base, &root, &self.open, self.encoding) {
+            let cache = self.caches.entry(root.clone()).or_default();
+            match Analysis::build(&self.base, &root, &self.open, self.encoding, cache) {
                 Some(analysis) => {
                     self.analyses.insert(root, analysis);
                 }
@@ -140,6 +147,8 @@ impl Workspace {
         for root in standalone {
             self.analyses.remove(&root);
         }
+        let analyses = &self.analyses;
+        self.caches.retain(|root, _| analyses.contains_key(root));
         self.publish()
     }
 

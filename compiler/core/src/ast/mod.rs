@@ -4,11 +4,13 @@
 mod decls;
 mod expr;
 mod graph;
+mod shift;
 mod test;
 
 pub use decls::*;
 pub use expr::*;
 pub use graph::*;
+pub use shift::Shift;
 pub use test::*;
 
 use tenx_diagnostics::{FileId, Span};

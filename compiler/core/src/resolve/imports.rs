@@ -3,7 +3,7 @@
 //! embedded stdlib modules, which are added to the set as `<stdlib>/name.tenx`.
 
 use crate::ast::{ImportTarget, Item, Module};
-use crate::syntax::{parse, parse_file};
+use crate::syntax::{ParseCache, parse_file, parse_with};
 use std::collections::BTreeSet;
 use tenx_diagnostics::{Code, Diagnostic, FileId, ImportRefusal, SourceSet, Span};
 
@@ -54,6 +54,7 @@ pub(crate) fn load_modules(
     sources: &mut SourceSet,
     root: FileId,
     diagnostics: &mut Vec<Diagnostic>,
+    mut cache: Option<&mut ParseCache>,
 ) -> Vec<LoadedModule> {
     let mut loaded: Vec<LoadedModule> = Vec::new();
     let mut queue = vec![root];
@@ -63,7 +64,7 @@ pub(crate) fn load_modules(
 
     while let Some(file) = queue.pop() {
         let Some(source) = sources.get(file) else { continue };
-        let parsed = parse(file, &source.text);
+        let parsed = parse_with(file, &source.text, cache.as_deref_mut());
         let module = parsed.module;
         let mut broken: Vec<String> = parsed.broken.into_iter().map(|i| i.name).collect();
         let mut missing_file = false;

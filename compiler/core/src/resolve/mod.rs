@@ -21,7 +21,17 @@ use tenx_diagnostics::{Diagnostic, FileId, SourceSet};
 /// names. Files imported with `import "…"` must already be in `sources` (the CLI loads them);
 /// stdlib modules are added to `sources` here.
 pub fn resolve(sources: &mut SourceSet, root: FileId, diagnostics: &mut Vec<Diagnostic>) -> Program {
-    let mut modules = imports::load_modules(sources, root, diagnostics);
+    resolve_with(sources, root, diagnostics, None)
+}
+
+/// [`resolve`], parsing through `cache` (see [`crate::syntax::ParseCache`]).
+pub fn resolve_with(
+    sources: &mut SourceSet,
+    root: FileId,
+    diagnostics: &mut Vec<Diagnostic>,
+    cache: Option<&mut crate::syntax::ParseCache>,
+) -> Program {
+    let mut modules = imports::load_modules(sources, root, diagnostics, cache);
     reserved::check(&mut modules, diagnostics);
     let program = program::Program::build(root, modules, diagnostics);
     references::check(&program, diagnostics);

@@ -12,6 +12,7 @@ mod answers;
 mod approval_fields;
 mod bad_lines;
 mod blocks;
+mod cache;
 mod characters;
 pub mod chunks;
 pub mod errors;
@@ -31,6 +32,8 @@ mod typed_output;
 mod types;
 mod validator;
 mod values;
+
+pub use cache::ParseCache;
 
 use crate::ast::{Ident, Item, Module};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
@@ -60,6 +63,12 @@ pub fn parse_file(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
 
 /// Parses one file, also returning the names of the items that could not be parsed.
 pub fn parse(file: FileId, text: &str) -> Parsed {
+    parse_with(file, text, None)
+}
+
+/// [`parse`], taking the parse of each unchanged item from `cache` (see [`ParseCache`]); the
+/// result is the same as without it.
+pub fn parse_with(file: FileId, text: &str, cache: Option<&mut ParseCache>) -> Parsed {
     // Look-alike characters, single quotes and non-ASCII names are reported first, and the rest
     // is parsed as if they had been typed right.
     let scan = characters::scan(file, text);
@@ -92,10 +101,16 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     // Chunks are independent, so a large file is parsed on several threads; results are joined
     // in chunk order, so the output does not depend on the number of threads.
     // A panic in a worker panics the caller: never a silently shorter module.
-    let parts: Vec<Parsed> = if live.len() >= PARALLEL_MIN_CHUNKS {
-        crate::parallel::map_in_threads(&live, PARSE_THREADS, |c| parse_chunk(file, text, c))
-    } else {
-        live.iter().map(|c| parse_chunk(file, text, c)).collect()
+    let parse_chunks = |chunks: &[&chunks::Chunk]| -> Vec<Parsed> {
+        if chunks.len() >= PARALLEL_MIN_CHUNKS {
+            crate::parallel::map_in_threads(chunks, PARSE_THREADS, |c| parse_chunk(file, text, c))
+        } else {
+            chunks.iter().map(|c| parse_chunk(file, text, c)).collect()
+        }
+    };
+    let parts: Vec<Parsed> = match cache {
+        Some(cache) => cache.parse_all(file, text, &live, parse_chunks),
+        None => parse_chunks(&live),
     };
     for part in parts {
         module.items.extend(part.module.items);

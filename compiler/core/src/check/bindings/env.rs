@@ -149,6 +149,17 @@ fn credential_in_url(file: FileId, span: Span, name: &str, value: &str) -> Diagn
 /// Reports every `${` in a literal of the program's own files outside `bound` (URLs, header
 /// names and values).
 pub(super) fn check_elsewhere(facts: &Facts<'_>, bound: &[(FileId, Span)], diagnostics: &mut Vec<Diagnostic>) {
+    // Sorted by place, so the one literal that may hold a span is found by bisection: a
+    // program has a bound literal per tool, and a string literal per few lines.
+    let mut bound: Vec<(FileId, u32, u32)> = bound.iter().map(|(f, s)| (*f, s.start, s.end)).collect();
+    bound.sort_unstable();
+    let is_bound = |file: FileId, span: Span| {
+        let after = bound.partition_point(|&(f, start, _)| (f, start) <= (file, span.start));
+        after
+            .checked_sub(1)
+            .and_then(|at| bound.get(at))
+            .is_some_and(|&(f, start, end)| f == file && start <= span.start && span.end <= end)
+    };
     for file in facts.own_files() {
         let Some(source) = facts.sources.get(file) else {
             continue;
@@ -157,14 +168,11 @@ pub(super) fn check_elsewhere(facts: &Facts<'_>, bound: &[(FileId, Span)], diagn
             continue;
         }
         for (start, body) in crate::check::models::string_literals(&source.text) {
-            let span = Span::new(start, start + body.len());
-            if bound
-                .iter()
-                .any(|(f, s)| *f == file && s.start <= span.start && span.end <= s.end)
-            {
+            let found = references(body);
+            if found.is_empty() || is_bound(file, Span::new(start, start + body.len())) {
                 continue;
             }
-            for reference in references(body) {
+            for reference in found {
                 diagnostics.push(outside(file, start, body, &reference));
             }
         }

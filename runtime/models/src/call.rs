@@ -39,8 +39,14 @@ pub trait Protocol: Send + Sync {
     /// The provider's stream assembler.
     type Assembler: Assembler<Output = Self::Output>;
 
-    /// The JSON body of `request` (streamed or not), and what reading its answer needs.
-    fn body(&self, request: &ModelRequest<'_>, stream: bool) -> (Value, Option<Self::Output>);
+    /// The JSON body of `request` (streamed or not), and what reading its answer needs; an error
+    /// (named for `caller`) when the conversation holds what the API cannot take (media).
+    fn body(
+        &self,
+        caller: &Caller,
+        request: &ModelRequest<'_>,
+        stream: bool,
+    ) -> Result<(Value, Option<Self::Output>), ModelError>;
 
     /// The reply of a whole (not streamed) answer's body; its text goes to `deltas` as one piece.
     fn read(
@@ -74,7 +80,7 @@ impl<P: Protocol> ProviderModel<P> {
         cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError> {
         let caller = &self.caller;
-        let (body, output) = self.protocol.body(request, self.stream);
+        let (body, output) = self.protocol.body(caller, request, self.stream)?;
         let body = serde_json::to_vec(&body).map_err(|_| caller.malformed("the request could not be encoded"))?;
         let response = self.transport.post(caller, &self.endpoint, &body, cancel).await?;
         let output = output.as_ref();

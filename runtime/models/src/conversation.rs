@@ -1,6 +1,8 @@
 //! What both providers read from the engine's conversation: a message's text, the calls an
-//! assistant message made and the text of a tool result. Media blocks (images, audio, video,
-//! data) are not sent: a document block is sent by its extracted text, when it has one.
+//! assistant message made and the text of a tool result. The text of a system or assistant
+//! message is its text blocks and its documents' extracted text; media (images, audio, video,
+//! data, documents by their media) are read by [`crate::media`], sent in user messages by each
+//! provider's `media` module, and refused anywhere else, never dropped.
 
 use serde_json::Value;
 use tenx_engine::wire::{ContentBlock, Message};

@@ -14,7 +14,8 @@
 //! [`call::Protocol`] and stream [`call::Assembler`]), [`options`] (timeouts, retry policy),
 //! [`setup`] (a declared model read and checked), [`transport`] (the HTTP client, retries, cancellation), [`backoff`] (jittered
 //! waits, `Retry-After`), [`sse`] (server-sent events), [`failure`] (error messages),
-//! [`conversation`] (reading the engine's messages), [`output`] (output schemas as providers
+//! [`conversation`] (reading the engine's messages), [`media`] (media blocks read and checked
+//! for sending), [`output`] (output schemas as providers
 //! take them). Providers: [`openai`], [`anthropic`]. With the `test-support` feature,
 //! `test_support` runs a local fake provider.
 //!
@@ -27,6 +28,7 @@ pub mod backoff;
 pub mod call;
 pub mod conversation;
 pub mod failure;
+pub mod media;
 #[cfg(feature = "openai")]
 pub mod openai;
 pub mod options;

@@ -2,9 +2,10 @@
 //! defaults to [`DEFAULT_BASE_URL`]), the key as `x-api-key`, `anthropic-version:
 //! 2023-06-01`.
 //!
-//! Layout: [`request`] (the body), [`stream`] (a streamed message reassembled), [`reply`] (a
+//! Layout: [`request`] (the body), [`media`] (a user message's blocks, media included), [`stream`] (a streamed message reassembled), [`reply`] (a
 //! whole message), [`parts`] (both into a [`ModelReply`]).
 
+pub mod media;
 pub mod parts;
 pub mod reply;
 pub mod request;
@@ -72,9 +73,15 @@ impl Protocol for Messages {
     type Output = (String, OutputShape);
     type Assembler = StreamAssembler;
 
-    fn body(&self, request: &ModelRequest<'_>, stream: bool) -> (Value, Option<(String, OutputShape)>) {
-        let prepared = request::body(&self.model, &self.params, request, stream);
-        (prepared.body, prepared.output)
+    fn body(
+        &self,
+        caller: &Caller,
+        request: &ModelRequest<'_>,
+        stream: bool,
+    ) -> Result<(Value, Option<(String, OutputShape)>), ModelError> {
+        let prepared =
+            request::body(&self.model, &self.params, request, stream).map_err(|fault| fault.to_error(caller))?;
+        Ok((prepared.body, prepared.output))
     }
 
     fn read(

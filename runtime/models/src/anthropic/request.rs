@@ -4,19 +4,23 @@
 //! their `input_schema`, structured output through a forced tool, and the declared `params`
 //! passed through.
 //!
-//! The conversation, oldest first: a user message as a `user` text block; an engine `system`
+//! The conversation, oldest first: a user message as `user` blocks, its text as a text block
+//! and its media and documents as image and document blocks ([`super::media`]); an engine `system`
 //! message (a "your answer was not accepted" note) as a `user` text block too (the API has no
 //! system role inside `messages`); an assistant message as `text` and `tool_use` blocks; each
 //! tool result (a tool's output, an error, a rejected approval, a handoff's result) as a
 //! `tool_result` block with its `tool_use_id` and `is_error`. Consecutive messages of one role
 //! are merged into one message, so the tool results of one turn travel together in one `user`
-//! message, as the API requires; empty text blocks are left out (the API refuses them).
+//! message, as the API requires; empty text blocks are left out (the API refuses them). Media
+//! the API cannot take, and media outside a user message, fail the call with a [`MediaFault`].
 
 use serde_json::{Map, Value, json};
 use tenx_engine::ports::{ModelRequest, ToolSpec};
 use tenx_engine::wire::{Message, Role};
 
+use super::media::user_blocks;
 use crate::conversation::{calls_of, results_of, text_of};
+use crate::media::{MediaFault, no_media_outside_user};
 use crate::output::OutputShape;
 
 /// `max_tokens` when `params` does not set it.
@@ -38,7 +42,12 @@ pub struct Prepared {
 /// The request body for `request`. `params` (less `stream`) are copied first, so the keys the
 /// adapter owns (`model`, `system`, `messages`, `tools`, `stream`, and `tool_choice` when
 /// output is forced) always win; `max_tokens` is the author's when set.
-pub fn body(model: &str, params: &Map<String, Value>, request: &ModelRequest<'_>, stream: bool) -> Prepared {
+pub fn body(
+    model: &str,
+    params: &Map<String, Value>,
+    request: &ModelRequest<'_>,
+    stream: bool,
+) -> Result<Prepared, MediaFault> {
     let mut body = params.clone();
     body.insert("model".into(), json!(model));
     if !body.contains_key("max_tokens") {
@@ -47,7 +56,7 @@ pub fn body(model: &str, params: &Map<String, Value>, request: &ModelRequest<'_>
     if !request.system.is_empty() {
         body.insert("system".into(), json!(request.system));
     }
-    body.insert("messages".into(), Value::Array(messages(request.messages)));
+    body.insert("messages".into(), Value::Array(messages(request.messages)?));
     let mut tools: Vec<Value> = request.tools.iter().map(tool).collect();
     let output = request.output_schema.map(|schema| {
         let mut name = OUTPUT_TOOL.to_owned();
@@ -75,18 +84,20 @@ pub fn body(model: &str, params: &Map<String, Value>, request: &ModelRequest<'_>
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("stream".into(), json!(stream));
-    Prepared {
+    Ok(Prepared {
         body: Value::Object(body),
         output,
-    }
+    })
 }
 
 /// The conversation as messages of content blocks, consecutive roles merged.
-pub fn messages(conversation: &[Message]) -> Vec<Value> {
+pub fn messages(conversation: &[Message]) -> Result<Vec<Value>, MediaFault> {
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in conversation {
+    for (index, message) in conversation.iter().enumerate() {
+        no_media_outside_user(index, message)?;
         let (role, blocks) = match message.role {
-            Role::User | Role::System => ("user", text_block(&text_of(message)).into_iter().collect()),
+            Role::User => ("user", user_blocks(index, message)?),
+            Role::System => ("user", text_block(&text_of(message)).into_iter().collect()),
             Role::Assistant => ("assistant", assistant_blocks(message)),
             Role::Tool => (
                 "user",
@@ -110,10 +121,10 @@ pub fn messages(conversation: &[Message]) -> Vec<Value> {
             _ => turns.push((role, blocks)),
         }
     }
-    turns
+    Ok(turns
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
+        .collect())
 }
 
 /// A text block, unless the text is empty.

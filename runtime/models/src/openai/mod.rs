@@ -2,10 +2,11 @@
 //! (vLLM, Ollama, llama.cpp's server, LiteLLM). `POST {base_url}/chat/completions`, the key (if
 //! the model declares one) as `Authorization: Bearer …`.
 //!
-//! Layout: [`request`] (the body), [`strict`] (whether a schema can be strict), [`stream`] (a
+//! Layout: [`request`] (the body), [`media`] (a user message's media as content parts), [`strict`] (whether a schema can be strict), [`stream`] (a
 //! streamed answer reassembled), [`reply`] (a whole answer), [`parts`] (both into a
 //! [`ModelReply`]).
 
+pub mod media;
 pub mod parts;
 pub mod reply;
 pub mod request;
@@ -66,9 +67,15 @@ impl Protocol for ChatCompletions {
     type Output = OutputShape;
     type Assembler = StreamAssembler;
 
-    fn body(&self, request: &ModelRequest<'_>, stream: bool) -> (Value, Option<OutputShape>) {
-        let prepared = request::body(&self.model, &self.params, request, stream);
-        (prepared.body, prepared.output)
+    fn body(
+        &self,
+        caller: &Caller,
+        request: &ModelRequest<'_>,
+        stream: bool,
+    ) -> Result<(Value, Option<OutputShape>), ModelError> {
+        let prepared =
+            request::body(&self.model, &self.params, request, stream).map_err(|fault| fault.to_error(caller))?;
+        Ok((prepared.body, prepared.output))
     }
 
     fn read(

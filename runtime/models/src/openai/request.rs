@@ -6,14 +6,17 @@
 //! `user`; an engine `system` message (a "your answer was not accepted" note) as `system`; an
 //! assistant message as `assistant` with its `tool_calls` (arguments as the model wrote them);
 //! each tool result (a tool's output, an error, a rejected approval, a handoff's result) as a
-//! `tool` message with its `tool_call_id`.
+//! `tool` message with its `tool_call_id`. A user message holding media has an array `content`
+//! ([`super::media`]); media a message cannot carry fail the call with a [`MediaFault`].
 
 use serde_json::{Map, Value, json};
 use tenx_engine::ports::{ModelRequest, ToolSpec};
 use tenx_engine::wire::{Message, Role};
 
+use super::media::user_content;
 use super::strict::is_strict_compatible;
 use crate::conversation::{calls_of, results_of, text_of};
+use crate::media::{MediaFault, no_media_outside_user};
 use crate::output::OutputShape;
 
 /// The body of a call, and how its answer is read.
@@ -29,12 +32,17 @@ pub struct Prepared {
 /// this adapter reads itself (`stream`); they are copied first, so the keys the adapter owns
 /// (`model`, `messages`, `tools`, `stream`, `stream_options`) always win, and an author's own
 /// `response_format` wins over the one derived from the output schema.
-pub fn body(model: &str, params: &Map<String, Value>, request: &ModelRequest<'_>, stream: bool) -> Prepared {
+pub fn body(
+    model: &str,
+    params: &Map<String, Value>,
+    request: &ModelRequest<'_>,
+    stream: bool,
+) -> Result<Prepared, MediaFault> {
     let mut body = params.clone();
     body.insert("model".into(), json!(model));
     body.insert(
         "messages".into(),
-        Value::Array(messages(&request.system, request.messages)),
+        Value::Array(messages(&request.system, request.messages)?),
     );
     if !request.tools.is_empty() {
         body.insert("tools".into(), Value::Array(request.tools.iter().map(tool).collect()));
@@ -61,21 +69,22 @@ pub fn body(model: &str, params: &Map<String, Value>, request: &ModelRequest<'_>
             }),
         );
     }
-    Prepared {
+    Ok(Prepared {
         body: Value::Object(body),
         output,
-    }
+    })
 }
 
 /// The messages: the system prompt, then the conversation.
-pub fn messages(system: &str, conversation: &[Message]) -> Vec<Value> {
+pub fn messages(system: &str, conversation: &[Message]) -> Result<Vec<Value>, MediaFault> {
     let mut messages = Vec::with_capacity(conversation.len().saturating_add(1));
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system}));
     }
-    for message in conversation {
+    for (index, message) in conversation.iter().enumerate() {
+        no_media_outside_user(index, message)?;
         match message.role {
-            Role::User => messages.push(json!({"role": "user", "content": text_of(message)})),
+            Role::User => messages.push(json!({"role": "user", "content": user_content(index, message)?})),
             Role::System => messages.push(json!({"role": "system", "content": text_of(message)})),
             Role::Assistant => messages.push(assistant(message)),
             Role::Tool => {
@@ -85,7 +94,7 @@ pub fn messages(system: &str, conversation: &[Message]) -> Vec<Value> {
             }
         }
     }
-    messages
+    Ok(messages)
 }
 
 /// An assistant message with its calls (`content` is `null` when it only called tools).

@@ -8,7 +8,8 @@
 //! Layout: [`config`] (the host's configuration and its resolution), [`compat`] (whether an
 //! `inputSchema` accepts what a declaration allows), [`client`] (attaching, and the
 //! `tenx_tools::McpTools` port), `server` (one connection: reconnects with backoff,
-//! `tools/list_changed` re-checks, calls), `result` (answers as tool results and errors).
+//! `tools/list_changed` re-checks, calls), `listen` (the HTTP client, which keeps the standalone
+//! `GET` stream a server announces changes on open), `result` (answers as tool results and errors).
 //!
 //! Security: only declared tools are ever run, and a server's later announcements never add
 //! one; a stdio server receives only the environment variables its configuration names; no
@@ -17,6 +18,7 @@
 pub mod client;
 pub mod compat;
 pub mod config;
+mod listen;
 mod result;
 mod server;
 

@@ -25,6 +25,7 @@ use tokio::time::Instant;
 
 use crate::compat;
 use crate::config::{ResolvedServer, ResolvedTransport};
+use crate::listen::ListenClient;
 use crate::result::{error, map_failure, map_result};
 
 /// The first wait before reconnecting after a failed attempt; it doubles per failure.
@@ -259,9 +260,11 @@ async fn connect(config: &ResolvedServer, checks: &Arc<Checks>) -> Result<(Servi
                 let mut settings =
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers.clone());
                 // A broken answer stream fails its call at once (this runtime reconnects at the
-                // next call, and checks the tools again) instead of waiting out the timeout.
+                // next call, and checks the tools again) instead of waiting out the timeout. The
+                // listen stream, which rmcp would then not open again either, is kept open by
+                // `ListenClient` ([`crate::listen`]).
                 settings.retry_config = Arc::new(NeverRetry::default());
-                let transport = StreamableHttpClientTransport::with_client(http_client()?, settings);
+                let transport = StreamableHttpClientTransport::with_client(ListenClient::new(http_client()?), settings);
                 handler
                     .serve(transport)
                     .await
@@ -280,8 +283,9 @@ async fn connect(config: &ResolvedServer, checks: &Arc<Checks>) -> Result<(Servi
         .map_err(|_| format!("no answer within {} ms", config.timeout.as_millis()))?
 }
 
-/// The wait after `failures` failed attempts in a row.
-fn backoff(failures: u32) -> Duration {
+/// The wait after `failures` failed attempts in a row (reconnecting, or opening the listen
+/// stream again).
+pub(crate) fn backoff(failures: u32) -> Duration {
     let doublings = failures.saturating_sub(1).min(16);
     FIRST_BACKOFF.saturating_mul(1_u32 << doublings).min(MAX_BACKOFF)
 }

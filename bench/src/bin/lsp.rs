@@ -111,13 +111,18 @@ impl Server {
         };
         self.send(&message)?;
         let published = self.wait(|m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri
-                && m["params"]["version"] == version
+            m.get("method").and_then(Value::as_str) == Some("textDocument/publishDiagnostics")
+                && m.pointer("/params/uri").and_then(Value::as_str) == Some(uri)
+                && m.pointer("/params/version").and_then(Value::as_i64) == Some(version)
         })?;
-        let errors = published["params"]["diagnostics"]
-            .as_array()
-            .map_or(0, |list| list.iter().filter(|d| d["severity"] == 1).count());
+        let errors = published
+            .pointer("/params/diagnostics")
+            .and_then(Value::as_array)
+            .map_or(0, |list| {
+                list.iter()
+                    .filter(|d| d.get("severity").and_then(Value::as_i64) == Some(1))
+                    .count()
+            });
         Ok((start.elapsed(), errors))
     }
 

@@ -3,35 +3,15 @@
 //! as checking it cold, whether the edit lands before, between or inside items, and the items
 //! the edit did not touch are taken from the cache.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed step should stop the test"
-)]
-
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tenx_compiler::syntax::{ParseCache, parse, parse_with};
 use tenx_compiler::{LintLevels, check, check_cached};
 use tenx_diagnostics::{FileId, SourceSet};
-
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "tenx") {
-            out.push(path);
-        }
-    }
-}
+use tenx_tests::{files_under, repo_root};
 
 fn corpus() -> Vec<(PathBuf, String)> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut found = Vec::new();
-    files(&repo.join("tests/fixtures"), &mut found);
-    files(&repo.join("examples"), &mut found);
+    let mut found = files_under(&repo_root().join("tests/fixtures"), "tenx");
+    found.extend(files_under(&repo_root().join("examples"), "tenx"));
     found.sort();
     assert!(found.len() > 100, "only {} files", found.len());
     found

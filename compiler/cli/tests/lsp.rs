@@ -110,6 +110,52 @@ fn diagnostics_follow_the_text_as_it_is_typed() {
     client.change(&main, 3, MAIN);
     let again = client.diagnostics(&main, Some(3));
     assert!(again.iter().all(|d| d["severity"] != 1), "{again:?}");
+
+    // Incremental changes, two in one notification, each on the text the one before left:
+    // `billing` loses its second `l`, then a comment line is typed above the graph.
+    let cut = position(MAIN, "billing -> END", 0, 2);
+    let mut next = cut.clone();
+    next["character"] = json!(cut["character"].as_u64().unwrap() + 1);
+    let graph = position(MAIN, "graph desk", 0, 0);
+    client.edit(
+        &main,
+        4,
+        &[
+            (json!({ "start": cut, "end": next }), ""),
+            (json!({ "start": graph, "end": graph }), "// the desk\n"),
+        ],
+    );
+    let typed = client.diagnostics(&main, Some(4));
+    let expected = format!("// the desk\n{}", &MAIN[MAIN.find("graph desk").unwrap()..])
+        .replace("billing -> END", "biling -> END");
+    let text = format!("{}{expected}", &MAIN[..MAIN.find("graph desk").unwrap()]);
+    let error = typed
+        .iter()
+        .find(|d| d["message"].as_str().unwrap().contains("`biling`"))
+        .unwrap_or_else(|| panic!("the edit was applied: {typed:?}"));
+    assert_eq!(error["range"]["start"], position(&text, "biling", 0, 0));
+
+    // A range that does not fit the text is refused with a message, and the text is kept: a
+    // hover still finds `biling`'s neighbour where the last good text has it.
+    client.edit(
+        &main,
+        5,
+        &[(
+            json!({ "start": { "line": 999, "character": 0 }, "end": { "line": 999, "character": 1 } }),
+            "x",
+        )],
+    );
+    let shown = client.notification("window/showMessage");
+    assert_eq!(shown["params"]["type"], 1, "{shown}");
+    assert!(
+        shown["params"]["message"].as_str().unwrap().contains("does not fit"),
+        "{shown}"
+    );
+    let kept = client.result("textDocument/hover", at(&main, &text, "support -> END", 0));
+    assert!(
+        kept["contents"]["value"].as_str().unwrap().contains("agent support"),
+        "{kept}"
+    );
     assert!(client.shutdown().success());
 }
 

@@ -1,5 +1,5 @@
-//! What the server offers and what it agrees with the client at start-up: full-text sync (each
-//! change carries the document), the requests [`super::handlers`] answers, and columns in UTF-8
+//! What the server offers and what it agrees with the client at start-up: incremental sync (each
+//! change carries the edited range), the requests [`super::handlers`] answers, and columns in UTF-8
 //! when the client offers it, else UTF-16.
 
 use super::position::Encoding;
@@ -43,7 +43,7 @@ pub fn server(encoding: Encoding) -> ServerCapabilities {
         }),
         text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
             open_close: Some(true),
-            change: Some(TextDocumentSyncKind::FULL),
+            change: Some(TextDocumentSyncKind::INCREMENTAL),
             will_save: None,
             will_save_wait_until: None,
             save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {

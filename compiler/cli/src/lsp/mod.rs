@@ -4,7 +4,8 @@
 //! [`convert`] (the compiler's answers in the protocol's words), [`position`], [`uri`] and
 //! [`stdlib_files`].
 //!
-//! One thread handles the messages in order. Edits that arrive together are applied together
+//! One thread handles the messages in order. Documents are synced incrementally (each change
+//! carries the edited range only). Edits that arrive together are applied together
 //! and checked once, so a burst of keystrokes costs one re-check; every request after an edit
 //! is answered from the program as typed. Nothing a client sends can stop the server: a request
 //! it cannot read gets an `InvalidParams` error, an unknown one `MethodNotFound`.
@@ -159,12 +160,23 @@ fn apply(
             false
         }
         DidChangeTextDocument::METHOD => {
-            // Full sync: the last change holds the whole text.
+            // Incremental sync: each change replaces a range of the text the one before left.
             if let Some(params) = read::<DidChangeTextDocumentParams>(notification.params)
                 && let Some(path) = Workspace::path_of(&params.text_document.uri)
-                && let Some(change) = params.content_changes.into_iter().last()
             {
-                workspace.set_text(path.clone(), change.text, params.text_document.version);
+                for change in params.content_changes {
+                    if !workspace.edit(&path, change.range, change.text, params.text_document.version) {
+                        show(
+                            connection,
+                            MessageType::ERROR,
+                            format!(
+                                "an edit of `{}` does not fit the text the server holds; close and reopen the file",
+                                path.display()
+                            ),
+                        );
+                        break;
+                    }
+                }
                 changed.insert(path);
             }
             false

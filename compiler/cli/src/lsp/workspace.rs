@@ -89,6 +89,26 @@ impl Workspace {
         self.open.insert(path, text);
     }
 
+    /// A document changed: `text` replaces `range` (the whole document without one). `false`
+    /// when the range does not fit the document as the server has it (the edit is not applied).
+    pub fn edit(&mut self, path: &Path, range: Option<lsp_types::Range>, text: String, version: i32) -> bool {
+        let Some(range) = range else {
+            self.set_text(path.to_path_buf(), text, version);
+            return true;
+        };
+        let Some(current) = self.open.get_mut(path) else {
+            return false;
+        };
+        let lines = super::position::Lines::new(current, self.encoding);
+        let Some(span) = lines.span(range) else { return false };
+        if !current.is_char_boundary(span.start as usize) || !current.is_char_boundary(span.end as usize) {
+            return false;
+        }
+        current.replace_range(span.range(), &text);
+        self.versions.insert(path.to_path_buf(), version);
+        true
+    }
+
     /// A document was closed: its text is read from disk again, and programs that no longer
     /// read an open document are dropped. Returns the publishes that clear their diagnostics.
     pub fn close(&mut self, path: &Path) -> Vec<PublishDiagnosticsParams> {
@@ -126,14 +146,11 @@ impl Workspace {
         let roots: BTreeSet<PathBuf> = changed.iter().flat_map(|p| self.roots_for(p)).collect();
         for root in roots {
             let cache = self.caches.entry(root.clone()).or_default();
-            match Analysis::build(&self.base, &root, &self.open, self.encoding, cache) {
-                Some(analysis) => {
-                    self.analyses.insert(root, analysis);
-                }
-                None => {
-                    self.analyses.remove(&root);
-                }
-            }
+            let old = match Analysis::build(&self.base, &root, &self.open, self.encoding, cache) {
+                Some(analysis) => self.analyses.insert(root, analysis),
+                None => self.analyses.remove(&root),
+            };
+            drop_aside(old);
         }
         // A file checked on its own that another program now reads is checked as part of it.
         let member_roots: BTreeSet<PathBuf> = self.members.iter().map(|(r, _)| r.clone()).collect();
@@ -212,6 +229,16 @@ impl Workspace {
             return self.analyses.get_mut(path);
         }
         self.analyses.values_mut().find(|a| a.reads(path))
+    }
+}
+
+/// Frees a program no longer used on another thread: a large program's tree takes longer to
+/// free than the editor should wait for its diagnostics.
+fn drop_aside(old: Option<Analysis>) {
+    if let Some(old) = old {
+        let _ = std::thread::Builder::new()
+            .name("tenxc-lsp-free".to_string())
+            .spawn(move || drop(old));
     }
 }
 

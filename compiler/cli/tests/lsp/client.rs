@@ -168,6 +168,11 @@ impl Client {
         message["params"]["diagnostics"].as_array().cloned().unwrap_or_default()
     }
 
+    /// Waits for a notification of `method`.
+    pub fn notification(&mut self, method: &str) -> Value {
+        self.wait(|m| m["method"] == method)
+    }
+
     /// Opens a document.
     pub fn open(&mut self, uri: &str, text: &str) {
         self.notify(
@@ -181,6 +186,19 @@ impl Client {
         self.notify(
             "textDocument/didChange",
             json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
+        );
+    }
+
+    /// Sends incremental changes: each `(range, text)` replaces its range of the text the one
+    /// before left, as editors send them.
+    pub fn edit(&mut self, uri: &str, version: i64, changes: &[(Value, &str)]) {
+        let changes: Vec<Value> = changes
+            .iter()
+            .map(|(range, text)| json!({ "range": range, "text": text }))
+            .collect();
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": changes }),
         );
     }
 

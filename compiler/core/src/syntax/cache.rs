@@ -8,44 +8,65 @@ use super::Parsed;
 use super::chunks::Chunk;
 use crate::ast::Shift;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use tenx_diagnostics::FileId;
 
-/// What a chunk's parse depends on, apart from where it starts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// What a chunk's parse depends on, apart from its text and where it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct ChunkKey {
     file: FileId,
-    text: String,
+    /// A hash of the text (the text itself is compared on a hit).
+    hash: u64,
     truncated: bool,
     /// Where nesting went too deep, from the chunk's start.
     too_deep_at: Option<usize>,
 }
 
+/// A kept parse: the chunk's text, where it started, and its parse.
+#[derive(Debug)]
+struct Kept {
+    text: String,
+    start: usize,
+    parsed: Parsed,
+}
+
+type Shelf = HashMap<ChunkKey, Vec<Kept>>;
+
 /// Chunk parses of the last check, by text.
 #[derive(Debug, Default)]
 pub struct ParseCache {
-    /// From the check before: the parse of each chunk and where the chunk started.
-    kept: HashMap<ChunkKey, (usize, Parsed)>,
+    /// From the check before.
+    kept: Shelf,
     /// Filled by this check; becomes `kept` at [`ParseCache::finish`].
-    fresh: HashMap<ChunkKey, (usize, Parsed)>,
+    fresh: Shelf,
     /// Chunks taken from the cache since it was made (for tests and benchmarks).
     pub reused: usize,
     /// Chunks parsed because the cache did not hold them.
     pub parsed: usize,
 }
 
+fn key(file: FileId, text: &str, chunk: &Chunk) -> ChunkKey {
+    let mut hasher = std::hash::DefaultHasher::new();
+    text.hash(&mut hasher);
+    ChunkKey {
+        file,
+        hash: hasher.finish(),
+        truncated: chunk.truncated,
+        too_deep_at: chunk.too_deep_at.map(|at| at.saturating_sub(chunk.start)),
+    }
+}
+
+/// Takes the kept parse of `text` under `key` out of `shelf`.
+fn take(shelf: &mut Shelf, key: &ChunkKey, text: &str) -> Option<Kept> {
+    let list = shelf.get_mut(key)?;
+    let at = list.iter().position(|k| k.text == text)?;
+    Some(list.swap_remove(at))
+}
+
 impl ParseCache {
     /// An empty cache.
     pub fn new() -> Self {
         ParseCache::default()
-    }
-
-    fn key(file: FileId, text: &str, chunk: &Chunk) -> Option<ChunkKey> {
-        Some(ChunkKey {
-            file,
-            text: text.get(chunk.start..chunk.end)?.to_string(),
-            truncated: chunk.truncated,
-            too_deep_at: chunk.too_deep_at.map(|at| at.saturating_sub(chunk.start)),
-        })
     }
 
     /// The parses of `chunks` of `text`, in order: each cached one moved to its chunk's start,
@@ -57,42 +78,52 @@ impl ParseCache {
         chunks: &[&'c Chunk],
         parse_missing: impl FnOnce(&[&'c Chunk]) -> Vec<Parsed>,
     ) -> Vec<Parsed> {
-        let keys: Vec<Option<ChunkKey>> = chunks.iter().map(|c| Self::key(file, text, c)).collect();
-        let mut found: Vec<Option<Parsed>> = Vec::with_capacity(chunks.len());
+        let mut found: Vec<(ChunkKey, &str, Option<Kept>)> = Vec::with_capacity(chunks.len());
         let mut missing: Vec<&'c Chunk> = Vec::new();
-        for (chunk, key) in chunks.iter().zip(&keys) {
-            let cached = key
-                .as_ref()
-                .and_then(|k| self.fresh.get(k).or_else(|| self.kept.get(k)))
-                .map(|(start, parsed)| (*start, parsed.clone()));
-            match cached {
-                Some((start, mut parsed)) => {
-                    let by = i64::try_from(chunk.start).unwrap_or(0) - i64::try_from(start).unwrap_or(0);
-                    if by != 0 {
-                        parsed.module.items.shift(by);
-                        parsed.diagnostics.shift(by);
-                        parsed.broken.shift(by);
-                    }
-                    found.push(Some(parsed));
-                }
-                None => {
-                    missing.push(chunk);
-                    found.push(None);
-                }
+        for chunk in chunks {
+            let chunk_text = text.get(chunk.start..chunk.end).unwrap_or("");
+            let key = key(file, chunk_text, chunk);
+            // Two chunks with one text: the second may find the first's parse already moved on.
+            let kept = take(&mut self.kept, &key, chunk_text).or_else(|| {
+                let twin = self.fresh.get(&key)?.iter().find(|k| k.text == chunk_text)?;
+                Some(Kept {
+                    text: twin.text.clone(),
+                    start: twin.start,
+                    parsed: twin.parsed.clone(),
+                })
+            });
+            if kept.is_none() {
+                missing.push(chunk);
             }
+            found.push((key, chunk_text, kept));
         }
         self.reused += chunks.len() - missing.len();
         self.parsed += missing.len();
         let mut parsed_now = parse_missing(&missing).into_iter();
         let mut out = Vec::with_capacity(chunks.len());
-        for ((chunk, key), cached) in chunks.iter().zip(keys).zip(found) {
-            let Some(parsed) = cached.or_else(|| parsed_now.next()) else {
-                continue;
+        for (chunk, (key, chunk_text, kept)) in chunks.iter().zip(found) {
+            let kept = match kept {
+                Some(mut kept) => {
+                    let by = i64::try_from(chunk.start).unwrap_or(0) - i64::try_from(kept.start).unwrap_or(0);
+                    if by != 0 {
+                        kept.parsed.module.items.shift(by);
+                        kept.parsed.diagnostics.shift(by);
+                        kept.parsed.broken.shift(by);
+                    }
+                    kept.start = chunk.start;
+                    kept
+                }
+                None => {
+                    let Some(parsed) = parsed_now.next() else { continue };
+                    Kept {
+                        text: chunk_text.to_string(),
+                        start: chunk.start,
+                        parsed,
+                    }
+                }
             };
-            if let Some(key) = key {
-                self.fresh.insert(key, (chunk.start, parsed.clone()));
-            }
-            out.push(parsed);
+            out.push(kept.parsed.clone());
+            self.fresh.entry(key).or_default().push(kept);
         }
         out
     }

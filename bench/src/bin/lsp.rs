@@ -10,7 +10,7 @@
 //! Build the compiler first: `cargo build --release -p tenxc`.
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -26,24 +26,10 @@ struct Server {
     incoming: Receiver<Value>,
 }
 
+/// The next message the server wrote, as JSON (the framing is `lsp-server`'s).
 fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(value) = line.strip_prefix("Content-Length: ") {
-            length = value.parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    let message = lsp_server::Message::read(reader).ok()??;
+    serde_json::to_value(message).ok()
 }
 
 impl Server {
@@ -78,10 +64,8 @@ impl Server {
     }
 
     fn send(&mut self, message: &Value) -> Result<(), String> {
-        let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
-        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).map_err(|e| e.to_string())?;
-        self.stdin.write_all(&body).map_err(|e| e.to_string())?;
-        self.stdin.flush().map_err(|e| e.to_string())
+        let message: lsp_server::Message = serde_json::from_value(message.clone()).map_err(|e| e.to_string())?;
+        message.write(&mut self.stdin).map_err(|e| e.to_string())
     }
 
     fn wait(&mut self, wanted: impl Fn(&Value) -> bool) -> Result<Value, String> {

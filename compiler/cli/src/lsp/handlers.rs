@@ -41,11 +41,17 @@ impl Failure {
 /// An answer, or why there is none.
 pub type Answer<T> = Result<T, Failure>;
 
-/// The document's path, its program and the file's id and offset at `position`.
-fn place<'w>(workspace: &'w mut Workspace, uri: &Uri, position: Position) -> Option<(&'w mut Analysis, FileId, usize)> {
+/// The program of a document and the document's file id in it.
+fn document<'w>(workspace: &'w mut Workspace, uri: &Uri) -> Option<(&'w mut Analysis, FileId)> {
     let path = Workspace::path_of(uri)?;
     let analysis = workspace.analysis_mut(&path)?;
     let file = analysis.file_of(&path)?;
+    Some((analysis, file))
+}
+
+/// The document's program and the file's id and offset at `position`.
+fn place<'w>(workspace: &'w mut Workspace, uri: &Uri, position: Position) -> Option<(&'w mut Analysis, FileId, usize)> {
+    let (analysis, file) = document(workspace, uri)?;
     let offset = analysis.lines.get(&file)?.offset(position)?;
     Some((analysis, file, offset))
 }
@@ -256,13 +262,7 @@ pub fn document_symbols(
     workspace: &mut Workspace,
     params: &DocumentSymbolParams,
 ) -> Answer<Option<Vec<DocumentSymbol>>> {
-    let Some(path) = Workspace::path_of(&params.text_document.uri) else {
-        return Ok(None);
-    };
-    let Some(analysis) = workspace.analysis_mut(&path) else {
-        return Ok(None);
-    };
-    let Some(file) = analysis.file_of(&path) else {
+    let Some((analysis, file)) = document(workspace, &params.text_document.uri) else {
         return Ok(None);
     };
     let Some(lines) = analysis.lines.get(&file) else {
@@ -275,13 +275,7 @@ pub fn document_symbols(
 /// `textDocument/formatting`: the document in the canonical layout, as one edit (none when it
 /// is formatted already or has a syntax error, which the diagnostics show).
 pub fn formatting(workspace: &mut Workspace, params: &DocumentFormattingParams) -> Answer<Option<Vec<TextEdit>>> {
-    let Some(path) = Workspace::path_of(&params.text_document.uri) else {
-        return Ok(None);
-    };
-    let Some(analysis) = workspace.analysis_mut(&path) else {
-        return Ok(None);
-    };
-    let Some(file) = analysis.file_of(&path) else {
+    let Some((analysis, file)) = document(workspace, &params.text_document.uri) else {
         return Ok(None);
     };
     let text = analysis.text(file);
@@ -308,13 +302,7 @@ pub fn formatting(workspace: &mut Workspace, params: &DocumentFormattingParams) 
 /// in the range.
 pub fn code_actions(workspace: &mut Workspace, params: &CodeActionParams) -> Answer<Option<Vec<CodeActionOrCommand>>> {
     let uri = &params.text_document.uri;
-    let Some(path) = Workspace::path_of(uri) else {
-        return Ok(None);
-    };
-    let Some(analysis) = workspace.analysis_mut(&path) else {
-        return Ok(None);
-    };
-    let Some(file) = analysis.file_of(&path) else {
+    let Some((analysis, file)) = document(workspace, uri) else {
         return Ok(None);
     };
     let Some(lines) = analysis.lines.get(&file) else {

@@ -98,6 +98,14 @@ async fn a_support_lead_approves_a_high_risk_refund_after_retyping_its_target_an
     );
     assert!(browser.text("#who-may-answer").await.contains("support_lead"));
     browser.screenshot("detail", true).await;
+    let elsewhere = browser
+        .js(
+            "return performance.getEntriesByType('resource').map(e => e.name) \
+               .filter(url => !url.startsWith(location.origin + '/'));",
+            vec![],
+        )
+        .await;
+    assert_eq!(elsewhere, json!([]), "the console requests nothing from another origin");
 
     // No approve without retyping the target; a near miss is not enough.
     assert!(
@@ -154,6 +162,10 @@ async fn a_rejection_needs_a_reason_and_the_refund_never_runs() {
     sign_in(&browser, &server, &lena()).await;
     open_detail(&browser, &id).await;
 
+    browser.until_shown("#reject").await;
+    assert!(browser.disabled("#reject").await, "no rejection without a reason");
+    browser.type_into("#reject-reason", "   ").await;
+    assert!(browser.disabled("#reject").await, "blanks are no reason");
     let reason = "The customer already got a voucher for this order";
     browser.type_into("#reject-reason", reason).await;
     browser.until_enabled("#reject", true).await;

@@ -68,3 +68,29 @@ async fn the_user_who_started_the_run_cannot_approve_it_even_holding_the_role() 
     assert_eq!(body["data"]["may_answer"], true, "{body}");
     browser.close().await;
 }
+
+#[tokio::test]
+async fn without_auth_the_console_says_that_anyone_may_approve() {
+    if !browser::available() {
+        return;
+    }
+    let server = crate::harness::Server::refunds().await;
+    let (status, body) = server
+        .post(
+            "/v1/graph/invoke",
+            serde_json::json!({"messages": [crate::harness::user(REFUND)], "config": {"thread_id": "refund-dev"}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let browser = Browser::open().await;
+    browser.goto(&format!("{}/console#/inbox", server.base)).await;
+    let banner = browser.until_text("#dev-banner", "anyone may approve").await;
+    assert_eq!(
+        browser.find("#dev-banner").await.attr("role").await.unwrap().as_deref(),
+        Some("alert"),
+        "{banner}"
+    );
+    assert!(!browser.shown("form#signin").await, "no sign-in without auth");
+    browser.until_shown("ul#inbox li[data-interrupt-id]").await;
+    browser.close().await;
+}

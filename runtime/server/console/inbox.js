@@ -65,19 +65,18 @@ export function renderInbox(root, context) {
   const refresh = el('button', { id: 'refresh', type: 'button', class: 'secondary' }, 'Refresh');
 
   const status = el('div', { id: 'batch-status', class: 'batch-status', role: 'status' }, 'Nothing selected.');
-  const capsLine = el('p', { class: 'hint', id: 'batch-caps' });
+  const capsLine = el('p', { class: 'hint batch-caps', id: 'batch-caps' });
   const note = el('input', { id: 'batch-note', type: 'text', maxlength: '2000', autocomplete: 'off' });
   const approve = el('button', { id: 'batch-approve', type: 'button', class: 'approve', disabled: true }, 'Approve selected');
 
   const batch = el(
     'section',
     { class: 'batch panel', 'aria-labelledby': 'batch-heading' },
-    el('h2', { id: 'batch-heading' }, 'Batch approval'),
-    capsLine,
+    el('div', { class: 'batch-head' }, el('h2', { id: 'batch-heading' }, 'Batch approval'), capsLine),
     el(
       'div',
       { class: 'batch-row' },
-      el('div', { class: 'field batch-note' }, el('label', { for: 'batch-note' }, 'Note for the record (optional)'), note),
+      el('div', { class: 'batch-note' }, el('label', { for: 'batch-note' }, 'Note (optional)'), note),
       approve,
     ),
     status,
@@ -125,9 +124,8 @@ export function renderInbox(root, context) {
 
   function showCaps() {
     capsLine.textContent =
-      `Low and medium risk requests only, at most ${state.caps.max_count} at once and a total ` +
-      `amount of at most ${state.caps.max_total}. High-risk requests are approved one at a time, ` +
-      'from their own page.';
+      `Low and medium risk only; at most ${state.caps.max_count} at once, total amount at most ` +
+      `${state.caps.max_total}. High risk is approved one at a time.`;
   }
 
   async function load(append) {

@@ -10,7 +10,7 @@
 import { api } from './api.js';
 import { renderActions } from './actions.js';
 import { el, notices, showError, showResult, viewHeading } from './dom.js';
-import { ago, countdown, formatValue, isoTime, plain, when, whoMayAnswer } from './format.js';
+import { actionOf, ago, countdown, formatValue, isoTime, plain, riskOf, when, whoMayAnswer } from './format.js';
 
 /**
  * Renders the approval `interruptId` into `root`. With `preset` (`{detail, result}`, after an
@@ -46,7 +46,7 @@ export async function renderDetail(root, context, interruptId, preset) {
     el('div', { class: 'panes' }, evidence(detail), modelWords(detail)),
     whoMayAnswerSection(detail),
   );
-  const heading = viewHeading(`${detail.action || detail.tool_name}${detail.target ? ` · ${detail.target}` : ''}`);
+  const heading = viewHeading(`${actionOf(detail)}${detail.target ? ` · ${detail.target}` : ''}`);
   heading.id = 'detail-title';
   const [errorNode, resultNode] = notices();
   const answerArea = el('div', { class: 'answer-area' }, errorNode, resultNode);
@@ -68,7 +68,7 @@ export async function renderDetail(root, context, interruptId, preset) {
 
 /** `#impact`: what will happen if this is approved. */
 function impact(detail, parameters) {
-  const risk = ['low', 'medium', 'high'].includes(detail.risk) ? detail.risk : 'high';
+  const risk = riskOf(detail);
   const args = detail.normalized_arguments && typeof detail.normalized_arguments === 'object' ? detail.normalized_arguments : {};
   const rows = Object.entries(args).map(([name, value]) => {
     const description = parameters[name] && typeof parameters[name].description === 'string' ? parameters[name].description : '';
@@ -89,7 +89,7 @@ function impact(detail, parameters) {
       { class: 'impact-line' },
       el('span', { class: `risk risk-badge risk-${risk}` }, risk),
       ' risk · ',
-      el('span', { class: 'action' }, detail.action || detail.tool_name),
+      el('span', { class: 'action' }, actionOf(detail)),
       detail.target ? ' on ' : ' ',
       el('span', { class: detail.target ? 'target' : 'target target-none' }, detail.target || '(no target)'),
     ),
@@ -244,10 +244,13 @@ function whoMayAnswerSection(detail) {
 /** `#refused`: why this caller may not answer. */
 function refusedBlock(refused) {
   const rule = refused && refused.rule;
-  const explanation =
-    rule === 'separate_duties'
-      ? 'You asked for this action, and separate duties require someone else to approve it.'
-      : 'You may not answer this request.';
+  const explanations = {
+    separate_duties: 'You asked for this action, and separate duties require someone else to answer it.',
+    approvers: 'Only the approvers named below may answer it, and your token holds none of their roles or scopes.',
+    verified: 'Answering it needs a verified identity: sign in with a token.',
+    owner: 'It waits in a thread you may not act on.',
+  };
+  const explanation = explanations[rule] || 'You may not answer this request.';
   return el(
     'section',
     { id: 'refused', class: 'panel refused', 'aria-labelledby': 'refused-heading' },

@@ -95,6 +95,21 @@ export function whoMayAnswer(approvers, escalatedTo) {
   return parts.length ? parts.join(' or ') : 'nobody (no approver is declared)';
 }
 
+/** The risk a request states, or 'unrated' when it states none (treated as high everywhere). */
+export function riskOf(request) {
+  return ['low', 'medium', 'high'].includes(request.risk) ? request.risk : 'unrated';
+}
+
+/** The name of what a request does: its action, its tool, or the node that asks. */
+export function actionOf(request) {
+  return request.action || request.tool_name || `question in ${request.node || 'the graph'}`;
+}
+
+/** A number without floating-point noise (0.1 + 0.2 reads 0.3). */
+export function number(value) {
+  return String(Math.round(value * 1e6) / 1e6);
+}
+
 /** Whether a parameter name counts as an amount for the batch cap. */
 export function isAmountName(name) {
   return name === 'amount' || name.startsWith('amount_') || name.endsWith('_amount');
@@ -125,9 +140,9 @@ export function confirmationText(detail) {
     return { what: 'the target', text: detail.target.trim() };
   }
   if (hasAmount(detail.normalized_arguments)) {
-    return { what: 'the amount', text: String(amountOf(detail.normalized_arguments)) };
+    return { what: 'the amount', text: number(amountOf(detail.normalized_arguments)) };
   }
-  return { what: 'the action', text: String(detail.action || detail.tool_name || '') };
+  return { what: 'the action', text: actionOf(detail) };
 }
 
 /* Units a name or description may state: the word, how it is written, and its minor-unit divisor. */

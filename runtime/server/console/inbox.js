@@ -10,12 +10,15 @@
 import { api } from './api.js';
 import { el, notices, showError, showResult, viewHeading } from './dom.js';
 import {
+  actionOf,
   ago,
   amountOf,
   argumentLine,
   countdown,
   isoTime,
+  number,
   outcomeText,
+  riskOf,
   setServerTime,
   whoMayAnswer,
 } from './format.js';
@@ -43,7 +46,7 @@ export function batchProblems(selected, caps) {
   }
   const total = selected.reduce((sum, summary) => sum + amountOf(summary.normalized_arguments), 0);
   if (total > caps.max_total) {
-    problems.push(`total amount ${total} is over the cap of ${caps.max_total}`);
+    problems.push(`total amount ${number(total)} is over the cap of ${number(caps.max_total)}`);
   }
   if (selected.some((summary) => !batchable(summary))) {
     problems.push('only low and medium risk requests can be approved in a batch');
@@ -92,11 +95,11 @@ export function renderInbox(root, context) {
     el('p', { class: 'lede' }, 'Pending approvals you may answer, oldest first. Open one to see its impact and answer it.'),
     ...notices(),
     el('h2', { id: 'inbox-heading', class: 'visually-hidden' }, 'Pending approvals'),
+    batch,
     loading,
     list,
     empty,
     more,
-    batch,
   );
 
   function selected() {
@@ -115,7 +118,7 @@ export function renderInbox(root, context) {
       status.textContent = `Cannot approve these together: ${problems.join('; ')}.`;
     } else {
       const total = chosen.reduce((sum, summary) => sum + amountOf(summary.normalized_arguments), 0);
-      status.textContent = `${chosen.length} selected, total amount ${total}.`;
+      status.textContent = `${chosen.length} selected, total amount ${number(total)}.`;
     }
     status.classList.toggle('batch-refused', problems.length > 0);
     approve.disabled = state.busy || chosen.length === 0 || problems.length > 0;
@@ -125,7 +128,7 @@ export function renderInbox(root, context) {
   function showCaps() {
     capsLine.textContent =
       `Low and medium risk only; at most ${state.caps.max_count} at once, total amount at most ` +
-      `${state.caps.max_total}. High risk is approved one at a time.`;
+      `${number(state.caps.max_total)}. High risk is approved one at a time.`;
   }
 
   async function load(append) {
@@ -176,7 +179,7 @@ export function renderInbox(root, context) {
       const byId = new Map(chosen.map((summary) => [summary.interrupt_id, summary]));
       const line = (entry) => {
         const summary = byId.get(entry.interrupt_id);
-        const name = summary ? `${summary.action} ${summary.target || ''}`.trim() : entry.interrupt_id;
+        const name = summary ? `${actionOf(summary)} ${summary.target || ''}`.trim() : entry.interrupt_id;
         if (entry.ok) return `${name}: ${outcomeText(entry.outcome)}`;
         const error = entry.error || {};
         return `${name}: not approved (${error.code || 'ERROR'}: ${error.message || 'refused'})`;
@@ -214,8 +217,8 @@ export function renderInbox(root, context) {
 /** One pending approval in the list. */
 function item(summary, checked) {
   const id = summary.interrupt_id;
-  const risk = ['low', 'medium', 'high'].includes(summary.risk) ? summary.risk : 'high';
-  const title = `${summary.action || summary.tool_name}${summary.target ? ` ${summary.target}` : ''}`;
+  const risk = riskOf(summary);
+  const title = `${actionOf(summary)}${summary.target ? ` ${summary.target}` : ''}`;
   const boxId = `select-${id}`;
   const select = batchable(summary)
     ? el(
@@ -230,7 +233,7 @@ function item(summary, checked) {
         }),
         el('label', { for: boxId }, el('span', { class: 'visually-hidden' }, `Select ${title} for batch approval`), el('span', { 'aria-hidden': 'true' }, 'Select')),
       )
-    : el('div', { class: 'item-select item-select-none' }, el('span', { class: 'hint' }, risk === 'high' ? 'One at a time' : 'Not in batches'));
+    : el('div', { class: 'item-select item-select-none' }, el('span', { class: 'hint' }, risk === 'high' || risk === 'unrated' ? 'One at a time' : 'Not in batches'));
 
   const flags = [];
   if (summary.replaces) flags.push(el('span', { class: 'flag flag-changed' }, 'Changed: replaces an earlier request'));
@@ -255,7 +258,7 @@ function item(summary, checked) {
           el(
             'a',
             { class: 'open', href: `#/approval/${encodeURIComponent(id)}` },
-            el('span', { class: 'action' }, summary.action || summary.tool_name || 'action'),
+            el('span', { class: 'action' }, actionOf(summary)),
             ' ',
             el('span', { class: summary.target ? 'target' : 'target target-none' }, summary.target || 'no target'),
           ),

@@ -113,7 +113,9 @@ export function renderInbox(root, context) {
     const chosen = selected();
     const problems = batchProblems(chosen, state.caps);
     if (chosen.length === 0) {
-      status.textContent = 'Nothing selected.';
+      status.textContent = state.summaries.some(batchable)
+        ? 'Nothing selected.'
+        : 'None of these requests can be approved in a batch.';
     } else if (problems.length) {
       status.textContent = `Cannot approve these together: ${problems.join('; ')}.`;
     } else {

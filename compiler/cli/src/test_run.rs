@@ -258,6 +258,7 @@ async fn run_async(artifact: LoadedArtifact, test: &TestDecl) -> Result<Observed
                     resume: Some(ResumeAnswer {
                         value: answer_value(&artifact, &pending.kind, answer),
                         interrupt_id: pending.interrupt.as_ref().map(|i| i.id.clone()),
+                        note: None,
                     }),
                     ..RunRequest::default()
                 }

@@ -73,6 +73,12 @@ error_codes! {
     InterruptExpired = "INTERRUPT_EXPIRED", 409;
     /// The answering user may not answer this question (`approvers`, `separate_duties`).
     ApproverRefused = "APPROVER_REFUSED", 403;
+    /// No open question has this interrupt id (answered, withdrawn, or never asked).
+    ApprovalNotFound = "APPROVAL_NOT_FOUND", 404;
+    /// An escalation without a valid role or note.
+    EscalationInvalid = "ESCALATION_INVALID", 422;
+    /// A batch approval that breaks its rules (risk, count, total amount, answer form).
+    BatchRefused = "BATCH_REFUSED", 422;
     /// An `edit` whose arguments are invalid or change a bound argument.
     EditRefused = "EDIT_REFUSED", 422;
     /// A resume of a thread made by another artifact (D16).

@@ -38,6 +38,9 @@ pub struct ResumeAnswer {
     pub value: Value,
     /// The question it answers; when given it must be the open one (D1).
     pub interrupt_id: Option<String>,
+    /// The answering person's note (a reason for a rejection, say), kept in the approval
+    /// record. Bounded by the host.
+    pub note: Option<String>,
 }
 
 /// What a request does when another run holds its thread (D6).

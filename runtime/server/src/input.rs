@@ -106,6 +106,7 @@ pub fn parse(body: &Value, identity: Identity) -> Result<GraphInput, ApiError> {
             resume: resume.map(|value| ResumeAnswer {
                 value: value.clone(),
                 interrupt_id,
+                note: None,
             }),
             initial_state,
             start_node,

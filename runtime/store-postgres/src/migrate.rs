@@ -16,6 +16,7 @@ use crate::error::{pool as pool_error, sql};
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_initial.sql"),
     include_str!("../migrations/0002_lock_waiters.sql"),
+    include_str!("../migrations/0003_questions.sql"),
 ];
 
 /// The advisory lock class of migrations ("tenx" in ASCII); the key is the schema's hash.

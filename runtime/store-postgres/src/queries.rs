@@ -12,7 +12,9 @@
 
 use deadpool_postgres::Client;
 use serde_json::Value;
-use tenx_engine::ports::{Commit, Receipt, ReceiptState, Record, StoreError, ThreadSummary};
+use tenx_engine::ports::{
+    Commit, NumberedRecord, OpenQuestion, Receipt, ReceiptState, Record, StoreError, ThreadSummary,
+};
 use tenx_engine::thread::ThreadRecord;
 
 use crate::error::{damaged, is_unique_violation, sql, too_large};
@@ -32,6 +34,9 @@ struct ThreadRow {
     updated_at: i64,
     unfinished: bool,
     record: String,
+    /// The open question a person answers, if any (`open_interrupt`, `asked_at`).
+    open_interrupt: Option<String>,
+    asked_at: Option<i64>,
 }
 
 /// A receipt row, encoded.
@@ -91,6 +96,11 @@ pub(crate) fn encode(thread: Option<&ThreadRecord>, commit: &Commit) -> Result<E
                 updated_at: fit(&format!("{writing}: its update time"), thread.updated_at)?,
                 unfinished: thread.run.is_some() && thread.pending.is_none(),
                 record,
+                open_interrupt: OpenQuestion::of(thread).map(|question| question.interrupt_id),
+                asked_at: match OpenQuestion::of(thread) {
+                    Some(question) => Some(fit(&format!("{writing}: its question's time"), question.asked_at)?),
+                    None => None,
+                },
             })
         }
     };
@@ -274,8 +284,9 @@ async fn write_thread(
         None => {
             let statement = client
                 .prepare_cached(
-                    "INSERT INTO threads (thread_id, owner, artifact_id, graph, version, created_at, updated_at, unfinished, record)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                    "INSERT INTO threads (thread_id, owner, artifact_id, graph, version, created_at, updated_at, unfinished, record,
+                       open_interrupt, asked_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                      ON CONFLICT (thread_id) DO NOTHING",
                 )
                 .await
@@ -293,6 +304,8 @@ async fn write_thread(
                         &thread.updated_at,
                         &thread.unfinished,
                         &thread.record,
+                        &thread.open_interrupt,
+                        &thread.asked_at,
                     ],
                 )
                 .await
@@ -301,7 +314,7 @@ async fn write_thread(
             let statement = client
                 .prepare_cached(
                     "UPDATE threads SET owner = $2, artifact_id = $3, graph = $4, version = $5, created_at = $6,
-                       updated_at = $7, unfinished = $8, record = $9
+                       updated_at = $7, unfinished = $8, record = $9, open_interrupt = $11, asked_at = $12
                      WHERE thread_id = $1 AND version = $10",
                 )
                 .await
@@ -320,6 +333,8 @@ async fn write_thread(
                         &thread.unfinished,
                         &thread.record,
                         &expected,
+                        &thread.open_interrupt,
+                        &thread.asked_at,
                     ],
                 )
                 .await
@@ -503,5 +518,86 @@ pub(crate) async fn unfinished(client: &Client) -> Result<Vec<String>, StoreErro
         .map_err(|error| sql(doing, &error))?;
     rows.iter()
         .map(|row| row.try_get(0).map_err(|error| sql(doing, &error)))
+        .collect()
+}
+
+/// Every open question, oldest first (ties by thread id).
+pub(crate) async fn open_questions(client: &Client) -> Result<Vec<OpenQuestion>, StoreError> {
+    let doing = "listing the open questions";
+    let statement = client
+        .prepare_cached(
+            "SELECT thread_id, open_interrupt, asked_at FROM threads
+               WHERE open_interrupt IS NOT NULL ORDER BY asked_at, thread_id",
+        )
+        .await
+        .map_err(|error| sql(doing, &error))?;
+    let rows = client
+        .query(&statement, &[])
+        .await
+        .map_err(|error| sql(doing, &error))?;
+    rows.iter()
+        .map(|row| {
+            Ok(OpenQuestion {
+                thread_id: row.try_get(0).map_err(|error| sql(doing, &error))?,
+                interrupt_id: row.try_get(1).map_err(|error| sql(doing, &error))?,
+                asked_at: unsigned(row, 2, doing)?,
+            })
+        })
+        .collect()
+}
+
+/// The thread whose open question is `interrupt_id`.
+pub(crate) async fn question_thread(client: &Client, interrupt_id: &str) -> Result<Option<String>, StoreError> {
+    let doing = format!("finding the thread of question '{interrupt_id}'");
+    let statement = client
+        .prepare_cached("SELECT thread_id FROM threads WHERE open_interrupt = $1")
+        .await
+        .map_err(|error| sql(&doing, &error))?;
+    let row = client
+        .query_opt(&statement, &[&interrupt_id])
+        .await
+        .map_err(|error| sql(&doing, &error))?;
+    row.map(|row| row.try_get(0).map_err(|error| sql(&doing, &error)))
+        .transpose()
+}
+
+/// Records after `after`, in `seq` order, at most `limit`. `seq` is drawn when a record is
+/// inserted, so a commit still in progress may later show a lower number than one already
+/// read: a reader that pages with `after` can miss it. The approvals API says so.
+pub(crate) async fn records_after(
+    client: &Client,
+    after: u64,
+    limit: usize,
+) -> Result<Vec<NumberedRecord>, StoreError> {
+    let doing = "reading the records";
+    let after = i64::try_from(after).unwrap_or(i64::MAX);
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let statement = client
+        .prepare_cached("SELECT seq, thread_id, at, kind, fields FROM records WHERE seq > $1 ORDER BY seq LIMIT $2")
+        .await
+        .map_err(|error| sql(doing, &error))?;
+    let rows = client
+        .query(&statement, &[&after, &limit])
+        .await
+        .map_err(|error| sql(doing, &error))?;
+    rows.iter()
+        .map(|row| {
+            let seq = unsigned(row, 0, doing)?;
+            let thread_id: String = row.try_get(1).map_err(|error| sql(doing, &error))?;
+            let at = unsigned(row, 2, doing)?;
+            let kind: String = row.try_get(3).map_err(|error| sql(doing, &error))?;
+            let fields: String = row.try_get(4).map_err(|error| sql(doing, &error))?;
+            let fields: Value =
+                serde_json::from_str(&fields).map_err(|error| damaged(&format!("record {seq}"), error))?;
+            Ok(NumberedRecord {
+                seq,
+                record: Record {
+                    thread_id,
+                    at,
+                    kind,
+                    fields,
+                },
+            })
+        })
         .collect()
 }

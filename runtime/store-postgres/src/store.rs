@@ -10,7 +10,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
 use tenx_engine::ports::{
-    Commit, Receipt, Record, StopHandler, StopKind, Store, StoreError, ThreadLease, ThreadSummary,
+    Commit, NumberedRecord, OpenQuestion, Receipt, Record, StopHandler, StopKind, Store, StoreError, ThreadLease,
+    ThreadSummary,
 };
 use tenx_engine::thread::ThreadRecord;
 use tokio::sync::Notify;
@@ -179,6 +180,21 @@ impl Store for PostgresStore {
         })
         .await
         .map_err(|_| StoreError::Failed("a delete's task was abandoned".to_owned()))?
+    }
+
+    async fn open_questions(&self) -> Result<Vec<OpenQuestion>, StoreError> {
+        let client = self.client("listing the open questions").await?;
+        queries::open_questions(&client).await
+    }
+
+    async fn question_thread(&self, interrupt_id: &str) -> Result<Option<String>, StoreError> {
+        let client = self.client("finding the thread of a question").await?;
+        queries::question_thread(&client, interrupt_id).await
+    }
+
+    async fn records_after(&self, after: u64, limit: usize) -> Result<Vec<NumberedRecord>, StoreError> {
+        let client = self.client("reading the records").await?;
+        queries::records_after(&client, after, limit).await
     }
 
     async fn unfinished(&self) -> Result<Vec<String>, StoreError> {

@@ -58,8 +58,8 @@ async fn a_new_schema_is_created_and_migrated_once() {
     let schema = schema_or_skip!();
     let store = schema.open().await;
     assert_eq!(store.schema(), schema.schema);
-    assert_eq!(schema_version(), 2);
-    assert_eq!(versions(&schema).await, [1, 2]);
+    assert_eq!(schema_version(), 3);
+    assert_eq!(versions(&schema).await, [1, 2, 3]);
     assert_eq!(
         tables(&schema).await,
         ["locks", "receipts", "records", "tenx_schema_migrations", "threads"]
@@ -69,9 +69,9 @@ async fn a_new_schema_is_created_and_migrated_once() {
     drop(schema.open().await);
     assert_eq!(
         migrate(&schema.base, &schema.options()).await,
-        Ok(Migrated { from: 2, to: 2 })
+        Ok(Migrated { from: 3, to: 3 })
     );
-    assert_eq!(versions(&schema).await, [1, 2]);
+    assert_eq!(versions(&schema).await, [1, 2, 3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,9 +79,9 @@ async fn the_operator_command_migrates_a_new_schema_before_any_store_opens() {
     let schema = schema_or_skip!();
     assert_eq!(
         migrate(&schema.url(), &tenx_store_postgres::PostgresOptions::default()).await,
-        Ok(Migrated { from: 0, to: 2 })
+        Ok(Migrated { from: 0, to: 3 })
     );
-    assert_eq!(versions(&schema).await, [1, 2]);
+    assert_eq!(versions(&schema).await, [1, 2, 3]);
     let store = schema.open().await;
     store.commit(save(thread("t", None, 1, 1), None)).await.unwrap();
 }
@@ -100,7 +100,7 @@ async fn replicas_opening_a_new_schema_at_once_migrate_it_once() {
     for open in opens {
         stores.push(open.await.unwrap().unwrap());
     }
-    assert_eq!(versions(&schema).await, [1, 2]);
+    assert_eq!(versions(&schema).await, [1, 2, 3]);
     // Every one of them works on the one schema.
     stores[0].commit(save(thread("t", None, 1, 1), None)).await.unwrap();
     assert_eq!(stores[5].load("t").await.unwrap().unwrap().version, 1);
@@ -120,12 +120,12 @@ async fn a_newer_schema_is_refused_and_left_untouched() {
     assert_eq!(
         message,
         format!(
-            "the PostgreSQL schema '{}' has schema version 7, newer than this build of tenx knows (2): upgrade tenx, or use another schema",
+            "the PostgreSQL schema '{}' has schema version 7, newer than this build of tenx knows (3): upgrade tenx, or use another schema",
             schema.schema
         )
     );
     assert!(failed(migrate(&schema.base, &schema.options()).await).contains("newer than this build"));
-    assert_eq!(versions(&schema).await, [1, 2, 7]);
+    assert_eq!(versions(&schema).await, [1, 2, 3, 7]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -137,7 +137,9 @@ async fn a_version_1_schema_gains_the_lease_waiters_and_keeps_its_rows() {
     client
         .batch_execute(
             "ALTER TABLE locks DROP COLUMN waiters;
-             DELETE FROM tenx_schema_migrations WHERE version = 2;
+             DROP INDEX threads_open_questions; DROP INDEX threads_by_open_interrupt;
+             ALTER TABLE threads DROP COLUMN open_interrupt; ALTER TABLE threads DROP COLUMN asked_at;
+             DELETE FROM tenx_schema_migrations WHERE version IN (2, 3);
              INSERT INTO locks (thread_id, holder, expires_at) VALUES ('held', 'old-replica', clock_timestamp() + interval '1 hour');",
         )
         .await
@@ -145,9 +147,9 @@ async fn a_version_1_schema_gains_the_lease_waiters_and_keeps_its_rows() {
     assert_eq!(versions(&schema).await, [1]);
     assert_eq!(
         migrate(&schema.base, &schema.options()).await,
-        Ok(Migrated { from: 1, to: 2 })
+        Ok(Migrated { from: 1, to: 3 })
     );
-    assert_eq!(versions(&schema).await, [1, 2]);
+    assert_eq!(versions(&schema).await, [1, 2, 3]);
     let row = client
         .query_one("SELECT holder, waiters FROM locks WHERE thread_id = 'held'", &[])
         .await

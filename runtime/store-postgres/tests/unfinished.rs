@@ -38,6 +38,8 @@ fn pending() -> Pending {
         asked_at: 1,
         state_version: 1,
         rejection_key: None,
+        replaces: None,
+        escalation: None,
     }
 }
 

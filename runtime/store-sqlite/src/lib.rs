@@ -20,6 +20,7 @@ pub mod lease;
 pub mod migrate;
 mod options;
 pub mod queries;
+mod questions;
 mod recovery;
 pub mod stops;
 mod store;

@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_initial.sql"),
     include_str!("../migrations/0002_unfinished.sql"),
     include_str!("../migrations/0003_stops.sql"),
+    include_str!("../migrations/0004_questions.sql"),
 ];
 
 /// `PRAGMA application_id` of a tenx store ("tenx" in ASCII), set by the first migration.

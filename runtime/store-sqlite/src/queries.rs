@@ -9,7 +9,7 @@
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
-use tenx_engine::ports::{Commit, Receipt, ReceiptState, Record, StoreError, ThreadSummary};
+use tenx_engine::ports::{Commit, OpenQuestion, Receipt, ReceiptState, Record, StoreError, ThreadSummary};
 use tenx_engine::thread::ThreadRecord;
 
 use crate::error::{damaged, sql};
@@ -62,13 +62,16 @@ pub(crate) fn commit(connection: &mut Connection, commit: &Commit) -> Result<(),
             .map_err(|error| StoreError::Failed(format!("encoding thread '{id}': {error}")))?;
         transaction
             .prepare_cached(
-                "INSERT INTO threads (thread_id, owner, artifact_id, graph, version, created_at, updated_at, record)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                "INSERT INTO threads (thread_id, owner, artifact_id, graph, version, created_at, updated_at, record,
+                   open_interrupt, asked_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, artifact_id = excluded.artifact_id,
                    graph = excluded.graph, version = excluded.version, created_at = excluded.created_at,
-                   updated_at = excluded.updated_at, record = excluded.record",
+                   updated_at = excluded.updated_at, record = excluded.record,
+                   open_interrupt = excluded.open_interrupt, asked_at = excluded.asked_at",
             )
             .and_then(|mut statement| {
+                let question = OpenQuestion::of(thread);
                 statement.execute(params![
                     id,
                     thread.owner,
@@ -77,7 +80,9 @@ pub(crate) fn commit(connection: &mut Connection, commit: &Commit) -> Result<(),
                     thread.version,
                     thread.created_at,
                     thread.updated_at,
-                    record
+                    record,
+                    question.as_ref().map(|question| question.interrupt_id.as_str()),
+                    question.as_ref().map(|question| question.asked_at),
                 ])
             })
             .map_err(|error| sql(&format!("writing thread '{id}'"), &error))?;

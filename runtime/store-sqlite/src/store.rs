@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tenx_engine::ports::{
-    Commit, Receipt, Record, StopHandler, StopKind, Store, StoreError, ThreadLease, ThreadSummary,
+    Commit, NumberedRecord, OpenQuestion, Receipt, Record, StopHandler, StopKind, Store, StoreError, ThreadLease,
+    ThreadSummary,
 };
 use tenx_engine::thread::ThreadRecord;
 
@@ -134,6 +135,23 @@ impl Store for SqliteStore {
         let thread_id = thread_id.to_string();
         self.writer
             .run(move |connection| queries::delete_thread(connection, &thread_id))
+            .await
+    }
+
+    async fn open_questions(&self) -> Result<Vec<OpenQuestion>, StoreError> {
+        self.readers.run(crate::questions::open_questions).await
+    }
+
+    async fn question_thread(&self, interrupt_id: &str) -> Result<Option<String>, StoreError> {
+        let interrupt_id = interrupt_id.to_string();
+        self.readers
+            .run(move |connection| crate::questions::question_thread(connection, &interrupt_id))
+            .await
+    }
+
+    async fn records_after(&self, after: u64, limit: usize) -> Result<Vec<NumberedRecord>, StoreError> {
+        self.readers
+            .run(move |connection| crate::questions::records_after(connection, after, limit))
             .await
     }
 

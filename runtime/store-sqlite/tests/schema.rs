@@ -39,7 +39,7 @@ async fn a_new_file_is_wal_migrated_and_marked_as_a_tenx_store() {
         .unwrap();
     assert_eq!(mode, "wal");
     assert_eq!(pragma(&connection, "user_version"), schema_version());
-    assert_eq!(schema_version(), 3);
+    assert_eq!(schema_version(), 4);
     assert_eq!(pragma(&connection, "application_id"), 0x7465_6e78);
     let tables: Vec<String> = connection
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -52,7 +52,7 @@ async fn a_new_file_is_wal_migrated_and_marked_as_a_tenx_store() {
     drop(store);
     // Opening again applies nothing and keeps the version.
     drop(SqliteStore::open(&path).await.unwrap());
-    assert_eq!(pragma(&Connection::open(&path).unwrap(), "user_version"), 3);
+    assert_eq!(pragma(&Connection::open(&path).unwrap(), "user_version"), 4);
 }
 
 #[tokio::test]
@@ -67,7 +67,7 @@ async fn a_newer_schema_is_refused_and_left_untouched() {
     assert_eq!(
         message,
         format!(
-            "the store file '{}' has schema version 7, newer than this build of tenx knows (3): upgrade tenx, or open another file",
+            "the store file '{}' has schema version 7, newer than this build of tenx knows (4): upgrade tenx, or open another file",
             path.display()
         )
     );

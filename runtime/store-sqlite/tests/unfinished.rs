@@ -39,6 +39,8 @@ fn pending() -> Pending {
         asked_at: 1,
         state_version: 1,
         rejection_key: None,
+        replaces: None,
+        escalation: None,
     }
 }
 
@@ -84,8 +86,12 @@ async fn a_version_1_file_gains_the_in_flight_index() {
     drop(open(&path).await);
     let connection = Connection::open(&path).unwrap();
     connection
-        // What version 1 lacked: migration 2's index and migration 3's table.
-        .execute_batch("DROP INDEX receipts_in_flight; DROP TABLE stops; PRAGMA user_version = 1;")
+        // What version 1 lacked: migration 2's index, migration 3's table, migration 4's columns.
+        .execute_batch(
+            "DROP INDEX receipts_in_flight; DROP TABLE stops; DROP INDEX threads_open_questions; \
+             DROP INDEX threads_by_open_interrupt; ALTER TABLE threads DROP COLUMN open_interrupt; \
+             ALTER TABLE threads DROP COLUMN asked_at; PRAGMA user_version = 1;",
+        )
         .unwrap();
     drop(connection);
     let store = SqliteStore::open(&path).await.unwrap();

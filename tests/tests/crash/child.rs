@@ -152,6 +152,7 @@ fn crash_child() {
                     resume: Some(ResumeAnswer {
                         value: serde_json::from_str(&env(ANSWER)).unwrap(),
                         interrupt_id: Some(env(INTERRUPT)),
+                        note: None,
                     }),
                     ..RunRequest::default()
                 };

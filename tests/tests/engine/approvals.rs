@@ -299,6 +299,7 @@ async fn messages_sent_with_the_answer_to_a_tool_approval_are_refused_and_record
             resume: Some(tenx_engine::ResumeAnswer {
                 value: json!({"approved": true}),
                 interrupt_id: Some(id.clone()),
+                note: None,
             }),
             identity: anyone.clone(),
             ..tenx_engine::RunRequest::default()

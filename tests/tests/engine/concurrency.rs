@@ -35,6 +35,7 @@ async fn fifty_concurrent_answers_to_one_question_apply_exactly_once() {
                 resume: Some(ResumeAnswer {
                     value: json!({"approved": true}),
                     interrupt_id: Some(open),
+                    note: None,
                 }),
                 ..RunRequest::default()
             })

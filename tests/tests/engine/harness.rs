@@ -205,6 +205,7 @@ impl Host {
             resume: Some(ResumeAnswer {
                 value,
                 interrupt_id: interrupt_id.map(str::to_owned),
+                note: None,
             }),
             identity: who.clone(),
             ..RunRequest::default()

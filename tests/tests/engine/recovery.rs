@@ -109,6 +109,7 @@ async fn killed_during_the_refund(deduplicates: bool) -> Arc<MemoryStore> {
         resume: Some(tenx_engine::ResumeAnswer {
             value: json!({"approved": true}),
             interrupt_id: Some(interrupt),
+            note: None,
         }),
         ..RunRequest::default()
     };

@@ -100,6 +100,7 @@ pub(crate) fn approve(thread: &str) -> RunRequest {
         resume: Some(ResumeAnswer {
             value: json!({"approved": true}),
             interrupt_id: None,
+            note: None,
         }),
         ..RunRequest::default()
     }

@@ -21,7 +21,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
-use crate::ports::{Commit, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary, Timestamp};
+use crate::ports::{
+    Commit, NumberedRecord, OpenQuestion, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary,
+    Timestamp,
+};
 use crate::thread::ThreadRecord;
 use kept::Kept;
 use locks::Locks;
@@ -43,6 +46,9 @@ struct Data {
     receipts: HashMap<String, BTreeMap<String, StoredReceipt>>,
     /// Records by thread, oldest first (kept when the thread is deleted).
     records: HashMap<String, Vec<Packed<Record>>>,
+    /// Every record in the order it was appended: its thread and its place among that
+    /// thread's records (a record's `seq` is its place here, 1-based).
+    log: Vec<(String, usize)>,
 }
 
 /// A thread's checkpoint (see [`kept`]), with what commits and listings read without decoding it.
@@ -52,6 +58,8 @@ struct StoredThread {
     owner: Option<String>,
     created_at: Timestamp,
     updated_at: Timestamp,
+    /// The question a person answers that the thread waits at, if any.
+    question: Option<OpenQuestion>,
     record: Kept,
 }
 
@@ -91,7 +99,10 @@ impl MemoryStore {
             data.receipts.entry(thread_id).or_default().insert(key, receipt);
         }
         for (thread_id, record) in packing.records {
-            data.records.entry(thread_id).or_default().push(record);
+            let kept = data.records.entry(thread_id.clone()).or_default();
+            kept.push(record);
+            let place = kept.len().saturating_sub(1);
+            data.log.push((thread_id, place));
         }
         Ok(())
     }
@@ -111,6 +122,7 @@ fn stored_thread(thread: &ThreadRecord, record: Kept) -> (String, StoredThread) 
         owner: thread.owner.clone(),
         created_at: thread.created_at,
         updated_at: thread.updated_at,
+        question: OpenQuestion::of(thread),
         record,
     };
     (thread.thread_id.clone(), stored)
@@ -124,12 +136,14 @@ fn pack(commit: Commit, lent: Option<&ThreadRecord>) -> Result<(Option<u64>, Pac
         (None, Some(thread)) => {
             let (thread_id, version, owner) = (thread.thread_id.clone(), thread.version, thread.owner.clone());
             let (created_at, updated_at) = (thread.created_at, thread.updated_at);
+            let question = OpenQuestion::of(&thread);
             let record = Kept::of(thread)?;
             let stored = StoredThread {
                 version,
                 owner,
                 created_at,
                 updated_at,
+                question,
                 record,
             };
             Some((thread_id, stored))
@@ -208,6 +222,53 @@ impl Store for MemoryStore {
         packed
             .iter()
             .map(|record| record.unpack(&format_args!("a record of thread '{thread_id}'")))
+            .collect()
+    }
+
+    async fn open_questions(&self) -> Result<Vec<OpenQuestion>, StoreError> {
+        let mut found: Vec<OpenQuestion> = self
+            .data()
+            .threads
+            .values()
+            .filter_map(|thread| thread.question.clone())
+            .collect();
+        found.sort_by(|a, b| a.asked_at.cmp(&b.asked_at).then_with(|| a.thread_id.cmp(&b.thread_id)));
+        Ok(found)
+    }
+
+    async fn question_thread(&self, interrupt_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .data()
+            .threads
+            .values()
+            .filter_map(|thread| thread.question.as_ref())
+            .find(|question| question.interrupt_id == interrupt_id)
+            .map(|question| question.thread_id.clone()))
+    }
+
+    async fn records_after(&self, after: u64, limit: usize) -> Result<Vec<NumberedRecord>, StoreError> {
+        let packed: Vec<(u64, Packed<Record>)> = {
+            let data = self.data();
+            let start = usize::try_from(after).unwrap_or(usize::MAX);
+            data.log
+                .iter()
+                .enumerate()
+                .skip(start)
+                .take(limit)
+                .filter_map(|(index, (thread_id, place))| {
+                    let record = data.records.get(thread_id)?.get(*place)?.clone();
+                    Some((u64::try_from(index).unwrap_or(u64::MAX).saturating_add(1), record))
+                })
+                .collect()
+        };
+        packed
+            .into_iter()
+            .map(|(seq, record)| {
+                Ok(NumberedRecord {
+                    seq,
+                    record: record.unpack(&format_args!("record {seq}"))?,
+                })
+            })
             .collect()
     }
 

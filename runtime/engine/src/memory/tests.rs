@@ -402,6 +402,8 @@ fn paused_thread(id: &str) -> ThreadRecord {
         asked_at: 1_796_083_200_000,
         state_version: 1,
         rejection_key: None,
+        replaces: None,
+        escalation: None,
     });
     let mut branches = BTreeMap::new();
     branches.insert(

@@ -19,7 +19,9 @@ pub use model::{
     DeltaSink, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelToolCall, ToolSpec,
 };
 pub use stops::{StopHandler, StopKind, StopNotice};
-pub use store::{Commit, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary};
+pub use store::{
+    Commit, NumberedRecord, OpenQuestion, Receipt, ReceiptState, Record, Store, StoreError, ThreadLease, ThreadSummary,
+};
 pub use tool::{ToolError, ToolErrorKind, ToolInvocation, ToolRunner};
 
 /// Everything the engine needs from its host.

@@ -86,6 +86,41 @@ pub struct ThreadSummary {
     pub updated_at: Timestamp,
 }
 
+/// A thread waiting at a question a person answers (a tool approval or an interrupt node; never
+/// a remote tool call), as the approvals inbox lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenQuestion {
+    /// The thread.
+    pub thread_id: String,
+    /// The open question's interrupt id.
+    pub interrupt_id: String,
+    /// When it was asked.
+    pub asked_at: Timestamp,
+}
+
+impl OpenQuestion {
+    /// The question `thread` waits at, if it waits at one a person answers.
+    pub fn of(thread: &ThreadRecord) -> Option<Self> {
+        let pending = thread.pending.as_ref()?;
+        let interrupt = pending.interrupt.as_ref()?;
+        Some(Self {
+            thread_id: thread.thread_id.clone(),
+            interrupt_id: interrupt.id.clone(),
+            asked_at: pending.asked_at,
+        })
+    }
+}
+
+/// A record with its place in the store's record: `seq` grows with every record appended, across
+/// threads, and is never reused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NumberedRecord {
+    /// Its place (1-based).
+    pub seq: u64,
+    /// The record.
+    pub record: Record,
+}
+
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -134,6 +169,53 @@ pub trait Store: Send + Sync {
 
     /// The thread's records, oldest first.
     async fn records(&self, thread_id: &str) -> Result<Vec<Record>, StoreError>;
+
+    /// Every thread waiting at a question a person answers, oldest question first (ties by
+    /// thread id). The approvals inbox reads this.
+    ///
+    /// The default lists every thread and loads each; a store with an index overrides it.
+    async fn open_questions(&self) -> Result<Vec<OpenQuestion>, StoreError> {
+        const PAGE: usize = 1024;
+        let mut found = Vec::new();
+        let mut offset = 0_usize;
+        loop {
+            let page = self.list_threads(None, offset, PAGE).await?;
+            for summary in &page {
+                if let Some(question) = self.load(&summary.thread_id).await?.as_ref().and_then(OpenQuestion::of) {
+                    found.push(question);
+                }
+            }
+            if page.len() < PAGE {
+                break;
+            }
+            offset = offset.saturating_add(PAGE);
+        }
+        found.sort_by(|a, b| a.asked_at.cmp(&b.asked_at).then_with(|| a.thread_id.cmp(&b.thread_id)));
+        Ok(found)
+    }
+
+    /// The thread whose open question has this interrupt id, if any.
+    ///
+    /// The default searches [`Store::open_questions`]; a store with an index overrides it.
+    async fn question_thread(&self, interrupt_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .open_questions()
+            .await?
+            .into_iter()
+            .find(|question| question.interrupt_id == interrupt_id)
+            .map(|question| question.thread_id))
+    }
+
+    /// Records of every thread appended after `after` (a [`NumberedRecord::seq`]; `0` for the
+    /// first), in order, at most `limit`. Deleted threads' records are included.
+    ///
+    /// The default, for a store that cannot number its records, refuses.
+    async fn records_after(&self, after: u64, limit: usize) -> Result<Vec<NumberedRecord>, StoreError> {
+        let _ = (after, limit);
+        Err(StoreError::Failed(
+            "this store cannot list records across threads".to_owned(),
+        ))
+    }
 
     /// Threads, newest first, optionally only one owner's.
     async fn list_threads(

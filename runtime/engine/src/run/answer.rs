@@ -104,20 +104,16 @@ pub(crate) async fn resume(
     for message in messages {
         working.push_message(message);
     }
-    let decision = verdict.as_str();
-    working.record(
-        "approval",
-        json!({
-            "interrupt_id": open.id,
-            "node": open.node,
-            "fingerprint": pending.fingerprint,
-            "requested_by": requested_by,
-            "answered_by": identity.user_id,
-            "asked_at": pending.asked_at,
-            "decision": decision,
-            "outcome": verdict.settled_outcome(),
-        }),
+    let fields = answer_fields(
+        working,
+        &pending,
+        &open,
+        &verdict,
+        requested_by.as_deref(),
+        identity,
+        answer.note.as_deref(),
     );
+    working.record("approval", fields);
     working.record.pending = None;
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Running;
@@ -166,6 +162,81 @@ pub(crate) async fn resume(
             super::finish::failed(working, error).await
         }
     }
+}
+
+/// The approval record of an accepted answer (docs/runtime.md, "Records"): the question, who
+/// asked and who answered, when, the decision and outcome, the action as shown (from the
+/// package), after an edit the edited arguments, the idempotency key the approved action runs
+/// under, and the answering person's note.
+fn answer_fields(
+    working: &Working<'_>,
+    pending: &Pending,
+    open: &crate::wire::InterruptObject,
+    verdict: &Verdict,
+    requested_by: Option<&str>,
+    identity: &Identity,
+    note: Option<&str>,
+) -> Value {
+    let shown = |field: &str| open.value.get(field).cloned().unwrap_or(Value::Null);
+    let action = match &pending.kind {
+        PendingKind::ToolApproval { tool, .. } => json!(tool),
+        _ => shown("action"),
+    };
+    let edited_arguments = match verdict {
+        Verdict::Edit(edited) => edited.clone(),
+        _ => Value::Null,
+    };
+    let idempotency_key = match (&pending.kind, verdict) {
+        (
+            PendingKind::ToolApproval {
+                node,
+                tool,
+                call_id,
+                arguments,
+                ..
+            },
+            Verdict::Approve | Verdict::Edit(_),
+        ) => {
+            let runs_with = if let Verdict::Edit(edited) = verdict {
+                edited
+            } else {
+                arguments
+            };
+            working
+                .artifact()
+                .tools
+                .get(tool)
+                .map(|declared| {
+                    json!(super::execute::idempotency_key(
+                        working, declared, node, call_id, runs_with
+                    ))
+                })
+                .unwrap_or(Value::Null)
+        }
+        _ => Value::Null,
+    };
+    json!({
+        "interrupt_id": open.id,
+        "graph": working.graph_name,
+        "node": open.node,
+        "action": action,
+        "tool_name": shown("tool_name"),
+        "tool_call_id": open.tool_call_id,
+        "fingerprint": pending.fingerprint,
+        "requested_by": requested_by,
+        "answered_by": identity.user_id,
+        "asked_at": pending.asked_at,
+        "answered_at": working.now(),
+        "decision": verdict.as_str(),
+        "outcome": verdict.settled_outcome(),
+        "risk": shown("risk"),
+        "target": shown("target"),
+        "original_arguments": shown("normalized_arguments"),
+        "edited_arguments": edited_arguments,
+        "idempotency_key": idempotency_key,
+        "escalated_to": pending.escalation.as_ref().map(|escalation| escalation.to_role.clone()),
+        "note": note,
+    })
 }
 
 /// The call an approval was asked for.
@@ -281,6 +352,7 @@ async fn answer_interrupt(
                     interrupt_id: interrupt_id.to_owned(),
                     state_version,
                     expires_at: pending.expires_at,
+                    shown: crate::thread::Replaced::of(pending),
                 });
             }
             Ok(Flow::Go(super::drive::next_after(working, node)?))

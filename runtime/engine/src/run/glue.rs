@@ -248,20 +248,7 @@ pub(crate) fn interrupt_package(
 
 /// Who may answer the open question: its `approvers` and `separate_duties`.
 pub(crate) fn who_may_answer(working: &Working<'_>, pending: &Pending) -> (Option<Approvers>, bool) {
-    match &pending.kind {
-        PendingKind::ToolApproval { tool, .. } => working
-            .artifact()
-            .tools
-            .get(tool)
-            .and_then(|declared| declared.approval.as_ref())
-            .map_or((None, true), |approval| {
-                (approval.approvers.clone(), approval.separate_duties)
-            }),
-        PendingKind::InterruptNode { node } => working.interrupt_at(node).map_or((None, true), |interrupt| {
-            (interrupt.approvers.clone(), interrupt.separate_duties)
-        }),
-        PendingKind::RemoteTool { .. } => (None, false),
-    }
+    super::approvals::who_may_answer(working.artifact(), working.graph, pending)
 }
 
 /// Whether `identity` may answer.

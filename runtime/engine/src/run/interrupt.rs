@@ -56,6 +56,8 @@ pub(crate) async fn interrupt_node(working: &mut Working<'_>, node: &str, name: 
         asked_at,
         state_version,
         rejection_key,
+        replaces: None,
+        escalation: None,
     };
     super::pause::pause(working, pending).await?;
     Ok(Flow::Paused)

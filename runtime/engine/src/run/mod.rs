@@ -18,6 +18,7 @@
 
 mod agent;
 mod answer;
+mod approvals;
 mod calls;
 mod drive;
 mod entry;
@@ -48,6 +49,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use agent::ToolSpecCache;
+pub use approvals::{MAX_NOTE_CHARS, RecordPage};
 pub use reask::{ReaskOutcome, ReaskReport, ReaskedThread};
 pub use recover::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
 pub(crate) use stops::cancel_anywhere;

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use tenx_artifact::{Approval, Risk, Tool};
 
 use crate::ports::Event;
-use crate::thread::{Pending, PendingKind};
+use crate::thread::{Pending, PendingKind, Replaced};
 use crate::wire::{ContentBlock, ExecutionStatus, InterruptObject, Message, Role};
 
 use super::{StepError, Working};
@@ -68,6 +68,8 @@ pub(crate) async fn ask_tool(working: &mut Working<'_>, ask: AskTool<'_>) -> Res
         asked_at,
         state_version: package.state_version,
         rejection_key: Some(package.rejection_key),
+        replaces: None,
+        escalation: None,
     };
     pause(working, pending).await?;
     Ok(Asked::Paused)
@@ -109,11 +111,15 @@ pub(crate) async fn recheck_tool(
     }
     let interrupt_id = pending.interrupt.as_ref().map(|interrupt| interrupt.id.clone());
     working.record("approval", json!({"interrupt_id": interrupt_id, "node": node, "tool": tool_name, "call_id": call_id, "outcome": "stale", "fingerprint": pending.fingerprint}));
+    working.replacing = Replaced::of(pending);
     ask_tool(working, ask).await.map(Some)
 }
 
 /// Pauses the run on a question: the thread shows it, and the caller gets it as an event.
-pub(crate) async fn pause(working: &mut Working<'_>, pending: Pending) -> Result<(), StepError> {
+pub(crate) async fn pause(working: &mut Working<'_>, mut pending: Pending) -> Result<(), StepError> {
+    if pending.interrupt.is_some() && pending.replaces.is_none() {
+        pending.replaces = working.replacing.take();
+    }
     let interrupt = pending.interrupt.clone();
     let node = working.branch()?.node.clone();
     let execution = &mut working.record.execution;
@@ -163,6 +169,8 @@ pub(crate) async fn remote_call(
         asked_at: working.now(),
         state_version: working.stored_version.unwrap_or(0),
         rejection_key: None,
+        replaces: None,
+        escalation: None,
     };
     let node_name = working.branch()?.node.clone();
     let execution = &mut working.record.execution;

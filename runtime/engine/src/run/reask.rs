@@ -356,6 +356,7 @@ fn restamp(working: &mut Working<'_>, pending: &crate::thread::Pending, mut fiel
         );
     }
     working.record("approval", fields);
+    working.replacing = crate::thread::Replaced::of(pending);
     working.record.artifact_id.clone_from(&working.engine.artifact_id);
     working.record.pending = None;
 }

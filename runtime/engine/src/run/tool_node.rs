@@ -61,6 +61,7 @@ pub(crate) async fn tool_node(working: &mut Working<'_>, node: &str, tool_name: 
         if package.fingerprint != grant.fingerprint {
             // What the person approved is not what would run now: ask again.
             working.record("approval", json!({"node": grant.interrupt_node, "tool": tool_name, "interrupt_id": grant.interrupt_id, "outcome": "stale", "fingerprint": grant.fingerprint}));
+            working.replacing = grant.shown.clone();
             return Ok(Flow::Go(grant.interrupt_node));
         }
         approved = true;

@@ -30,6 +30,8 @@ pub(crate) struct Working<'e> {
     pub(crate) cancel: CancellationToken,
     /// `Ids::failures` when the request began: once it moves, nothing is committed.
     pub(crate) id_failures: u64,
+    /// The question the next pause replaces (asked again because what it asked about changed).
+    pub(crate) replacing: Option<crate::thread::Replaced>,
 }
 
 impl<'e> Working<'e> {
@@ -56,6 +58,7 @@ impl<'e> Working<'e> {
             receipts: Vec::new(),
             cancel,
             id_failures: engine.ports.ids.failures(),
+            replacing: None,
         }
     }
 

@@ -7,6 +7,6 @@ mod progress;
 mod record;
 
 pub use in_flight::InFlightCall;
-pub use pending::{Pending, PendingKind, QueuedCall};
+pub use pending::{Escalation, Pending, PendingKind, QueuedCall, Replaced};
 pub use progress::{ApprovedStep, Branch, ROOT_BRANCH, RunProgress};
 pub use record::ThreadRecord;

@@ -24,6 +24,55 @@ pub struct Pending {
     /// The hash of the package's fingerprint inputs without `expires_at`: a rejection of this
     /// action is remembered under it for the rest of the run.
     pub rejection_key: Option<String>,
+    /// The question this one replaces: asked again because what the person would approve
+    /// changed (the program, or the action since it was approved). The console shows the
+    /// difference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<Replaced>,
+    /// Who the question was handed to, when someone who could answer escalated it: only holders
+    /// of that role may answer it now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<Escalation>,
+}
+
+/// A question that was withdrawn and asked again, as the person was shown it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replaced {
+    /// Its interrupt id.
+    pub interrupt_id: String,
+    /// Its package's fingerprint.
+    pub fingerprint: Option<String>,
+    /// Its rendered question.
+    pub message: String,
+    /// Its package (the interrupt's `value`).
+    pub value: Value,
+}
+
+impl Replaced {
+    /// The question `pending` shows, as the question that replaces it keeps it; `None` when it
+    /// shows none (a remote tool call).
+    pub fn of(pending: &Pending) -> Option<Self> {
+        let interrupt = pending.interrupt.as_ref()?;
+        Some(Self {
+            interrupt_id: interrupt.id.clone(),
+            fingerprint: pending.fingerprint.clone(),
+            message: interrupt.message.clone(),
+            value: interrupt.value.clone(),
+        })
+    }
+}
+
+/// A question handed to another role.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// The role that may answer it now.
+    pub to_role: String,
+    /// Why, in the escalating person's words.
+    pub note: String,
+    /// Who escalated it.
+    pub by: Option<String>,
+    /// When.
+    pub at: Timestamp,
 }
 
 /// The kinds of pause.

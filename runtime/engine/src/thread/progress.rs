@@ -63,4 +63,8 @@ pub struct ApprovedStep {
     pub state_version: u64,
     /// When the question would have lapsed (a fingerprint input).
     pub expires_at: Option<u64>,
+    /// The question as the person saw it: when the tool node finds the action changed, the
+    /// question asked again shows the difference from this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<super::Replaced>,
 }

@@ -141,7 +141,7 @@ async fn a_support_lead_approves_a_high_risk_refund_after_retyping_its_target_an
     assert_eq!(record["answered_by"], "lena", "{record}");
     assert_eq!(record["requested_by"], "alice", "{record}");
     assert_eq!(record["action"], "issue_refund", "{record}");
-    assert_eq!(record["outcome"], "approved", "{record}");
+    assert_eq!(record["decision"], "approve", "{record}");
     assert_eq!(
         record["original_arguments"],
         json!({"order_id": "1042", "amount_cents": 5900}),
@@ -175,6 +175,7 @@ async fn a_rejection_needs_a_reason_and_the_refund_never_runs() {
     assert_eq!(server.tools.calls_of("issue_refund"), 0, "a rejected refund never runs");
     let record = recorded(&server, &lena(), &id).await;
     assert_eq!(record["answered_by"], "lena", "{record}");
+    assert_eq!(record["decision"], "reject", "{record}");
     assert_eq!(record["outcome"], "rejected", "{record}");
     assert_eq!(record["note"], reason, "{record}");
     assert_eq!(approvals_recorded(&server, &lena()).await.len(), 1);

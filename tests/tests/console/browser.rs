@@ -241,9 +241,18 @@ impl Browser {
         }
     }
 
-    /// The visible text of `css` (the first match, waited for).
+    /// The text of `css` (the first match, waited for): its `textContent` with runs of white
+    /// space made one space and trimmed, as the server wrote it (CSS may show it in capitals).
     pub async fn text(&self, css: &str) -> String {
-        self.find(css).await.text().await.unwrap()
+        self.find(css).await;
+        let text = self
+            .js(
+                "const e = document.querySelector(arguments[0]); \
+                 return e ? e.textContent.replace(/\\s+/g, ' ').trim() : '';",
+                vec![json!(css)],
+            )
+            .await;
+        text.as_str().unwrap_or("").to_owned()
     }
 
     /// Waits until the text of `css` contains `needle`; returns the text.

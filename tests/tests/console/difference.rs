@@ -98,6 +98,6 @@ async fn a_request_asked_again_after_its_target_changed_shows_the_difference() {
     assert_eq!(tools.calls_of("issue_refund"), 1);
     let record = recorded(&second, &lena(), &new_id).await;
     assert_eq!(record["answered_by"], "lena", "{record}");
-    assert_eq!(record["outcome"], "approved", "{record}");
+    assert_eq!(record["decision"], "approve", "{record}");
     browser.close().await;
 }

@@ -78,7 +78,7 @@ async fn an_edit_is_checked_against_the_schema_in_the_page_and_runs_once_as_edit
     );
     let record = recorded(&server, &dan(), &id).await;
     assert_eq!(record["answered_by"], "dan", "{record}");
-    assert_eq!(record["outcome"], "edited", "{record}");
+    assert_eq!(record["decision"], "edit", "{record}");
     assert_eq!(
         record["edited_arguments"],
         json!({"order_id": "7", "city": "Paris", "floor": 5}),

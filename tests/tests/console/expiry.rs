@@ -43,7 +43,7 @@ async fn an_answer_after_the_countdown_says_expired_is_refused_and_nothing_runs(
     let approved = approvals_recorded(&server, &lena())
         .await
         .into_iter()
-        .filter(|record| record["outcome"] == "approved")
+        .filter(|record| record["decision"] == "approve")
         .count();
     assert_eq!(approved, 0);
     browser.close().await;

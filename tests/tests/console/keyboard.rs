@@ -63,7 +63,7 @@ async fn the_approve_flow_works_with_the_keyboard_alone() {
     assert_eq!(server.tools.calls_of("issue_refund"), 1);
     let record = recorded(&server, &lena(), &id).await;
     assert_eq!(record["answered_by"], "lena", "{record}");
-    assert_eq!(record["outcome"], "approved", "{record}");
+    assert_eq!(record["decision"], "approve", "{record}");
     browser.close().await;
 }
 

@@ -2,7 +2,7 @@
 //! after that is refused with `INTERRUPT_EXPIRED`, shown in the page; the refund never runs.
 
 use crate::browser::{self, Browser};
-use crate::desk::{REFUND, alice, approvals_recorded, ask, lena, open_detail, refund_changed, row, sign_in};
+use crate::desk::{REFUND, alice, ask, lena, open_detail, recorded, refund_changed, row, sign_in};
 use crate::harness::{Server, refund_tools, with_auth};
 
 #[tokio::test]
@@ -16,18 +16,41 @@ async fn an_answer_after_the_countdown_says_expired_is_refused_and_nothing_runs(
     let browser = Browser::open().await;
     sign_in(&browser, &server, &lena()).await;
 
-    // Time itself is under test: the countdown runs out while the page is open.
+    // Time itself is under test: the countdown runs out while the page is open, and never
+    // before the server's expiry (an answer given while the page says "expired" must not run).
+    let (status, body) = server.as_user(&lena()).get(&format!("/v1/approvals/{id}")).await;
+    assert_eq!(status, 200, "{body}");
+    let expires_at_ms = body["data"]["expires_at_ms"].as_u64().unwrap();
     let row = row(&id);
     browser.until_shown(&row).await;
+    browser
+        .js(
+            "window.tenxExpiredAt = null; \
+             const check = () => { const e = document.querySelector(arguments[0]); \
+               if (window.tenxExpiredAt === null && e && e.textContent.includes('expired')) \
+                 window.tenxExpiredAt = Date.now(); }; \
+             new MutationObserver(check).observe(document.body, \
+               {childList: true, characterData: true, subtree: true}); \
+             check(); return true;",
+            vec![serde_json::json!(format!("{row} .countdown"))],
+        )
+        .await;
     browser.until_text(&format!("{row} .countdown"), "expired").await;
+    let shown_at = browser.js("return window.tenxExpiredAt;", vec![]).await;
+    let shown_at = shown_at
+        .as_u64()
+        .unwrap_or_else(|| panic!("no time recorded: {shown_at}"));
+    assert!(
+        shown_at + 50 >= expires_at_ms,
+        "the countdown said \"expired\" {} ms before the question expired",
+        expires_at_ms.saturating_sub(shown_at)
+    );
 
+    // The page still lets a person try (the server is the judge of time); the answer is refused.
     open_detail(&browser, &id).await;
-    if browser.has("#confirm-input").await && browser.shown("#confirm-input").await {
-        browser.type_into("#confirm-input", "order 1042").await;
-    }
-    if browser.shown("#approve").await && !browser.disabled("#approve").await {
-        browser.click("#approve").await;
-    }
+    browser.type_into("#confirm-input", "order 1042").await;
+    browser.until_enabled("#approve", true).await;
+    browser.click("#approve").await;
     let error = browser.until_text("#error", "INTERRUPT_EXPIRED").await;
     assert!(error.contains("INTERRUPT_EXPIRED"), "{error}");
     assert!(
@@ -40,11 +63,8 @@ async fn an_answer_after_the_countdown_says_expired_is_refused_and_nothing_runs(
         0,
         "an expired approval is never consent"
     );
-    let approved = approvals_recorded(&server, &lena())
-        .await
-        .into_iter()
-        .filter(|record| record["decision"] == "approve")
-        .count();
-    assert_eq!(approved, 0);
+    let record = recorded(&server, &lena(), &id).await;
+    assert_eq!(record["outcome"], "expired", "{record}");
+    assert_ne!(record["decision"], "approve", "{record}");
     browser.close().await;
 }

@@ -30,10 +30,14 @@ export function ago(atMs, nowMs = now()) {
   return `${Math.floor(hours / 24)} days ago`;
 }
 
-/** Time left until `expiresMs`: "42 s left", "4 min 05 s left", "23 h 59 min left", "expired". */
+/**
+ * Time left until `expiresMs`: "42 s left", "4 min 05 s left", "23 h 59 min left", "expired".
+ * Seconds are rounded up, so "expired" is said only once the moment has passed: rounding down
+ * said it up to a second early, while the server still took an answer.
+ */
 export function countdown(expiresMs, nowMs = now()) {
   if (expiresMs === null || expiresMs === undefined) return 'no expiry';
-  const left = Math.floor((expiresMs - nowMs) / 1000);
+  const left = Math.ceil((expiresMs - nowMs) / 1000);
   if (left <= 0) return 'expired';
   if (left < 60) return `${left} s left`;
   const minutes = Math.floor(left / 60);

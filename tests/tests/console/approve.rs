@@ -179,5 +179,20 @@ async fn a_rejection_needs_a_reason_and_the_refund_never_runs() {
     assert_eq!(record["outcome"], "rejected", "{record}");
     assert_eq!(record["note"], reason, "{record}");
     assert_eq!(approvals_recorded(&server, &lena()).await.len(), 1);
+
+    // The history view shows the same record: who, the outcome and the reason.
+    browser.click("a#nav-history").await;
+    let seq = record["seq"].as_u64().unwrap();
+    let history_row = format!("table#history tr[data-seq=\"{seq}\"]");
+    browser.until_shown(&history_row).await;
+    assert_eq!(browser.text(&format!("{history_row} .answered-by")).await, "lena");
+    assert!(
+        browser
+            .text(&format!("{history_row} .outcome"))
+            .await
+            .contains("rejected")
+    );
+    assert_eq!(browser.text(&format!("{history_row} .note")).await, reason);
+    assert!(browser.has("a#export").await, "the record can be exported");
     browser.close().await;
 }

@@ -196,3 +196,43 @@ async fn a_rejection_needs_a_reason_and_the_refund_never_runs() {
     assert!(browser.has("a#export").await, "the record can be exported");
     browser.close().await;
 }
+
+#[tokio::test]
+async fn an_approver_by_scope_approves_and_a_token_without_the_answer_scope_is_refused() {
+    if !browser::available() {
+        return;
+    }
+    let server = refunds().await;
+    let id = ask(&server, &alice(), "refund-scope", REFUND).await;
+    let browser = Browser::open().await;
+
+    // `refunds:approve` without `approvals:answer`: the page shows the request, the API refuses
+    // the answer, and the page says so.
+    let reader = crate::harness::token("rita", json!({"scopes": ["refunds:approve", "approvals:read"]}));
+    sign_in(&browser, &server, &reader).await;
+    open_detail(&browser, &id).await;
+    browser.type_into("#confirm-input", "order 1042").await;
+    browser.until_enabled("#approve", true).await;
+    browser.click("#approve").await;
+    let error = browser.until_text("#error", "approvals:answer").await;
+    assert!(!error.contains("Approved"), "{error}");
+    assert_eq!(server.tools.calls_of("issue_refund"), 0);
+
+    // With the answer scope too, the approval goes through, once.
+    browser.click("button#signout").await;
+    let sam = crate::harness::token(
+        "sam",
+        json!({"scopes": ["refunds:approve", "approvals:read", "approvals:answer"]}),
+    );
+    sign_in(&browser, &server, &sam).await;
+    open_detail(&browser, &id).await;
+    browser.type_into("#confirm-input", "order 1042").await;
+    browser.until_enabled("#approve", true).await;
+    browser.click("#approve").await;
+    browser.until_text("#result", "Approved").await;
+    assert_eq!(server.tools.calls_of("issue_refund"), 1);
+    let record = recorded(&server, &sam, &id).await;
+    assert_eq!(record["answered_by"], "sam", "{record}");
+    assert_eq!(record["decision"], "approve", "{record}");
+    browser.close().await;
+}

@@ -25,6 +25,7 @@ mod approve;
 mod batch;
 mod difference;
 mod edit;
+mod escalate;
 mod expiry;
 mod keyboard;
 mod refusals;

@@ -66,6 +66,10 @@ pub struct FileSettings {
     pub max_concurrent_runs_per_user: Option<usize>,
     /// Whether `/metrics` is served (`true` by default).
     pub metrics: Option<bool>,
+    /// The most requests one batch approval answers (10 by default; at least 1).
+    pub approval_batch_max_count: Option<usize>,
+    /// The most a batch approval's amounts may add up to (100000 by default).
+    pub approval_batch_max_total: Option<u64>,
     /// How long a shutdown waits for runs to stop after their step, in seconds (30 by default).
     pub shutdown_grace_seconds: Option<u64>,
     /// How long a thread's lease in the store lasts without renewal, in seconds (15 by
@@ -356,6 +360,17 @@ pub fn resolve(
             });
         }
     };
+    let defaults = tenx_server::ApprovalBatch::default();
+    let approval_batch = tenx_server::ApprovalBatch {
+        max_count: file.approval_batch_max_count.unwrap_or(defaults.max_count),
+        max_total: file.approval_batch_max_total.unwrap_or(defaults.max_total),
+    };
+    if approval_batch.max_count == 0 {
+        return Err(SettingsError::Value {
+            setting: "approval_batch_max_count".to_owned(),
+            reason: "must be at least 1".to_owned(),
+        });
+    }
     let lease_ttl = file.lease_ttl_seconds.unwrap_or(15);
     if lease_ttl == 0 {
         return Err(SettingsError::Value {
@@ -378,6 +393,7 @@ pub fn resolve(
             rate_limit_backend: tenx_server::rate_limit::RateLimitBackend::Memory,
             max_concurrent_runs_per_user: (max_runs > 0).then_some(max_runs),
             metrics,
+            approval_batch,
         },
         mcp: None,
         rate_limit_redis,

@@ -107,6 +107,28 @@ pub struct ServerSettings {
     pub max_concurrent_runs_per_user: Option<usize>,
     /// Whether `/metrics` is served and numbers are counted.
     pub metrics: bool,
+    /// The caps of batch approval (`POST /v1/approvals/batch`).
+    pub approval_batch: ApprovalBatch,
+}
+
+/// The caps of batch approval: only `low` and `medium` risk requests, at most `max_count` at
+/// once, their amounts (`amount`, `amount_*`, `*_amount` arguments) adding up to at most
+/// `max_total` (`[serve] approval_batch_max_count`, `approval_batch_max_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalBatch {
+    /// The most requests one batch approves (10 by default).
+    pub max_count: usize,
+    /// The most their amounts add up to (100000 by default, in the tools' own units).
+    pub max_total: u64,
+}
+
+impl Default for ApprovalBatch {
+    fn default() -> Self {
+        Self {
+            max_count: 10,
+            max_total: 100_000,
+        }
+    }
 }
 
 impl Default for ServerSettings {
@@ -121,6 +143,7 @@ impl Default for ServerSettings {
             rate_limit_backend: crate::rate_limit::RateLimitBackend::Memory,
             max_concurrent_runs_per_user: Some(DEFAULT_MAX_CONCURRENT_RUNS_PER_USER),
             metrics: true,
+            approval_batch: ApprovalBatch::default(),
         }
     }
 }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use axum::Router;
 use tenx_engine::Engine;
 
-pub use config::{JwtKey, JwtSettings, Mode, ServerSettings, SettingsError};
+pub use config::{ApprovalBatch, JwtKey, JwtSettings, Mode, ServerSettings, SettingsError};
 
 /// What every handler shares.
 #[derive(Clone)]

@@ -15,6 +15,7 @@ mod harness;
 mod steered;
 
 mod approvals;
+mod approvals_api;
 mod auth;
 mod basics;
 mod binary;

@@ -104,15 +104,7 @@ pub(crate) async fn resume(
     for message in messages {
         working.push_message(message);
     }
-    let fields = answer_fields(
-        working,
-        &pending,
-        &open,
-        &verdict,
-        requested_by.as_deref(),
-        identity,
-        answer.note.as_deref(),
-    );
+    let fields = answer_fields(working, &pending, &verdict, identity, answer.note.as_deref());
     working.record("approval", fields);
     working.record.pending = None;
     let execution = &mut working.record.execution;
@@ -164,24 +156,56 @@ pub(crate) async fn resume(
     }
 }
 
-/// The approval record of an accepted answer (docs/runtime.md, "Records"): the question, who
-/// asked and who answered, when, the decision and outcome, the action as shown (from the
-/// package), after an edit the edited arguments, the idempotency key the approved action runs
-/// under, and the answering person's note.
-fn answer_fields(
-    working: &Working<'_>,
-    pending: &Pending,
-    open: &crate::wire::InterruptObject,
-    verdict: &Verdict,
-    requested_by: Option<&str>,
-    identity: &Identity,
-    note: Option<&str>,
-) -> Value {
-    let shown = |field: &str| open.value.get(field).cloned().unwrap_or(Value::Null);
+/// The fields every approval record of `pending`'s question carries (docs/runtime.md,
+/// "Records"): the question, where and for what it was asked, by whom, when, and the action as
+/// shown (from the package).
+pub(crate) fn question_fields(working: &Working<'_>, pending: &Pending) -> serde_json::Map<String, Value> {
+    let open = pending.interrupt.as_ref();
+    let shown = |field: &str| {
+        open.and_then(|open| open.value.get(field))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     let action = match &pending.kind {
         PendingKind::ToolApproval { tool, .. } => json!(tool),
         _ => shown("action"),
     };
+    let requested_by = working
+        .record
+        .run
+        .as_ref()
+        .and_then(|run| run.started_by.user_id.clone());
+    let fields = json!({
+        "interrupt_id": open.map(|open| open.id.clone()),
+        "graph": working.graph_name,
+        "node": open.map(|open| open.node.clone()),
+        "action": action,
+        "tool_name": shown("tool_name"),
+        "tool_call_id": open.and_then(|open| open.tool_call_id.clone()),
+        "fingerprint": pending.fingerprint,
+        "requested_by": requested_by,
+        "asked_at": pending.asked_at,
+        "risk": shown("risk"),
+        "target": shown("target"),
+        "original_arguments": shown("normalized_arguments"),
+        "escalated_to": pending.escalation.as_ref().map(|escalation| escalation.to_role.clone()),
+    });
+    match fields {
+        Value::Object(fields) => fields,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The approval record of an accepted answer: the question's fields, who answered and when,
+/// the decision and outcome, after an edit the edited arguments, the idempotency key the
+/// approved action runs under, and the answering person's note.
+fn answer_fields(
+    working: &Working<'_>,
+    pending: &Pending,
+    verdict: &Verdict,
+    identity: &Identity,
+    note: Option<&str>,
+) -> Value {
     let edited_arguments = match verdict {
         Verdict::Edit(edited) => edited.clone(),
         _ => Value::Null,
@@ -215,28 +239,15 @@ fn answer_fields(
         }
         _ => Value::Null,
     };
-    json!({
-        "interrupt_id": open.id,
-        "graph": working.graph_name,
-        "node": open.node,
-        "action": action,
-        "tool_name": shown("tool_name"),
-        "tool_call_id": open.tool_call_id,
-        "fingerprint": pending.fingerprint,
-        "requested_by": requested_by,
-        "answered_by": identity.user_id,
-        "asked_at": pending.asked_at,
-        "answered_at": working.now(),
-        "decision": verdict.as_str(),
-        "outcome": verdict.settled_outcome(),
-        "risk": shown("risk"),
-        "target": shown("target"),
-        "original_arguments": shown("normalized_arguments"),
-        "edited_arguments": edited_arguments,
-        "idempotency_key": idempotency_key,
-        "escalated_to": pending.escalation.as_ref().map(|escalation| escalation.to_role.clone()),
-        "note": note,
-    })
+    let mut fields = question_fields(working, pending);
+    fields.insert("answered_by".to_owned(), json!(identity.user_id));
+    fields.insert("answered_at".to_owned(), json!(working.now()));
+    fields.insert("decision".to_owned(), json!(verdict.as_str()));
+    fields.insert("outcome".to_owned(), json!(verdict.settled_outcome()));
+    fields.insert("edited_arguments".to_owned(), edited_arguments);
+    fields.insert("idempotency_key".to_owned(), idempotency_key);
+    fields.insert("note".to_owned(), json!(note));
+    Value::Object(fields)
 }
 
 /// The call an approval was asked for.
@@ -493,8 +504,11 @@ pub(crate) async fn refuse_if_expired(working: &mut Working<'_>) -> Result<(), R
 
 /// Records that a question expired and ends the run.
 pub(crate) async fn expire(working: &mut Working<'_>, pending: &Pending) -> Result<(), RunError> {
-    let interrupt_id = pending.interrupt.as_ref().map(|interrupt| interrupt.id.clone());
-    working.record("approval", json!({"interrupt_id": interrupt_id, "fingerprint": pending.fingerprint, "decision": null, "outcome": "expired"}));
+    let mut fields = question_fields(working, pending);
+    fields.insert("answered_by".to_owned(), Value::Null);
+    fields.insert("decision".to_owned(), Value::Null);
+    fields.insert("outcome".to_owned(), json!("expired"));
+    working.record("approval", Value::Object(fields));
     let text = match &pending.kind {
         PendingKind::ToolApproval {
             node,

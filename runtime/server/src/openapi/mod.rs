@@ -4,6 +4,7 @@
 //! router mounts ([`crate::routes::table`]), so a route is documented by one annotation and a
 //! route mounted without one does not compile. [`schemas`] holds the documented shapes.
 
+pub mod approval_schemas;
 pub mod schemas;
 
 use axum::extract::State;
@@ -47,6 +48,9 @@ pub const BEARER: &str = "bearer";
         schemas::ThreadWriteOptions,
         schemas::Live,
         schemas::Ready,
+        approval_schemas::ApprovalAnswer,
+        approval_schemas::Escalation,
+        approval_schemas::BatchApproval,
     )),
     modifiers(&Bearer),
 )]

@@ -4,9 +4,12 @@
 //! routes, which answer 503 as the reference does without a store). Every route is mounted from
 //! one table, [`table`], which `/openapi.json` is generated from too. Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
-//! Beside them: [`event_source`] (the `GET` stream), [`thread_writes`] (the thread writes) and
+//! Beside them: [`event_source`] (the `GET` stream), [`thread_writes`] (the thread writes),
+//! [`approvals`] and [`approval_records`] (the approvals API the console reads), and
 //! [`console`] (the approval console's page and files).
 
+pub mod approval_records;
+pub mod approvals;
 pub mod console;
 pub mod event_source;
 pub mod health;

@@ -12,7 +12,10 @@ use axum::http::Method;
 use axum::routing::{MethodFilter, MethodRouter};
 use utoipa::openapi::path::{HttpMethod, Operation};
 
-use super::{console, event_source, health, introspect, run, stream, thread_writes, threads, unconfigured, ws};
+use super::{
+    approval_records, approvals, console, event_source, health, introspect, run, stream, thread_writes, threads,
+    unconfigured, ws,
+};
 use crate::config::ServerSettings;
 use crate::{AppState, metrics, openapi};
 
@@ -95,6 +98,13 @@ pub fn table(settings: &ServerSettings) -> Vec<Mounted> {
         mount!(POST "/v1/threads/{thread_id}/messages" => thread_writes::post_messages),
         mount!(GET "/v1/threads/{thread_id}/messages/{message_id}" => threads::message),
         mount!(DELETE "/v1/threads/{thread_id}/messages/{message_id}" => thread_writes::delete_message),
+        mount!(GET "/v1/approvals" => approvals::list),
+        mount!(POST "/v1/approvals/batch" => approvals::batch),
+        mount!(GET "/v1/approvals/{interrupt_id}" => approvals::read),
+        mount!(POST "/v1/approvals/{interrupt_id}/answer" => approvals::answer),
+        mount!(POST "/v1/approvals/{interrupt_id}/escalate" => approvals::escalate),
+        mount!(GET "/v1/approval-records" => approval_records::list),
+        mount!(GET "/v1/approval-records/export" => approval_records::export),
         mount!(ANY "/v1/store/{*rest}" => unconfigured::store),
         mount!(ANY "/v1/files/upload" => unconfigured::files_upload),
         mount!(ANY "/v1/files/{*rest}" => unconfigured::files),

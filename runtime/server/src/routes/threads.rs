@@ -17,7 +17,7 @@ use crate::openapi::schemas::{DeleteThreadRequest, ReadResponses};
 use crate::state::{agent_state, summary_info, thread_info};
 
 /// Paging of a list: `offset ≥ 0`, `0 < limit ≤ 1000` (100 by default).
-fn paging(query: &BTreeMap<String, String>) -> Result<(usize, usize), ApiError> {
+pub(super) fn paging(query: &BTreeMap<String, String>) -> Result<(usize, usize), ApiError> {
     let number = |name: &str| -> Result<Option<i64>, ApiError> {
         match query.get(name) {
             None => Ok(None),

@@ -189,6 +189,11 @@ fn approval(decision: &str) -> (String, Value, Value) {
     ("approval".to_owned(), json!(decision), Value::Null)
 }
 
+/// The approval of the refund: its record names the key the approved refund runs under.
+fn approved_refund() -> (String, Value, Value) {
+    ("approval".to_owned(), json!("approve"), json!(KEY))
+}
+
 fn call(outcome: &str) -> (String, Value, Value) {
     ("tool_call".to_owned(), json!(outcome), json!(KEY))
 }
@@ -226,7 +231,7 @@ fn kill_9_between_pause_and_resume_loses_nothing_and_refunds_once() {
     assert_eq!(setup.service.effects(), [(KEY.to_owned(), 1)].into());
     let done = setup.stored("a");
     done.assert_refunded_once();
-    assert_eq!(done.records, [approval("approve"), call("completed")]);
+    assert_eq!(done.records, [approved_refund(), call("completed")]);
 }
 
 #[test]
@@ -254,7 +259,7 @@ fn kill_9_between_the_call_and_its_receipt_resends_the_same_key_once() {
     assert_eq!((in_flight.tool.as_str(), in_flight.approved), ("issue_refund", true));
     assert_eq!(killed.in_flight.len(), 1);
     assert_eq!(killed.in_flight[0].key, KEY);
-    assert_eq!(killed.records, [approval("approve")]);
+    assert_eq!(killed.records, [approved_refund()]);
     assert_eq!(killed.unfinished, ["b"]);
 
     setup.service.release();
@@ -263,7 +268,7 @@ fn kill_9_between_the_call_and_its_receipt_resends_the_same_key_once() {
     assert_eq!(setup.service.effects(), [(KEY.to_owned(), 1)].into(), "applied once");
     let done = setup.stored("b");
     done.assert_refunded_once();
-    assert_eq!(done.records, [approval("approve"), call("resent"), call("completed")]);
+    assert_eq!(done.records, [approved_refund(), call("resent"), call("completed")]);
 }
 
 #[test]
@@ -326,14 +331,14 @@ fn kill_9_after_the_in_flight_marker_and_before_sending_sends_the_key_once() {
     assert!(setup.service.requests().is_empty(), "nothing was sent");
     let killed = setup.stored("d");
     assert_eq!(killed.in_flight.len(), 1);
-    assert_eq!(killed.records, [approval("approve")]);
+    assert_eq!(killed.records, [approved_refund()]);
 
     assert_eq!(setup.recover(), json!([{"thread": "d", "outcome": "finished"}]));
     assert_eq!(setup.service.requests(), [KEY]);
     assert_eq!(setup.service.effects(), [(KEY.to_owned(), 1)].into());
     let done = setup.stored("d");
     done.assert_refunded_once();
-    assert_eq!(done.records, [approval("approve"), call("resent"), call("completed")]);
+    assert_eq!(done.records, [approved_refund(), call("resent"), call("completed")]);
 }
 
 const PAYOUT_KEY: &str = "payout-ada-1250";

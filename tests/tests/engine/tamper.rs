@@ -1,7 +1,8 @@
 //! "A changed amount after approval": what a person approved is bound to its fingerprint, and
 //! a store changed under an open question (the arguments of a tool approval, the state an
 //! interrupt's tool node reads) never runs the changed action on the old answer. It is asked
-//! again, as it would run now, and the recheck is recorded as `stale`.
+//! again, as it would run now, and the recheck is recorded as `stale`; the question asked again
+//! keeps the one it replaces, so the approvals inbox shows what changed.
 
 use serde_json::{Value, json};
 use tenx_engine::Identity;
@@ -73,6 +74,21 @@ async fn a_refund_amount_changed_under_its_question_is_asked_again_never_paid_on
         approvals(&host, "t").await,
         [(json!("approve"), Value::Null), (Value::Null, json!("stale"))]
     );
+    // The question asked again shows what changed since the one the person answered.
+    let detail = host.engine.approval(&second.id, &anyone).await.unwrap();
+    assert!(detail.summary.replaces);
+    let replaced = detail.replaces_request.unwrap();
+    assert_eq!(replaced.interrupt_id, first.id);
+    assert_eq!(replaced.normalized_arguments["amount_cents"], 5900);
+    let changes: Vec<(&str, &Value, &Value)> = detail
+        .difference
+        .iter()
+        .map(|change| (change.field.as_str(), &change.before, &change.after))
+        .collect();
+    assert_eq!(
+        changes,
+        [("normalized_arguments.amount_cents", &json!(5900), &json!(49_999))]
+    );
 
     // Now the person has seen it: their answer decides (here a rejection: nothing runs).
     let done = host
@@ -132,6 +148,10 @@ async fn a_report_changed_after_its_publication_was_approved_is_asked_again_at_t
         approvals(&host, "t").await,
         [(json!("approve"), Value::Null), (Value::Null, json!("stale"))]
     );
+    let detail = host.engine.approval(&second.id, &anyone).await.unwrap();
+    assert_eq!(detail.replaces_request.unwrap().interrupt_id, first.id);
+    let fields: Vec<&str> = detail.difference.iter().map(|change| change.field.as_str()).collect();
+    assert!(fields.contains(&"normalized_arguments.report"), "{fields:?}");
     let done = host
         .answer("t", json!({"approved": true}), Some(&second.id), &anyone)
         .await

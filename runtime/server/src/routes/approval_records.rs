@@ -59,7 +59,7 @@ fn paging(query: &BTreeMap<String, String>) -> Result<(u64, usize), ApiError> {
 }
 
 /// `GET /v1/approval-records?after&limit`.
-#[utoipa::path(get, path = "/v1/approval-records", tag = "approvals",
+#[utoipa::path(get, path = "/v1/approval-records", operation_id = "list_approval_records", tag = "approvals",
     summary = "The approval record as the caller may see it: decisions, escalations and tool calls, oldest first, paged by `seq`",
     params(("after" = Option<u64>, Query, description = "Records after this `seq` (0)"), ("limit" = Option<u64>, Query, description = "At most this many, 1 to 1000 (100)")),
     responses(ApprovalResponses), security(("bearer" = ["approvals:read"])))]
@@ -81,7 +81,7 @@ pub async fn list(
 
 /// `GET /v1/approval-records/export`: every record the caller may see, one JSON object per
 /// line (`application/x-ndjson`).
-#[utoipa::path(get, path = "/v1/approval-records/export", tag = "approvals",
+#[utoipa::path(get, path = "/v1/approval-records/export", operation_id = "export_approval_records", tag = "approvals",
     summary = "The approval record as JSON Lines, every record the caller may see",
     responses(ApprovalResponses), security(("bearer" = ["approvals:read"])))]
 pub async fn export(State(state): State<AppState>, headers: HeaderMap) -> Result<axum::response::Response, ApiError> {

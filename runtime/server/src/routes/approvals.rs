@@ -35,7 +35,7 @@ pub fn batch_limits(state: &AppState) -> BatchLimits {
 }
 
 /// `GET /v1/approvals?offset&limit`.
-#[utoipa::path(get, path = "/v1/approvals", tag = "approvals",
+#[utoipa::path(get, path = "/v1/approvals", operation_id = "list_approvals", tag = "approvals",
     summary = "The open requests the caller may answer, across threads, oldest first",
     params(("offset" = Option<u64>, Query, description = "Skip this many (0)"), ("limit" = Option<u64>, Query, description = "At most this many, 1 to 1000 (100)")),
     responses(ApprovalResponses), security(("bearer" = ["approvals:read"])))]
@@ -73,7 +73,7 @@ fn check_id(interrupt_id: &str) -> Result<&str, ApiError> {
 }
 
 /// `GET /v1/approvals/{interrupt_id}`.
-#[utoipa::path(get, path = "/v1/approvals/{interrupt_id}", tag = "approvals",
+#[utoipa::path(get, path = "/v1/approvals/{interrupt_id}", operation_id = "read_approval", tag = "approvals",
     summary = "One open request whole: impact, evidence, the model's words, what changed, who may answer",
     params(("interrupt_id" = String, Path, description = "The request's interrupt id")),
     responses(ApprovalResponses), security(("bearer" = ["approvals:read"])))]
@@ -216,7 +216,7 @@ async fn answer_one(
 }
 
 /// `POST /v1/approvals/{interrupt_id}/answer`.
-#[utoipa::path(post, path = "/v1/approvals/{interrupt_id}/answer", tag = "approvals",
+#[utoipa::path(post, path = "/v1/approvals/{interrupt_id}/answer", operation_id = "answer_approval", tag = "approvals",
     summary = "Answer a request: the same rules as a resume with its `interrupt_id`; a refused answer records nothing",
     params(("interrupt_id" = String, Path, description = "The request's interrupt id")),
     request_body = ApprovalAnswer, responses(ApprovalResponses), security(("bearer" = ["approvals:answer"])))]
@@ -237,7 +237,7 @@ pub async fn answer(State(state): State<AppState>, Path(interrupt_id): Path<Stri
 }
 
 /// `POST /v1/approvals/{interrupt_id}/escalate`.
-#[utoipa::path(post, path = "/v1/approvals/{interrupt_id}/escalate", tag = "approvals",
+#[utoipa::path(post, path = "/v1/approvals/{interrupt_id}/escalate", operation_id = "escalate_approval", tag = "approvals",
     summary = "Hand a request to another role with a note; only that role may answer it afterwards",
     params(("interrupt_id" = String, Path, description = "The request's interrupt id")),
     request_body = Escalation, responses(ApprovalResponses), security(("bearer" = ["approvals:answer"])))]
@@ -262,7 +262,7 @@ pub async fn escalate(State(state): State<AppState>, Path(interrupt_id): Path<St
 }
 
 /// `POST /v1/approvals/batch`.
-#[utoipa::path(post, path = "/v1/approvals/batch", tag = "approvals",
+#[utoipa::path(post, path = "/v1/approvals/batch", operation_id = "batch_approve", tag = "approvals",
     summary = "Approve several low- or medium-risk requests as shown, capped in count and total amount; refused whole before anything runs",
     request_body = BatchApproval, responses(ApprovalResponses), security(("bearer" = ["approvals:answer"])))]
 pub async fn batch(State(state): State<AppState>, request: Request) -> ApiResult {

@@ -167,6 +167,7 @@ function difference(detail, parameters) {
 /** A changed value as the approver reads it: an argument with its unit, anything else plainly. */
 function changed(field, value, parameters) {
   const name = typeof field === 'string' && field.startsWith('normalized_arguments.') ? field.slice('normalized_arguments.'.length) : null;
+  if (value === null || value === undefined) return '(none)';
   if (name === null) return plain(value);
   const description = parameters[name] && typeof parameters[name].description === 'string' ? parameters[name].description : '';
   return formatValue(name, value, description);

@@ -13,94 +13,10 @@
 
 mod common;
 
-use common::{markers, record, save, thread};
-use serde_json::json;
+use common::save;
 use tenx_engine::MemoryStore;
 use tenx_engine::ports::{OpenQuestion, Store};
-use tenx_engine::thread::{Pending, PendingKind, ThreadRecord};
-use tenx_engine::wire::InterruptObject;
-
-fn waiting(id: &str, interrupt: Option<&str>, asked_at: u64) -> ThreadRecord {
-    let mut record = thread(id, None, 1, asked_at);
-    let kind = match interrupt {
-        Some(_) => PendingKind::InterruptNode { node: "review".into() },
-        None => PendingKind::RemoteTool {
-            node: "agent".into(),
-            tool: "lookup".into(),
-            call_id: "c1".into(),
-            queued: Vec::new(),
-        },
-    };
-    record.pending = Some(Pending {
-        kind,
-        interrupt: interrupt.map(|id| InterruptObject {
-            id: id.into(),
-            key: "node:review:0".into(),
-            node: "review".into(),
-            value: json!({}),
-            message: "ok?".into(),
-            reason: "human_review".into(),
-            response_schema: json!({}),
-            tool_call_id: None,
-        }),
-        expires_at: None,
-        fingerprint: None,
-        asked_at,
-        state_version: 1,
-        rejection_key: None,
-        replaces: None,
-        escalation: None,
-    });
-    record
-}
-
-/// Three waiting threads asked at 30, 10 and 20, a remote call, an idle thread; then `late`
-/// is answered (its question cleared). Records across two threads, interleaved.
-async fn fill(store: &dyn Store) {
-    store
-        .commit(save(waiting("late", Some("int_late"), 30), None))
-        .await
-        .unwrap();
-    store
-        .commit(save(waiting("first", Some("int_first"), 10), None))
-        .await
-        .unwrap();
-    store
-        .commit(save(waiting("second", Some("int_second"), 20), None))
-        .await
-        .unwrap();
-    store.commit(save(waiting("remote", None, 5), None)).await.unwrap();
-    store.commit(save(thread("idle", None, 1, 1), None)).await.unwrap();
-    let mut answered = waiting("late", Some("int_late"), 30);
-    answered.pending = None;
-    answered.version = 2;
-    let mut commit = save(answered, Some(1));
-    commit.records = vec![record("late", 40)];
-    store.commit(commit).await.unwrap();
-    store
-        .commit(markers(Vec::new(), vec![record("first", 41), record("idle", 42)]))
-        .await
-        .unwrap();
-    store
-        .commit(markers(Vec::new(), vec![record("late", 43)]))
-        .await
-        .unwrap();
-}
-
-fn expected_questions() -> Vec<OpenQuestion> {
-    vec![
-        OpenQuestion {
-            thread_id: "first".into(),
-            interrupt_id: "int_first".into(),
-            asked_at: 10,
-        },
-        OpenQuestion {
-            thread_id: "second".into(),
-            interrupt_id: "int_second".into(),
-            asked_at: 20,
-        },
-    ]
-}
+use tenx_engine::testing::{EXPECTED_RECORDS, expected_questions, fill_questions, waiting_thread};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_questions_and_numbered_records_read_as_the_memory_store_reads_them() {
@@ -108,7 +24,7 @@ async fn open_questions_and_numbered_records_read_as_the_memory_store_reads_them
     let postgres = schema.open().await;
     let memory = MemoryStore::new();
     for store in [&postgres as &dyn Store, &memory] {
-        fill(store).await;
+        fill_questions(store).await.unwrap();
         assert_eq!(store.open_questions().await.unwrap(), expected_questions());
         assert_eq!(
             store.question_thread("int_second").await.unwrap().as_deref(),
@@ -122,8 +38,8 @@ async fn open_questions_and_numbered_records_read_as_the_memory_store_reads_them
             .into_iter()
             .map(|numbered| (numbered.record.at, numbered.record.thread_id, numbered.seq))
             .collect();
-        let threads: Vec<(u64, &str)> = order.iter().map(|(at, thread, _)| (*at, thread.as_str())).collect();
-        assert_eq!(threads, [(40, "late"), (41, "first"), (42, "idle"), (43, "late")]);
+        let threads: Vec<(&str, u64)> = order.iter().map(|(at, thread, _)| (thread.as_str(), *at)).collect();
+        assert_eq!(threads, EXPECTED_RECORDS);
         let seqs: Vec<u64> = order.iter().map(|(_, _, seq)| *seq).collect();
         assert!(seqs.windows(2).all(|pair| pair[0] < pair[1]), "{seqs:?}");
         let after_first = store.records_after(seqs[0], 2).await.unwrap();
@@ -139,10 +55,13 @@ async fn a_version_2_schema_gains_the_question_columns_filled_for_waiting_thread
     let schema = schema_or_skip!();
     let store = schema.open().await;
     store
-        .commit(save(waiting("first", Some("int_first"), 10), None))
+        .commit(save(waiting_thread("first", Some("int_first"), 10), None))
         .await
         .unwrap();
-    store.commit(save(waiting("remote", None, 5), None)).await.unwrap();
+    store
+        .commit(save(waiting_thread("remote", None, 5), None))
+        .await
+        .unwrap();
     drop(store);
     schema
         .connect()

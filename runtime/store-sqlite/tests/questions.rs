@@ -15,96 +15,13 @@
 mod common;
 
 use async_trait::async_trait;
-use common::{markers, open, record, save, temp_file, thread};
+use common::{open, save, temp_file};
 use rusqlite::Connection;
-use serde_json::json;
 use tenx_engine::MemoryStore;
 use tenx_engine::ports::{Commit, OpenQuestion, Receipt, Record, Store, StoreError, ThreadLease, ThreadSummary};
-use tenx_engine::thread::{Pending, PendingKind, ThreadRecord};
-use tenx_engine::wire::InterruptObject;
+use tenx_engine::testing::{EXPECTED_RECORDS, expected_questions, fill_questions, waiting_thread};
+use tenx_engine::thread::ThreadRecord;
 use tenx_store_sqlite::SqliteStore;
-
-fn waiting(id: &str, interrupt: Option<&str>, asked_at: u64) -> ThreadRecord {
-    let mut record = thread(id, None, 1, asked_at);
-    let kind = match interrupt {
-        Some(_) => PendingKind::InterruptNode { node: "review".into() },
-        None => PendingKind::RemoteTool {
-            node: "agent".into(),
-            tool: "lookup".into(),
-            call_id: "c1".into(),
-            queued: Vec::new(),
-        },
-    };
-    record.pending = Some(Pending {
-        kind,
-        interrupt: interrupt.map(|id| InterruptObject {
-            id: id.into(),
-            key: "node:review:0".into(),
-            node: "review".into(),
-            value: json!({}),
-            message: "ok?".into(),
-            reason: "human_review".into(),
-            response_schema: json!({}),
-            tool_call_id: None,
-        }),
-        expires_at: None,
-        fingerprint: None,
-        asked_at,
-        state_version: 1,
-        rejection_key: None,
-        replaces: None,
-        escalation: None,
-    });
-    record
-}
-
-/// Three waiting threads asked at 30, 10 and 20, a remote call, an idle thread; then `late`
-/// is answered (its question cleared). Records across two threads, interleaved.
-async fn fill(store: &dyn Store) {
-    store
-        .commit(save(waiting("late", Some("int_late"), 30), None))
-        .await
-        .unwrap();
-    store
-        .commit(save(waiting("first", Some("int_first"), 10), None))
-        .await
-        .unwrap();
-    store
-        .commit(save(waiting("second", Some("int_second"), 20), None))
-        .await
-        .unwrap();
-    store.commit(save(waiting("remote", None, 5), None)).await.unwrap();
-    store.commit(save(thread("idle", None, 1, 1), None)).await.unwrap();
-    let mut answered = waiting("late", Some("int_late"), 30);
-    answered.pending = None;
-    answered.version = 2;
-    let mut commit = save(answered, Some(1));
-    commit.records = vec![record("late", 40)];
-    store.commit(commit).await.unwrap();
-    store
-        .commit(markers(Vec::new(), vec![record("first", 41), record("idle", 42)]))
-        .await
-        .unwrap();
-    store
-        .commit(markers(Vec::new(), vec![record("late", 43)]))
-        .await
-        .unwrap();
-}
-
-fn expected_questions() -> Vec<OpenQuestion> {
-    vec![
-        OpenQuestion {
-            thread_id: "first".into(),
-            interrupt_id: "int_first".into(),
-            asked_at: 10,
-        },
-        OpenQuestion {
-            thread_id: "second".into(),
-            interrupt_id: "int_second".into(),
-            asked_at: 20,
-        },
-    ]
-}
 
 /// A store that answers only the required methods, so the port's defaults answer the rest.
 struct Defaults(MemoryStore);
@@ -149,7 +66,7 @@ async fn open_questions_are_listed_oldest_first_and_found_by_interrupt_id() {
     let memory = MemoryStore::new();
     let defaults = Defaults(MemoryStore::new());
     for store in [&sqlite as &dyn Store, &memory, &defaults] {
-        fill(store).await;
+        fill_questions(store).await.unwrap();
         assert_eq!(store.open_questions().await.unwrap(), expected_questions());
         assert_eq!(
             store.question_thread("int_second").await.unwrap().as_deref(),
@@ -170,15 +87,16 @@ async fn records_are_numbered_across_threads_in_append_order() {
     let sqlite = open(&path).await;
     let memory = MemoryStore::new();
     for store in [&sqlite as &dyn Store, &memory] {
-        fill(store).await;
+        fill_questions(store).await.unwrap();
         let all = store.records_after(0, 100).await.unwrap();
-        let order: Vec<(u64, &str, u64)> = all
+        let order: Vec<(&str, u64)> = all
             .iter()
-            .map(|numbered| (numbered.seq, numbered.record.thread_id.as_str(), numbered.record.at))
+            .map(|numbered| (numbered.record.thread_id.as_str(), numbered.record.at))
             .collect();
+        assert_eq!(order, EXPECTED_RECORDS);
         assert_eq!(
-            order,
-            [(1, "late", 40), (2, "first", 41), (3, "idle", 42), (4, "late", 43)]
+            all.iter().map(|numbered| numbered.seq).collect::<Vec<_>>(),
+            [1, 2, 3, 4]
         );
         let page = store.records_after(1, 2).await.unwrap();
         assert_eq!(page.iter().map(|numbered| numbered.seq).collect::<Vec<_>>(), [2, 3]);
@@ -197,10 +115,13 @@ async fn a_version_3_file_gains_the_question_columns_filled_for_waiting_threads(
     let (_dir, path) = temp_file();
     let store = open(&path).await;
     store
-        .commit(save(waiting("first", Some("int_first"), 10), None))
+        .commit(save(waiting_thread("first", Some("int_first"), 10), None))
         .await
         .unwrap();
-    store.commit(save(waiting("remote", None, 5), None)).await.unwrap();
+    store
+        .commit(save(waiting_thread("remote", None, 5), None))
+        .await
+        .unwrap();
     drop(store);
     let connection = Connection::open(&path).unwrap();
     connection

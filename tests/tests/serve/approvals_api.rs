@@ -559,3 +559,56 @@ async fn a_request_asked_again_after_the_program_changed_shows_what_changed() {
     let (status, gone) = second.get(&format!("/v1/approvals/{old_id}")).await;
     assert_eq!(status, 404, "{gone}");
 }
+
+#[tokio::test]
+async fn an_edit_is_checked_against_the_parameters_and_runs_once_with_the_edited_arguments() {
+    let program = INVOICES
+        .replace("import std.approval.yes_no", "import std.approval.approve_edit_reject")
+        .replace("response = yes_no", "response = approve_edit_reject");
+    let tools = FakeTools::new().returns("pay_invoice", json!("paid"));
+    let server = Server::start(
+        compile_named("invoices.tenx", &program),
+        tools,
+        ServerSettings::default(),
+    )
+    .await;
+    let id = invoice(&server, "e", 300).await;
+    let (_, detail) = server.get(&format!("/v1/approvals/{id}")).await;
+    assert_eq!(detail["data"]["response"], "approve_edit_reject");
+    assert_eq!(
+        detail["data"]["parameters_schema"]["properties"]["amount_cents"]["maximum"],
+        100_000
+    );
+
+    // Outside the parameters: refused, nothing recorded, nothing ran.
+    let before = server.snapshot("e").await;
+    let (status, body) = server
+        .post(
+            &format!("/v1/approvals/{id}/answer"),
+            json!({"resume": {"decision": "edit", "edited_arguments": {"amount_cents": 100_001}}}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("EDIT_REFUSED")),
+        "{body}"
+    );
+    assert_eq!(server.snapshot("e").await, before);
+    assert_eq!(server.tools.calls_of("pay_invoice"), 0);
+
+    let (status, body) = server
+        .post(
+            &format!("/v1/approvals/{id}/answer"),
+            json!({"resume": {"decision": "edit", "edited_arguments": {"amount_cents": 250}}, "note": "the invoice says 2.50"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["outcome"], "edited");
+    let calls = server.tools.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments, json!({"amount_cents": 250}));
+    let record = &body["data"]["record"];
+    assert_eq!(record["original_arguments"], json!({"amount_cents": 300}));
+    assert_eq!(record["edited_arguments"], json!({"amount_cents": 250}));
+    assert_eq!(record["note"], "the invoice says 2.50");
+}

@@ -157,4 +157,8 @@ fn print_next_steps(api: SocketAddr, payments: SocketAddr, tokens_file: &Path) {
         "refund-demo: next, in another terminal at the repository root: {overrides}bash examples/refund_approval/walkthrough.sh"
     );
     eprintln!("refund-demo:   (or paste its steps one at a time from README.md); Ctrl-C stops the demo");
+    eprintln!(
+        "refund-demo: the approval console: http://{api}/console (sign in with carol's token, CAROL in {})",
+        tokens_file.display()
+    );
 }

@@ -77,7 +77,8 @@ fn cors(settings: &ServerSettings) -> CorsLayer {
 
 /// The request id and timestamp, the request's span and metrics, and the security headers: one
 /// layer, not three (every layer boxes the request's future and clones the service below it).
-/// The id is set for the whole request, so the span, the metrics and every body read it.
+/// The id is set for the whole request, so the span, the metrics and every body read it. A
+/// security header the route already set is kept (the console sends a stricter CSP).
 async fn frame(metrics: Option<std::sync::Arc<crate::metrics::Metrics>>, request: Request, next: Next) -> Response {
     let meta = RequestMeta::fresh();
     let mut response = meta
@@ -86,7 +87,9 @@ async fn frame(metrics: Option<std::sync::Arc<crate::metrics::Metrics>>, request
         .await;
     let headers = response.headers_mut();
     for (name, value) in SECURITY_HEADERS {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+        headers
+            .entry(HeaderName::from_static(name))
+            .or_insert(HeaderValue::from_static(value));
     }
     if let Ok(value) = HeaderValue::from_str(&meta.request_id) {
         headers.insert(HeaderName::from_static("x-request-id"), value);

@@ -20,6 +20,7 @@ mod auth;
 mod basics;
 mod binary;
 mod conformance;
+mod console;
 mod contract;
 mod event_source;
 mod jwt_keys;

@@ -86,7 +86,8 @@ async fn openapi_documents_exactly_the_routes_the_router_mounts_with_the_scopes_
         let concrete = path
             .replace("{thread_id}", "probe-thread")
             .replace("{message_id}", "probe-message")
-            .replace("{rest}", "probe");
+            .replace("{rest}", "probe")
+            .replace("{file}", "console.js");
         if path == "/v1/graph/ws" {
             let message = websocket_refusal(&server, &prober_token()).await;
             assert_eq!(message, "Missing required scope: graph:stream");

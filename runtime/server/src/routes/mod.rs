@@ -5,10 +5,12 @@
 //! one table, [`table`], which `/openapi.json` is generated from too. Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
 //! Beside them: [`event_source`] (the `GET` stream), [`thread_writes`] (the thread writes),
-//! [`approvals`] and [`approval_records`] (the approvals API the console reads).
+//! [`approvals`] and [`approval_records`] (the approvals API the console reads), and
+//! [`console`] (the approval console's page and files).
 
 pub mod approval_records;
 pub mod approvals;
+pub mod console;
 pub mod event_source;
 pub mod health;
 pub mod introspect;

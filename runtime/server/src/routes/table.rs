@@ -13,8 +13,8 @@ use axum::routing::{MethodFilter, MethodRouter};
 use utoipa::openapi::path::{HttpMethod, Operation};
 
 use super::{
-    approval_records, approvals, event_source, health, introspect, run, stream, thread_writes, threads, unconfigured,
-    ws,
+    approval_records, approvals, console, event_source, health, introspect, run, stream, thread_writes, threads,
+    unconfigured, ws,
 };
 use crate::config::ServerSettings;
 use crate::{AppState, metrics, openapi};
@@ -109,6 +109,9 @@ pub fn table(settings: &ServerSettings) -> Vec<Mounted> {
         mount!(ANY "/v1/files/upload" => unconfigured::files_upload),
         mount!(ANY "/v1/files/{*rest}" => unconfigured::files),
         mount!(GET "/v1/config/multimodal" => unconfigured::multimodal),
+        mount!(GET "/console" => console::page),
+        mount!(GET "/console/" => console::page_slash),
+        mount!(GET "/console/{file}" => console::asset),
     ];
     if settings.metrics {
         rows.push(mount!(GET "/metrics" => metrics::route));

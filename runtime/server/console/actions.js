@@ -82,7 +82,13 @@ export function renderActions(detail, hooks) {
 
   section.append(
     el('h2', { id: 'actions-heading' }, 'Your answer'),
-    el('p', { class: 'hint' }, 'Nothing is chosen for you. Read what will happen above, then approve, reject, edit or escalate.'),
+    el(
+      'p',
+      { class: 'hint' },
+      detail.response === 'custom'
+        ? 'Nothing is chosen for you. Read the request above, then answer it or escalate it.'
+        : 'Nothing is chosen for you. Read what will happen above, then approve, reject, edit or escalate.',
+    ),
   );
 
   const groups = el('div', { class: 'action-groups' });

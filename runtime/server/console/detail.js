@@ -11,6 +11,7 @@ import { api } from './api.js';
 import { renderActions } from './actions.js';
 import { el, notices, showError, showResult, viewHeading } from './dom.js';
 import { actionOf, ago, countdown, formatValue, isoTime, plain, riskOf, when, whoMayAnswer } from './format.js';
+import { orderedNames } from './schema-form.js';
 
 /**
  * Renders the approval `interruptId` into `root`. With `preset` (`{detail, result}`, after an
@@ -30,7 +31,7 @@ export async function renderDetail(root, context, interruptId, preset) {
       root.querySelector('.loading')?.remove();
       showError(error);
       if (error.code === 'APPROVER_REFUSED') {
-        root.append(refusedBlock({ rule: error.details && error.details.rule, message: error.message }));
+        root.append(refusedBlock({ rule: ruleOf(error.details), message: error.message }));
       }
       return;
     }
@@ -70,7 +71,9 @@ export async function renderDetail(root, context, interruptId, preset) {
 function impact(detail, parameters) {
   const risk = riskOf(detail);
   const args = detail.normalized_arguments && typeof detail.normalized_arguments === 'object' ? detail.normalized_arguments : {};
-  const rows = Object.entries(args).map(([name, value]) => {
+  const names = orderedNames(detail.parameters_schema, args).filter((name) => name in args);
+  const rows = names.map((name) => {
+    const value = args[name];
     const description = parameters[name] && typeof parameters[name].description === 'string' ? parameters[name].description : '';
     return el(
       'tr',
@@ -164,6 +167,7 @@ function difference(detail, parameters) {
 /** A changed value as the approver reads it: an argument with its unit, anything else plainly. */
 function changed(field, value, parameters) {
   const name = typeof field === 'string' && field.startsWith('normalized_arguments.') ? field.slice('normalized_arguments.'.length) : null;
+  if (value === null || value === undefined) return '(none)';
   if (name === null) return plain(value);
   const description = parameters[name] && typeof parameters[name].description === 'string' ? parameters[name].description : '';
   return formatValue(name, value, description);
@@ -241,21 +245,28 @@ function whoMayAnswerSection(detail) {
   );
 }
 
+/** The `rule` of an error's details (an object, or a list holding one). */
+function ruleOf(details) {
+  const items = Array.isArray(details) ? details : [details];
+  const found = items.find((item) => item && typeof item === 'object' && typeof item.rule === 'string');
+  return found ? found.rule : null;
+}
+
 /** `#refused`: why this caller may not answer. */
 function refusedBlock(refused) {
   const rule = refused && refused.rule;
   const explanations = {
     separate_duties: 'You asked for this action, and separate duties require someone else to answer it.',
-    approvers: 'Only the approvers named below may answer it, and your token holds none of their roles or scopes.',
+    approvers: 'Only the approvers this request names may answer it, and your token holds none of their roles or scopes.',
     verified: 'Answering it needs a verified identity: sign in with a token.',
     owner: 'It waits in a thread you may not act on.',
   };
-  const explanation = explanations[rule] || 'You may not answer this request.';
+  const explanation = explanations[rule] || (refused && refused.message ? null : 'You may not answer this request.');
   return el(
     'section',
     { id: 'refused', class: 'panel refused', 'aria-labelledby': 'refused-heading' },
     el('h2', { id: 'refused-heading' }, 'You cannot answer this request'),
-    el('p', {}, explanation),
+    explanation ? el('p', {}, explanation) : null,
     refused && refused.message ? el('p', {}, refused.message) : null,
     rule ? el('p', { class: 'hint' }, `Rule: ${rule}`) : null,
   );

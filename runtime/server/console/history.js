@@ -1,7 +1,8 @@
 /*
  * history.js: the history view (`#/history`): the approval record as the caller may see it,
- * oldest first and paged (`next_after`), one row per record (answers and escalations) with
- * when, what, the arguments, the outcome, who answered and the note; and the JSON Lines export,
+ * oldest first and paged (`next_after`), one row per record (answers, escalations, and the
+ * approved calls that ran) with when, what, the arguments, the outcome, who answered and the
+ * note; and the JSON Lines export,
  * downloaded with the token (fetch and a blob, since a plain link cannot send the header).
  */
 
@@ -88,37 +89,65 @@ export function renderHistory(root, context) {
   load();
 }
 
-/** One record as a table row. */
+/** What an answer decided, in the words the outcome uses. */
+const DECISIONS = { approve: 'approved', edit: 'edited', reject: 'rejected', cancel: 'cancelled' };
+
+/**
+ * One record as a table row: an answer (`approval`), an `escalation`, or a `tool_call` (the
+ * approved tool ran), or any other kind the record holds, shown by its kind.
+ */
 function row(record) {
   const at = typeof record.at_ms === 'number' ? record.at_ms : record.answered_at ?? record.asked_at;
   const cell = (label, className, ...content) => el('td', { class: className, 'data-label': label }, ...content);
   const whenCell = cell('When', 'when', el('time', { datetime: isoTime(at) }, when(at)));
-  if (record.kind === 'escalation') {
+  const kind = record.kind || 'approval';
+  const attributes = { 'data-seq': record.seq, 'data-kind': kind, class: `record-${kind}` };
+  if (kind === 'escalation') {
     return el(
       'tr',
-      { 'data-seq': record.seq, class: 'record-escalation' },
+      attributes,
       whenCell,
       cell('Action', 'action', record.action || '', interruptLine(record)),
       cell('Arguments', 'args', '—'),
       cell('Outcome', 'outcome', `escalated to role ${record.to_role}`),
-      cell('Answered by', 'answered-by', record.by || '—'),
+      cell('Answered by', 'answered-by', record.by || 'anonymous'),
       cell('Note', 'note', record.note || ''),
     );
   }
+  if (kind === 'tool_call') {
+    return el(
+      'tr',
+      attributes,
+      whenCell,
+      cell('Action', 'action', record.tool || record.action || '', el('span', { class: 'sub' }, record.approved ? 'the approved call ran' : 'a call ran')),
+      cell('Arguments', 'args', record.idempotency_key ? el('span', { class: 'sub mono' }, `key ${record.idempotency_key}`) : '—'),
+      cell('Outcome', 'outcome', `ran: ${plain(record.outcome ?? 'unknown')}`),
+      cell('Answered by', 'answered-by', '—'),
+      cell('Note', 'note', ''),
+    );
+  }
   const edited = record.edited_arguments && typeof record.edited_arguments === 'object';
+  const outcome = record.outcome ?? DECISIONS[record.decision] ?? record.decision ?? kind;
   return el(
     'tr',
-    { 'data-seq': record.seq, class: `record-${record.kind || 'approval'}` },
+    attributes,
     whenCell,
-    cell('Action', 'action', record.action || '', record.requested_by ? el('span', { class: 'sub' }, `asked by ${record.requested_by}`) : null, interruptLine(record)),
+    cell(
+      'Action',
+      'action',
+      record.action || record.tool_name || kind,
+      record.target ? ` · ${record.target}` : '',
+      record.requested_by ? el('span', { class: 'sub' }, `asked by ${record.requested_by}`) : null,
+      interruptLine(record),
+    ),
     cell(
       'Arguments',
       'args',
       argumentLine(record.original_arguments),
       edited ? el('span', { class: 'sub edited' }, `edited to: ${argumentLine(record.edited_arguments)}`) : null,
     ),
-    cell('Outcome', 'outcome', plain(record.outcome ?? record.decision ?? record.kind ?? '')),
-    cell('Answered by', 'answered-by', record.answered_by || '—'),
+    cell('Outcome', 'outcome', plain(outcome)),
+    cell('Answered by', 'answered-by', record.answered_by || (record.answered_at ? 'anonymous' : '—')),
     cell('Note', 'note', record.note || ''),
   );
 }

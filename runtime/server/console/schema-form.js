@@ -19,13 +19,25 @@ function typeOf(schema) {
   return { type: 'json', nullable: false };
 }
 
-/** The properties of an object schema, in their order, with whether each is required. */
+/**
+ * The property names of an object schema in the order a person reads them: the required ones
+ * in the order `required` lists them (the declaration order; `properties` may come sorted),
+ * then the others, then any name of `values` the schema does not describe.
+ */
+export function orderedNames(schema, values) {
+  const properties = (schema && typeof schema === 'object' && schema.properties) || {};
+  const required = Array.isArray(schema && schema.required) ? schema.required.filter((name) => name in properties) : [];
+  const names = [...required, ...Object.keys(properties).filter((name) => !required.includes(name))];
+  return [...names, ...Object.keys(values || {}).filter((name) => !names.includes(name))];
+}
+
+/** The properties of an object schema, in reading order, with whether each is required. */
 export function propertiesOf(schema) {
   const properties = (schema && typeof schema === 'object' && schema.properties) || {};
   const required = new Set(Array.isArray(schema && schema.required) ? schema.required : []);
-  return Object.entries(properties).map(([name, property]) => ({
+  return orderedNames(schema).map((name) => ({
     name,
-    schema: property && typeof property === 'object' ? property : {},
+    schema: properties[name] && typeof properties[name] === 'object' ? properties[name] : {},
     required: required.has(name),
   }));
 }

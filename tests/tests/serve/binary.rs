@@ -187,6 +187,23 @@ async fn serve_starts_on_its_defaults_and_a_pause_survives_a_restart() {
     .await;
     assert_eq!(status, 422, "the pause and its question survived: {body}");
     assert_eq!(body["error"]["code"], "INTERRUPT_002");
+    // The SQLite file's inbox lists it, and the approvals API answers it once.
+    let (status, inbox) = get(&second.base, "/v1/approvals").await;
+    assert_eq!(status, 200, "{inbox}");
+    assert_eq!(inbox["data"]["approvals"][0]["interrupt_id"], id, "{inbox}");
+    let path = format!("/v1/approvals/{}/answer", id.as_str().unwrap());
+    let (status, body) = post(
+        &second.base,
+        &path,
+        json!({"resume": {"approved": false}, "note": "not today"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["outcome"], "rejected");
+    let (_, inbox) = get(&second.base, "/v1/approvals").await;
+    assert_eq!(inbox["data"]["approvals"], json!([]));
+    let (_, records) = get(&second.base, "/v1/approval-records").await;
+    assert_eq!(records["data"]["records"][0]["note"], "not today", "{records}");
     let _ = second.stderr.try_recv();
     second.kill();
 }

@@ -183,13 +183,15 @@ async fn serve_on_postgres_keeps_a_pause_across_a_kill_and_resumes_it_once() {
     );
     let ready = reqwest::get(format!("{}/health/ready", second.base)).await.unwrap();
     assert_eq!(ready.status(), 200);
-    let (status, body) = post(
-        &second.base,
-        "/v1/graph/invoke",
-        json!({"resume": {"approved": false}, "interrupt_id": id, "config": {"thread_id": "kept"}}),
-    )
-    .await;
+    // PostgreSQL's inbox lists the kept question, and the approvals API answers it.
+    let (status, inbox) = super::binary::get(&second.base, "/v1/approvals").await;
+    assert_eq!(status, 200, "{inbox}");
+    assert_eq!(inbox["data"]["approvals"][0]["interrupt_id"], id, "{inbox}");
+    let path = format!("/v1/approvals/{}/answer", id.as_str().unwrap());
+    let (status, body) = post(&second.base, &path, json!({"resume": {"approved": false}})).await;
     assert_eq!(status, 200, "the pause survived the kill and is answered: {body}");
+    let (_, records) = super::binary::get(&second.base, "/v1/approval-records").await;
+    assert_eq!(records["data"]["records"][0]["decision"], "reject", "{records}");
     let (status, body) = post(
         &second.base,
         "/v1/graph/invoke",

@@ -5,8 +5,8 @@
 //! one table, [`table`], which `/openapi.json` is generated from too. Shared here: reading a
 //! body within the limit, the caller, and the ownership check (D7).
 //! Beside them: [`event_source`] (the `GET` stream), [`thread_writes`] (the thread writes),
-//! [`approvals`] and [`approval_records`] (the approvals API the console reads) and [`console`]
-//! (the approval console's page and files).
+//! [`approvals`] and [`approval_records`] (the approvals API the console reads), and
+//! [`console`] (the approval console's page and files).
 
 pub mod approval_records;
 pub mod approvals;

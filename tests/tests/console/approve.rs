@@ -17,29 +17,32 @@ async fn a_support_lead_approves_a_high_risk_refund_after_retyping_its_target_an
     }
     let server = refunds().await;
     let id = ask(&server, &alice(), "refund-approve", REFUND).await;
+    // A second request, so the inbox (and its screenshot) lists more than one.
+    let other = ask(&server, &alice(), "refund-other", "Refund order 2077, 12.50").await;
     let browser = Browser::open().await;
     sign_in(&browser, &server, &lena()).await;
+    browser.until_shown(&row(&other)).await;
 
     // The inbox: one row with the request's risk, action, target, age, countdown and approvers.
-    let row = row(&id);
-    browser.until_shown(&row).await;
-    assert_eq!(browser.text(&format!("{row} .risk")).await, "high");
-    assert!(browser.text(&format!("{row} .action")).await.contains("issue_refund"));
-    assert!(browser.text(&format!("{row} .target")).await.contains("order 1042"));
-    let age = browser.text(&format!("{row} .age")).await;
+    let line = row(&id);
+    browser.until_shown(&line).await;
+    assert_eq!(browser.text(&format!("{line} .risk")).await, "high");
+    assert!(browser.text(&format!("{line} .action")).await.contains("issue_refund"));
+    assert!(browser.text(&format!("{line} .target")).await.contains("order 1042"));
+    let age = browser.text(&format!("{line} .age")).await;
     assert!(age.contains("ago") || age.contains("now"), "age: {age:?}");
-    let countdown = browser.text(&format!("{row} .countdown")).await;
+    let countdown = browser.text(&format!("{line} .countdown")).await;
     assert!(
         countdown.chars().any(|c| c.is_ascii_digit()) && !countdown.contains("expired"),
         "a 24 h expiry counts down: {countdown:?}"
     );
-    let who = browser.text(&format!("{row} .who")).await;
+    let who = browser.text(&format!("{line} .who")).await;
     assert!(
         who.contains("support_lead") && who.contains("refunds:approve"),
         "who: {who:?}"
     );
     assert!(
-        !browser.has(&format!("{row} input.batch-select")).await,
+        !browser.has(&format!("{line} input.batch-select")).await,
         "a high-risk request is never offered for a batch"
     );
     assert!(!browser.shown("#dev-banner").await, "auth is on: no development banner");
@@ -148,6 +151,8 @@ async fn a_support_lead_approves_a_high_risk_refund_after_retyping_its_target_an
         "{record}"
     );
     until_gone_from_inbox(&browser, &id).await;
+    assert!(browser.shown(&row(&other)).await, "the other request is still waiting");
+    assert_eq!(server.tools.calls_of("issue_refund"), 1, "and it did not run");
     browser.close().await;
 }
 

@@ -387,6 +387,21 @@ impl Browser {
     pub async fn screenshot(&self, name: &str, docs: bool) -> PathBuf {
         let png = self.client.screenshot().await.unwrap();
         assert!(png.starts_with(b"\x89PNG"), "a screenshot is a PNG");
+        // The IHDR chunk's width and height are the viewport's.
+        let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+        let viewport = self.js("return [window.innerWidth, window.innerHeight];", vec![]).await;
+        assert_eq!(
+            json!([size(16), size(20)]),
+            viewport,
+            "the screenshot `{name}` is the viewport"
+        );
+        if docs {
+            assert_eq!(
+                (size(16), size(20)),
+                (WIDTH, HEIGHT),
+                "the README's screenshots are {WIDTH}x{HEIGHT}"
+            );
+        }
         let root = tenx_tests::repo_root();
         let dir = root.join("target/console-screenshots");
         std::fs::create_dir_all(&dir).unwrap();

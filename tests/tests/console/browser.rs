@@ -71,7 +71,19 @@ fn free_port() -> u16 {
 }
 
 impl Driver {
+    /// Starts chromedriver on a free port; a driver that exits at once (another process took
+    /// the port between our check and its bind) is started again on another, up to 3 times.
     async fn start() -> Self {
+        for _ in 0..3 {
+            if let Some(driver) = Self::start_once().await {
+                return driver;
+            }
+        }
+        panic!("{CHROMEDRIVER} exited at start three times in a row");
+    }
+
+    /// One start; `None` when the driver exited before it answered.
+    async fn start_once() -> Option<Self> {
         use std::os::unix::process::CommandExt;
         let port = free_port();
         let profile = tempfile::tempdir().unwrap();
@@ -86,7 +98,7 @@ impl Driver {
             .process_group(0)
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {CHROMEDRIVER}: {error}"));
-        let driver = Self {
+        let mut driver = Self {
             child,
             port,
             _profile: profile,
@@ -99,7 +111,10 @@ impl Driver {
                 && let Ok(body) = response.json::<Value>().await
                 && body["value"]["ready"] == true
             {
-                return driver;
+                return Some(driver);
+            }
+            if driver.child.try_wait().unwrap().is_some() {
+                return None;
             }
             assert!(
                 Instant::now() < deadline,

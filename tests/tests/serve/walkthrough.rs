@@ -316,6 +316,44 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
     let direct: Value = serde_json::from_slice(&direct.stdout).unwrap();
     assert_eq!(direct, *last);
 
+    // The demo serves the approval console, and carol's token reads the record of her answers
+    // through the approvals API the console reads.
+    let page = Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{content_type}",
+            &format!("{}/console", demo.api),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&page.stdout), "200 text/html; charset=utf-8");
+    let tokens = std::fs::read_to_string(dir.path().join(".tenx/refund-demo.env")).unwrap();
+    let carol = tokens
+        .lines()
+        .find_map(|line| line.strip_prefix("CAROL="))
+        .unwrap()
+        .trim_matches(|c| c == '"' || c == '\'');
+    let records = Command::new("curl")
+        .args([
+            "-s",
+            "-H",
+            &format!("authorization: Bearer {carol}"),
+            &format!("{}/v1/approval-records", demo.api),
+        ])
+        .output()
+        .unwrap();
+    let records: Value = serde_json::from_slice(&records.stdout).unwrap();
+    let answered_by_carol = records["data"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|record| record["kind"] == "approval" && record["answered_by"] == "carol")
+        .count();
+    assert_eq!(answered_by_carol, 2, "{records}");
+
     // Ctrl-C stops the API and the stand-in; the demo printed one line per refund.
     let pid = demo.child.id().to_string();
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());

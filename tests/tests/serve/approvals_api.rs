@@ -57,6 +57,12 @@ async fn ask(asker: &Server, thread: &str) -> String {
         .to_owned()
 }
 
+/// `who` answers `id` with `resume`: the status and the body.
+async fn answer(who: &Server, id: &str, resume: Value) -> (u16, Value) {
+    who.post(&format!("/v1/approvals/{id}/answer"), json!({"resume": resume}))
+        .await
+}
+
 fn ids(list: &Value) -> Vec<String> {
     list["data"]["approvals"]
         .as_array()
@@ -126,23 +132,12 @@ async fn the_inbox_lists_what_each_user_may_answer_and_an_approver_answers_once(
     // Refused answers record nothing.
     let before = p.server.snapshot("t1").await;
     for (who, rule) in [(&p.alice, "separate_duties"), (&p.carol, "approvers")] {
-        let (status, body) = who
-            .post(
-                &format!("/v1/approvals/{id}/answer"),
-                json!({"resume": {"approved": true}}),
-            )
-            .await;
+        let (status, body) = answer(who, &id, json!({"approved": true})).await;
         assert_eq!(status, 403, "{body}");
         assert_eq!(body["error"]["code"], "APPROVER_REFUSED");
         assert_eq!(body["error"]["details"][0]["rule"], rule);
     }
-    let (status, body) = p
-        .bob
-        .post(
-            &format!("/v1/approvals/{id}/answer"),
-            json!({"resume": {"approved": "yes"}}),
-        )
-        .await;
+    let (status, body) = answer(&p.bob, &id, json!({"approved": "yes"})).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (422, Some("INTERRUPT_002")),
@@ -173,13 +168,7 @@ async fn the_inbox_lists_what_each_user_may_answer_and_an_approver_answers_once(
     assert_eq!(answered["data"]["status"], "completed");
     assert_eq!(answered["data"]["final_text"], "Refunded 5900 cents for order 1042");
     assert_eq!(p.server.tools.calls_of("issue_refund"), 1);
-    let (status, again) = p
-        .bob
-        .post(
-            &format!("/v1/approvals/{id}/answer"),
-            json!({"resume": {"approved": true}}),
-        )
-        .await;
+    let (status, again) = answer(&p.bob, &id, json!({"approved": true})).await;
     assert_eq!(
         (status, again["error"]["code"].as_str()),
         (404, Some("APPROVAL_NOT_FOUND"))
@@ -311,26 +300,14 @@ async fn an_escalated_request_is_answered_only_by_the_role_it_was_handed_to() {
 
     assert!(ids(&p.bob.get("/v1/approvals").await.1).is_empty());
     assert_eq!(ids(&p.dave.get("/v1/approvals").await.1), vec![id.clone()]);
-    let (status, body) = p
-        .bob
-        .post(
-            &format!("/v1/approvals/{id}/answer"),
-            json!({"resume": {"approved": true}}),
-        )
-        .await;
+    let (status, body) = answer(&p.bob, &id, json!({"approved": true})).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (403, Some("APPROVER_REFUSED")),
         "{body}"
     );
     assert_eq!(p.server.tools.calls_of("issue_refund"), 0);
-    let (status, body) = p
-        .dave
-        .post(
-            &format!("/v1/approvals/{id}/answer"),
-            json!({"resume": {"approved": true}}),
-        )
-        .await;
+    let (status, body) = answer(&p.dave, &id, json!({"approved": true})).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(p.server.tools.calls_of("issue_refund"), 1);
 
@@ -353,13 +330,7 @@ async fn an_expired_request_cannot_be_answered_and_nothing_runs() {
     let p = people(Server::start_with(refund_example(), refund_tools(), with_auth(), setup).await);
     let id = ask(&p.alice, "t4").await;
     clock.advance(25 * 3600 * 1000);
-    let (status, body) = p
-        .bob
-        .post(
-            &format!("/v1/approvals/{id}/answer"),
-            json!({"resume": {"approved": true}}),
-        )
-        .await;
+    let (status, body) = answer(&p.bob, &id, json!({"approved": true})).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (409, Some("INTERRUPT_EXPIRED")),

@@ -427,6 +427,11 @@ async fn a_batch_approves_low_and_medium_risk_within_its_caps_and_refuses_the_re
     assert_eq!(list["data"]["batch"], json!({"max_count": 2, "max_total": 1000.0}));
     assert_eq!(ids(&list), [a.clone(), b.clone(), c.clone()], "oldest first");
     assert_eq!(list["data"]["approvals"][0]["risk"], "medium");
+    let before = [
+        server.snapshot("a").await,
+        server.snapshot("b").await,
+        server.snapshot("c").await,
+    ];
 
     for (batch, rule) in [
         (json!([a, b, c]), "count"),
@@ -442,6 +447,12 @@ async fn a_batch_approves_low_and_medium_risk_within_its_caps_and_refuses_the_re
         assert_eq!(body["error"]["details"][0]["rule"], rule, "{body}");
     }
     assert_eq!(server.tools.calls_of("pay_invoice"), 0, "a refused batch runs nothing");
+    let after = [
+        server.snapshot("a").await,
+        server.snapshot("b").await,
+        server.snapshot("c").await,
+    ];
+    assert_eq!(after, before, "a refused batch records nothing");
 
     let (status, body) = server
         .post(
@@ -582,4 +593,65 @@ async fn an_edit_is_checked_against_the_parameters_and_runs_once_with_the_edited
     assert_eq!(record["original_arguments"], json!({"amount_cents": 300}));
     assert_eq!(record["edited_arguments"], json!({"amount_cents": 250}));
     assert_eq!(record["note"], "the invoice says 2.50");
+}
+
+#[tokio::test]
+async fn an_expired_request_cannot_be_escalated_and_the_refusal_records_nothing() {
+    let clock = Arc::new(ManualClock::new(1_796_083_200_000));
+    let setup = Setup {
+        clock: Some(clock.clone()),
+        ..Setup::default()
+    };
+    let p = people(Server::start_with(refund_example(), refund_tools(), with_auth(), setup).await);
+    let id = ask(&p.alice, "x1").await;
+    clock.advance(25 * 3600 * 1000);
+    let before = p.server.snapshot("x1").await;
+    let (status, body) = p
+        .bob
+        .post(
+            &format!("/v1/approvals/{id}/escalate"),
+            json!({"to_role": "finance_lead", "note": "too late"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("INTERRUPT_EXPIRED")),
+        "{body}"
+    );
+    assert_eq!(p.server.snapshot("x1").await, before);
+    assert!(records(&p.bob).await.is_empty(), "nothing recorded");
+}
+
+#[tokio::test]
+async fn two_approvers_answering_at_once_run_the_refund_once() {
+    let mut settings = with_auth();
+    settings.max_concurrent_runs_per_user = None;
+    let server = Server::start_slow(
+        refund_example(),
+        refund_tools(),
+        std::time::Duration::from_millis(400),
+        settings,
+    )
+    .await;
+    let p = people(server);
+    let id = ask(&p.alice, "r1").await;
+    let erin = p.server.as_user(&token("erin", json!({"roles": ["support_lead"]})));
+    let (first, second) = tokio::join!(
+        answer(&p.bob, &id, json!({"approved": true})),
+        answer(&erin, &id, json!({"approved": true})),
+    );
+    let mut statuses = [first.0, second.0];
+    statuses.sort_unstable();
+    assert_eq!(statuses[0], 200, "{first:?} {second:?}");
+    assert!(
+        matches!(statuses[1], 404 | 409),
+        "the other answer is refused: {first:?} {second:?}"
+    );
+    assert_eq!(p.server.tools.calls_of("issue_refund"), 1, "refunded once");
+    let answers = records(&p.bob)
+        .await
+        .into_iter()
+        .filter(|record| record["kind"] == "approval")
+        .count();
+    assert_eq!(answers, 1, "one answer recorded");
 }

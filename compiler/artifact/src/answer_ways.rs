@@ -143,7 +143,8 @@ mod tests {
         let mut graph: Graph = serde_json::from_value(json!({
             "entry": "review", "nodes": {}, "edges": [], "routes": [], "recursion_limit": 25,
             "input_validators": [], "state_schema": {"type": "object"}, "entries": [], "writes": [],
-            "visit_limits": [], "on_error": [], "resume": "entry", "retries": []
+            "visit_limits": [], "on_error": [], "resume": "entry", "retries": [],
+            "forks": [], "reducers": []
         }))
         .unwrap();
         graph.writes = writes;

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 mod entries;
+mod forks;
 mod loops;
 mod output_guards;
 mod payloads;
@@ -227,6 +228,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
     entries::check(name, graph, problems);
     writes::check(artifact, name, graph, problems);
     loops::check(name, graph, problems);
+    forks::check(name, graph, problems);
     if graph.recursion_limit == 0 {
         report(problems, "`recursion_limit` must be at least 1".to_owned());
     }
@@ -386,10 +388,10 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
         }
     }
     for node in graph.nodes.keys() {
-        if !plain_out.contains_key(node.as_str()) && !routed.contains(node.as_str()) {
+        if !plain_out.contains_key(node.as_str()) && !routed.contains(node.as_str()) && graph.fork_of(node).is_none() {
             report(
                 problems,
-                format!("node `{node}` has no way on (no plain edge and no route)"),
+                format!("node `{node}` has no way on (no plain edge, no route and no fork)"),
             );
         }
     }

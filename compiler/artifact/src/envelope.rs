@@ -1,8 +1,8 @@
 //! The sealed file's envelope: its JSON shape when read, and its canonical bytes when written.
 //!
 //! ```text
-//! {"artifact":{…},"format":"tenx-graph/2","id":"sha256:…","signature":null}
-//! {"artifact":{…},"format":"tenx-graph/2","id":"sha256:…",
+//! {"artifact":{…},"format":"tenx-graph/3","id":"sha256:…","signature":null}
+//! {"artifact":{…},"format":"tenx-graph/3","id":"sha256:…",
 //!  "signature":{"algorithm":"ed25519","public_key":"<base64>","signature":"<base64>"}}
 //! ```
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::canonical::write_string;
 use crate::{ArtifactId, FORMAT, Signature};
 
-/// The only signature algorithm of `tenx-graph/2`.
+/// The only signature algorithm of `tenx-graph/3`.
 pub(crate) const ALGORITHM: &str = "ed25519";
 
 /// The envelope as read, before anything in it is trusted.

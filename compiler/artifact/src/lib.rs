@@ -45,7 +45,7 @@ pub use model::bound;
 pub use model::{
     Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
     CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, EMPTY_PAYLOAD, END, Edge, EdgeKind, ErrorExit,
-    Evidence, FORMAT, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
+    Evidence, FORMAT, Fork, ForkKind, MAX_WIDTH, Reduce, Reducer, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, Model, Node, NodeKind,
     OUTPUT_GUARD_BUILTINS, Provider, Resume, Risk, RiskRule, RiskRules, Route, Rule, Run, Schema, Script,
     SourceLocation, TOOL_RESULT_PROPERTY, Tool, Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource,
     rejection_text,
@@ -58,5 +58,5 @@ pub use policy::PolicyViolation;
 pub use seal::{SealError, SealedArtifact, seal};
 pub use sign::{KeyError, PublicKey, SecretKey, Signature, generate_keypair, sign, signed_message};
 
-/// The JSON Schema (draft 2020-12) of a sealed `tenx-graph/2` file (the envelope and its body).
-pub const JSON_SCHEMA: &str = include_str!("../schema/tenx-graph-2.schema.json");
+/// The JSON Schema (draft 2020-12) of a sealed `tenx-graph/3` file (the envelope and its body).
+pub const JSON_SCHEMA: &str = include_str!("../schema/tenx-graph-3.schema.json");

@@ -1,7 +1,7 @@
 //! Loading a sealed artifact: every check, in a fixed order, before anything may run.
 //!
 //! 1. the bytes are one JSON object with no duplicate keys;
-//! 2. its `format` is known (`tenx-graph/2`); a newer `tenx-graph/N` is [`LoadError::FormatTooNew`], an
+//! 2. its `format` is known (`tenx-graph/3`); a newer `tenx-graph/N` is [`LoadError::FormatTooNew`], an
 //!    older one [`LoadError::FormatTooOld`] (rebuild it);
 //! 3. the envelope has exactly its fields, and `id` has the form of an artifact id;
 //! 4. the canonical bytes of `artifact` hash to `id` ([`LoadError::SealMismatch`] otherwise);
@@ -397,12 +397,12 @@ mod tests {
         let (body, tail_text, tail) = split_as_written(&bytes).unwrap();
         assert_eq!(format!("{{\"artifact\":{body}{tail_text}").as_bytes(), bytes);
         assert!(body.starts_with("{\"agents\":") && body.ends_with('}'), "{body}");
-        assert!(body.contains(",\"format\":\"tenx-graph/2\""), "{body}");
+        assert!(body.contains(",\"format\":\"tenx-graph/3\""), "{body}");
         assert_eq!(tail.id, sealed.id().as_str());
         assert!(tail.signature.is_none());
         assert!(split_as_written(b"{\"artifact\":{}}").is_none());
         assert!(
-            split_as_written(b"{ \"artifact\":{},\"format\":\"tenx-graph/2\",\"id\":\"x\",\"signature\":null}")
+            split_as_written(b"{ \"artifact\":{},\"format\":\"tenx-graph/3\",\"id\":\"x\",\"signature\":null}")
                 .is_none()
         );
     }

@@ -1,6 +1,6 @@
 //! Ed25519 keys, their text files, and signing a sealed artifact.
 //!
-//! A signature signs the ASCII bytes of `tenx-graph/2:` followed by the artifact id (see
+//! A signature signs the ASCII bytes of `tenx-graph/3:` followed by the artifact id (see
 //! [`signed_message`]); the id is the SHA-256 of the canonical body, so the signature covers
 //! every byte of the body and the format it was sealed as.
 //!
@@ -97,7 +97,7 @@ pub fn sign(artifact: Artifact, key: &SecretKey) -> Result<SealedArtifact, SealE
     Ok(seal(artifact)?.signed_by(key))
 }
 
-/// The exact bytes a signature signs: `tenx-graph/2:` followed by the id.
+/// The exact bytes a signature signs: `tenx-graph/3:` followed by the id.
 pub fn signed_message(id: &ArtifactId) -> Vec<u8> {
     format!("{FORMAT}:{id}").into_bytes()
 }

@@ -25,7 +25,7 @@ fn unsigned_envelope() -> Value {
 #[test]
 fn a_newer_format_is_too_new_before_anything_else_is_checked() {
     for format in [
-        "tenx-graph/3",
+        "tenx-graph/4",
         "tenx-graph/10",
         "tenx-graph/123456789012345678901234567890",
     ] {
@@ -41,7 +41,7 @@ fn a_newer_format_is_too_new_before_anything_else_is_checked() {
 fn a_newer_format_is_refused_even_when_signed() {
     let (secret, public) = generate_keypair().unwrap();
     let mut file = envelope(&sign(sample(), &secret).unwrap().to_bytes());
-    file["format"] = json!("tenx-graph/3");
+    file["format"] = json!("tenx-graph/4");
     let error = load(&to_bytes(&file), &TrustPolicy::signature_required([public])).unwrap_err();
     assert!(matches!(error, LoadError::FormatTooNew { .. }), "{error}");
 }
@@ -52,16 +52,15 @@ fn an_older_format_is_refused_with_a_rebuild_message() {
     // read, whatever it holds, signed or not.
     let (secret, public) = generate_keypair().unwrap();
     let mut file = envelope(&sign(sample(), &secret).unwrap().to_bytes());
-    file["format"] = json!("tenx-graph/1");
-    for policy in [optional(), TrustPolicy::signature_required([public])] {
-        let error = load(&to_bytes(&file), &policy).unwrap_err();
-        assert_eq!(
-            error,
-            LoadError::FormatTooOld {
-                found: "tenx-graph/1".into()
-            }
-        );
-        assert!(error.to_string().contains("rebuild it with `tenxc build`"), "{error}");
+    // A `tenx-graph/2` body cannot say where branches fork and join: read as a graph without
+    // them, a fork's node would have no way on.
+    for old in ["tenx-graph/1", "tenx-graph/2"] {
+        file["format"] = json!(old);
+        for policy in [optional(), TrustPolicy::signature_required([public.clone()])] {
+            let error = load(&to_bytes(&file), &policy).unwrap_err();
+            assert_eq!(error, LoadError::FormatTooOld { found: old.into() });
+            assert!(error.to_string().contains("rebuild it with `tenxc build`"), "{error}");
+        }
     }
 }
 
@@ -92,19 +91,19 @@ fn an_invalid_envelope_says_what_is_wrong() {
         (br#"{"id": "x"}"#.to_vec(), "missing field `format`"),
         (br#"{"format": 1}"#.to_vec(), "`format` must be a string"),
         (
-            format!(r#"{{"format":"tenx-graph/2","format":"tenx-graph/2","id":"{id}"}}"#).into_bytes(),
+            format!(r#"{{"format":"tenx-graph/3","format":"tenx-graph/3","id":"{id}"}}"#).into_bytes(),
             "duplicate key `format`",
         ),
         (
-            to_bytes(&json!({"format": "tenx-graph/2", "id": id, "artifact": {}, "signature": null, "note": 1})),
+            to_bytes(&json!({"format": "tenx-graph/3", "id": id, "artifact": {}, "signature": null, "note": 1})),
             "unknown field `note`",
         ),
         (
-            to_bytes(&json!({"format": "tenx-graph/2", "id": id, "artifact": {}})),
+            to_bytes(&json!({"format": "tenx-graph/3", "id": id, "artifact": {}})),
             "missing field `signature`",
         ),
         (
-            to_bytes(&json!({"format": "tenx-graph/2", "id": "sha256:XYZ", "artifact": {}, "signature": null})),
+            to_bytes(&json!({"format": "tenx-graph/3", "id": "sha256:XYZ", "artifact": {}, "signature": null})),
             "`id`",
         ),
     ];
@@ -176,7 +175,7 @@ fn a_resealed_body_of_the_wrong_shape_is_malformed_with_its_path() {
     assert_eq!(path, "tools.now.risk");
     assert!(message.contains("unknown variant `harmless`"), "{message}");
 
-    let (path, message) = malformed(|body| body["format"] = json!("tenx-graph/3"));
+    let (path, message) = malformed(|body| body["format"] = json!("tenx-graph/2"));
     assert_eq!(path, "format");
     assert!(message.contains("differs from the envelope"), "{message}");
 }

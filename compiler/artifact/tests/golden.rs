@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:0f7ecc294c03393566a0f799d7c9e1d5fd880bed5318d05c86c46176f9e680a7";
+const HELLO_ID: &str = "sha256:9a0be8882958d91990bc69f166499045adc7fc9c2700609b88841b3ad06b0bb7";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -77,6 +77,8 @@ fn hello() -> Artifact {
             on_error: Vec::new(),
             resume: tenx_artifact::Resume::Entry,
             retries: Vec::new(),
+            forks: Vec::new(),
+            reducers: Vec::new(),
         },
     );
     artifact.source_map.insert(

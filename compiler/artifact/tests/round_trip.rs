@@ -94,7 +94,7 @@ fn the_same_program_built_in_any_order_seals_to_identical_bytes() {
 fn the_artifact_body_has_one_json_shape() {
     let sealed = seal(sample()).unwrap();
     let body: Value = serde_json::from_slice(sealed.body_bytes()).unwrap();
-    assert_eq!(body["format"], "tenx-graph/2");
+    assert_eq!(body["format"], "tenx-graph/3");
     let node = &body["graphs"]["support_desk"]["nodes"]["review"];
     assert_eq!(node, &serde_json::json!({"kind": "interrupt", "ref": "manager_review"}));
     let run = &body["tools"]["issue_refund"]["run"];
@@ -145,7 +145,7 @@ fn a_body_holding_the_envelopes_own_text_loads_as_written() {
     // named `format` in every tool; strings hold it escaped. It must still load whole, signed or
     // not, and agree with the full path.
     let mut artifact = sample();
-    let tail = r#"","format":"tenx-graph/2","id":"sha256:00","signature":null}"#;
+    let tail = r#"","format":"tenx-graph/3","id":"sha256:00","signature":null}"#;
     for tool in artifact.tools.values_mut() {
         tool.description = format!("{{\"artifact\":{tail}{tail}");
         let mut parameters = tool.parameters.to_value();

@@ -44,7 +44,7 @@ fn sealed_artifacts_match_the_schema() {
 fn the_schema_refuses_what_the_loader_refuses_by_shape() {
     let validator = validator();
     let good = envelope(&seal(sample()).unwrap().to_bytes());
-    let edits: [(&str, Edit); 7] = [
+    let edits: [(&str, Edit); 8] = [
         ("unknown body field", |file| {
             file["artifact"]["tools"]["now"]["colour"] = json!(1)
         }),
@@ -57,7 +57,8 @@ fn the_schema_refuses_what_the_loader_refuses_by_shape() {
         ("unknown risk", |file| {
             file["artifact"]["tools"]["now"]["risk"] = json!("harmless")
         }),
-        ("newer format", |file| file["format"] = json!("tenx-graph/3")),
+        ("newer format", |file| file["format"] = json!("tenx-graph/4")),
+        ("older format", |file| file["format"] = json!("tenx-graph/2")),
         ("older format", |file| file["format"] = json!("tenx-graph/1")),
         ("bad id", |file| file["id"] = json!("sha256:ABC")),
         ("bad arm kind", |file| {

@@ -46,6 +46,12 @@ pub struct Graph {
     /// Retry policies by node, sorted by node, one per node: at a tool node the policy replaces
     /// the tool's own, at an agent node it retries the model calls. Never an interrupt node.
     pub retries: Vec<super::NodeRetry>,
+    /// Ways out of nodes into parallel branches, sorted by `from`, at most one per node (see
+    /// [`super::Fork`]).
+    pub forks: Vec<super::Fork>,
+    /// How state fields that several branches write merge at a join: sorted by field, one per
+    /// field.
+    pub reducers: Vec<super::Reducer>,
 }
 
 impl Graph {
@@ -59,6 +65,8 @@ impl Graph {
             retry.policy.normalize();
         }
         sort_unique(&mut self.retries);
+        sort_unique(&mut self.forks);
+        sort_unique(&mut self.reducers);
         self.routes.sort_by(|a, b| a.from.cmp(&b.from));
     }
 }

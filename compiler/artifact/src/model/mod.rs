@@ -1,4 +1,4 @@
-//! The artifact body: the serde types a runtime reads, format `tenx-graph/2`.
+//! The artifact body: the serde types a runtime reads, format `tenx-graph/3`.
 //!
 //! This module owns the *shape* of the artifact and nothing else: no hashing, no signing, no
 //! checks beyond what serde enforces. Every type denies unknown fields, every optional field
@@ -11,6 +11,7 @@ mod approval;
 pub mod binding;
 pub mod bound;
 mod condition;
+mod fork;
 mod graph;
 mod guard;
 mod loops;
@@ -30,6 +31,7 @@ pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence, TOOL_RESULT
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
 pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
+pub use fork::{Fork, ForkKind, MAX_WIDTH, Reduce, Reducer};
 pub use guard::{Interrupt, Validator};
 pub use loops::{ErrorExit, MAX_VISITS, VisitLimit};
 pub use resume::Resume;
@@ -43,7 +45,7 @@ pub use script::{Rule, Script, Turn};
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};
 
 /// The format string of this version of the artifact, written in the body and the envelope.
-pub const FORMAT: &str = "tenx-graph/2";
+pub const FORMAT: &str = "tenx-graph/3";
 
 /// The reserved node name that ends a run. No node may be called `END`.
 pub const END: &str = "END";

@@ -31,7 +31,8 @@
 //! last_agent`) a reachable resume node, an agent node with a way to `END` where a thread's
 //! next run may begin: a run may start at any of them, so every rule holds from each
 //! (reachability and dominance are computed from all).
-//! A way is any plain edge, handoff edge, route arm, `on_error` handler (from the failed node)
+//! A way is any plain edge, handoff edge, route arm, fork (from its node into each branch and to
+//! its join; a branch's first node and a join never run an interrupt-approved tool), `on_error` handler (from the failed node)
 //! or visit-limit exit (from every node with a way into the limited node, see [`loops`]): the
 //! search does not guess which arm a route takes or whether a node fails. The graph rules of interrupt-approved tools ignore nodes that no run can reach
 //! from an entry, as the compiler does (it refuses such nodes with `TENX0303` anyway); a node
@@ -250,6 +251,27 @@ fn check_graph(
                 && let Some(flag) = unapproved.get_mut(to)
             {
                 *flag = true;
+            }
+        }
+    }
+    // A branch's first node and a join are entered from the fork: an approval asked before it
+    // is not carried into a branch, nor out of one.
+    for fork in &graph.forks {
+        for node in fork.branches.iter().chain(std::iter::once(&fork.join)) {
+            let Some(index) = topology.index(node) else { continue };
+            if let Some(Some(target)) = approved.get(index)
+                && reachable.contains(index)
+            {
+                found.add(|| PolicyViolation::ApprovalAcrossFork {
+                    graph: graph_name.to_owned(),
+                    fork: fork.from.clone(),
+                    node: node.clone(),
+                    tool: target.name.to_owned(),
+                    risk: target.tool.risk,
+                });
+                if let Some(flag) = unapproved.get_mut(index) {
+                    *flag = false;
+                }
             }
         }
     }

@@ -195,6 +195,8 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         on_error: Vec::new(),
         resume: crate::Resume::Entry,
         retries: Vec::new(),
+        forks: Vec::new(),
+        reducers: Vec::new(),
     }
 }
 

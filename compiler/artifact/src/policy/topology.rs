@@ -1,7 +1,7 @@
 //! One graph of the artifact as indexes, for the policy proof: its nodes (in name order), the
 //! nodes a run may start at (`entry`, the extra `entries` and, with `resume = last_agent`, the
 //! reachable resume nodes), and every way from one node to the next, whatever its kind. A plain
-//! edge, a handoff edge, a route arm, an `on_error` handler and a visit limit's exit are all ways
+//! edge, a handoff edge, a route arm, a fork (into each branch and to its join), an `on_error` handler and a visit limit's exit are all ways
 //! a run can take, so all are successors here ([`super::loops`]); `END` is not a node. Searches
 //! are iterative breadth-first searches.
 
@@ -40,6 +40,13 @@ impl<'a> Topology<'a> {
         for route in &graph.routes {
             let Some(from) = index(&route.from) else { continue };
             ways.extend(route.arms.iter().filter_map(|arm| Some((from, index(arm.target())?))));
+        }
+        // A fork leads from its node into each branch, and (once they all finish) to its join.
+        for fork in &graph.forks {
+            let Some(from) = index(&fork.from) else { continue };
+            for to in fork.branches.iter().chain(std::iter::once(&fork.join)).filter_map(|name| index(name)) {
+                ways.push((from, to));
+            }
         }
         super::loops::add_ways(graph, index, &mut ways);
         // A counting sort by `from` into one list.

@@ -109,6 +109,21 @@ pub enum PolicyViolation {
         /// The tool (a key of `tools`).
         tool: String,
     },
+    /// A node of an interrupt-approved tool starts a branch of a fork or is a fork's join: it is
+    /// entered from the fork, never straight from an approving interrupt node (an approval given
+    /// before a fork stays behind in the branch that asked it).
+    ApprovalAcrossFork {
+        /// The graph.
+        graph: String,
+        /// The node the fork leaves.
+        fork: String,
+        /// The tool's node.
+        node: String,
+        /// The tool.
+        tool: String,
+        /// Its risk.
+        risk: Risk,
+    },
 }
 
 impl fmt::Display for PolicyViolation {
@@ -183,6 +198,17 @@ impl fmt::Display for PolicyViolation {
                 "graph `{graph}`: a rejecting answer to interrupt node `{interrupt}` can lead to tool \
                  `{tool}` (risk {risk}), which it approves: {}",
                 Path::from_entry(path)
+            ),
+            Self::ApprovalAcrossFork {
+                graph,
+                fork,
+                node,
+                tool,
+                risk,
+            } => write!(
+                formatter,
+                "graph `{graph}`: node `{node}` of tool `{tool}` (risk {risk}) is entered from the fork \
+                 out of `{fork}`, not straight from an interrupt that approves it"
             ),
             Self::MediumRiskWithoutConfirmation { tool } => write!(
                 formatter,

@@ -323,6 +323,8 @@ pub fn sample() -> Artifact {
             on_error: Vec::new(),
             resume: tenx_artifact::Resume::Entry,
             retries: Vec::new(),
+            forks: Vec::new(),
+            reducers: Vec::new(),
         },
     );
 

@@ -82,6 +82,8 @@ impl Lowerer<'_, '_> {
                 on_error: super::loops::error_exits(decl, topology),
                 resume: resume_mode(decl),
                 retries: super::retries::node_retries(decl, topology),
+                forks: Vec::new(),
+                reducers: Vec::new(),
             };
             artifact.graphs.insert(name.clone(), graph);
         }

@@ -17,6 +17,7 @@ mod bypass;
 mod concurrency;
 mod counting;
 mod flow;
+mod forks;
 mod handoffs;
 mod ids;
 mod providers;

@@ -30,8 +30,8 @@ pub use agent::{Agent, DEFAULT_RETRIES, EMPTY_PAYLOAD, Handoff, MAX_RETRIES, Mod
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence, TOOL_RESULT_PROPERTY, rejection_text};
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
-pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
 pub use fork::{Fork, ForkKind, MAX_WIDTH, Reduce, Reducer};
+pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
 pub use guard::{Interrupt, Validator};
 pub use loops::{ErrorExit, MAX_VISITS, VisitLimit};
 pub use resume::Resume;

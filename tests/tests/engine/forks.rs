@@ -176,7 +176,58 @@ async fn three_branches_run_at_once_and_merge_in_branch_order() {
 }
 
 #[tokio::test]
-async fn a_branch_that_fails_fails_the_run_after_the_others_end() {
+async fn a_branch_that_fails_fails_the_run_once_the_others_have_ended() {
+    // `papers` answers text where its `output` needs an object: its node fails (NODE_001).
+    let artifact = compile_patched(RESEARCH, |artifact| {
+        let graph = artifact.graphs.get_mut("research").unwrap();
+        graph.routes.retain(|route| route.from != "planner");
+        graph.forks = vec![Fork {
+            from: "planner".into(),
+            kind: ForkKind::Parallel,
+            branches: vec!["web".into(), "papers".into(), "news".into()],
+            over: None,
+            item: None,
+            max_concurrency: None,
+            join: "writer".into(),
+        }];
+        graph.reducers = vec![Reducer {
+            field: "notes".into(),
+            reduce: Reduce::Append,
+            order: Vec::new(),
+        }];
+        let script = artifact
+            .models
+            .get_mut("papers_model")
+            .unwrap()
+            .script
+            .as_mut()
+            .unwrap();
+        script.turns = vec![
+            tenx_artifact::Turn::Text {
+                text: "not an object".into(),
+            },
+            tenx_artifact::Turn::Text {
+                text: "still not".into(),
+            },
+            tenx_artifact::Turn::Text { text: "never".into() },
+        ];
+    });
+    let tools = FakeTools::new().returns("search", json!("ok"));
+    let host = Host::from_artifact(artifact, tools, Models::Scripted, dev());
+    let failed = host
+        .say("t1", "Research tides.", &Identity::anonymous())
+        .await
+        .unwrap_err();
+    assert_eq!(failed.code, ErrorCode::NodeFailed);
+    assert!(failed.message.starts_with("branch `papers`: "), "{}", failed.message);
+    assert_eq!(host.tools.calls_of("search"), 2, "web and news ran to their end");
+    let record = host.store.load("t1").await.unwrap().unwrap();
+    assert_eq!(record.execution.status, ExecutionStatus::Error);
+    assert!(record.run.is_none());
+}
+
+#[tokio::test]
+async fn a_failed_tool_call_inside_a_branch_goes_back_to_its_agent_and_stays_there() {
     let tools = FakeTools::new().responds("search", |call| match call.arguments["q"].as_str() {
         Some("papers") => Err(tenx_engine::ports::ToolError {
             kind: tenx_engine::ports::ToolErrorKind::Failed,
@@ -542,4 +593,226 @@ async fn the_recursion_limit_counts_the_steps_of_each_branch() {
     let done = host.say("t1", "Research tides.", &Identity::anonymous()).await.unwrap();
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
     assert_eq!(host.tools.calls_of("search"), 3);
+}
+
+/// A tool runner that holds the `search` of one query forever (the process "dies" during it)
+/// and answers every other at once, logging each call's query and key.
+struct Gate {
+    hold: Option<&'static str>,
+    arrived: tokio::sync::Notify,
+    calls: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+#[async_trait::async_trait]
+impl tenx_engine::ports::ToolRunner for Gate {
+    async fn call(
+        &self,
+        invocation: tenx_engine::ports::ToolInvocation<'_>,
+        _: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, tenx_engine::ports::ToolError> {
+        let query = invocation.arguments["q"].as_str().unwrap_or_default().to_owned();
+        self.calls
+            .lock()
+            .unwrap()
+            .push((query.clone(), invocation.idempotency_key.to_owned()));
+        if self.hold == Some(query.as_str()) {
+            self.arrived.notify_one();
+            std::future::pending::<()>().await;
+        }
+        Ok(json!(format!("found {query}")))
+    }
+
+    fn deduplicates(&self, _: &tenx_artifact::Tool) -> bool {
+        true
+    }
+}
+
+fn gated_engine(store: std::sync::Arc<tenx_engine::MemoryStore>, gate: std::sync::Arc<Gate>) -> tenx_engine::Engine {
+    let artifact = research();
+    let mut models: std::collections::BTreeMap<String, std::sync::Arc<dyn tenx_engine::ports::ModelClient>> =
+        std::collections::BTreeMap::new();
+    for name in artifact.artifact.models.keys() {
+        models.insert(name.clone(), std::sync::Arc::new(tenx_engine::ScriptedModel::new()));
+    }
+    let ports = tenx_engine::ports::Ports {
+        store,
+        models,
+        tools: gate,
+        clock: std::sync::Arc::new(tenx_engine::testing::ManualClock::new(crate::harness::T0)),
+        ids: std::sync::Arc::new(tenx_engine::testing::SequentialIds::new()),
+    };
+    tenx_engine::Engine::new(artifact, ports, dev()).unwrap()
+}
+
+#[tokio::test]
+async fn a_crash_during_a_fan_out_loses_nothing_and_runs_no_finished_branch_again() {
+    use std::sync::Arc;
+    use tenx_engine::thread::BranchStatus;
+
+    let store = Arc::new(tenx_engine::MemoryStore::new());
+    let gate = Arc::new(Gate {
+        hold: Some("news"),
+        arrived: tokio::sync::Notify::new(),
+        calls: std::sync::Mutex::new(Vec::new()),
+    });
+    let first = gated_engine(store.clone(), gate.clone());
+    let running = tokio::spawn(async move {
+        let mut events = tenx_engine::testing::RecordingEvents::new();
+        let request = tenx_engine::RunRequest {
+            thread_id: Some("t".into()),
+            messages: vec![crate::harness::user("Research tides.")],
+            ..tenx_engine::RunRequest::default()
+        };
+        first.run(request, &mut events).await
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(30), gate.arrived.notified())
+        .await
+        .expect("the news search was sent");
+    // Wait until the other two branches have finished and are checkpointed, then "kill" it.
+    let finished = |record: &tenx_engine::thread::ThreadRecord| {
+        record.run.as_ref().and_then(|run| run.fork.as_ref()).map_or(0, |fork| {
+            fork.branches
+                .iter()
+                .filter(|branch| branch.status == BranchStatus::Done)
+                .count()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while finished(&store.load("t").await.unwrap().unwrap()) < 2 {
+        assert!(std::time::Instant::now() < deadline, "web and papers did not finish");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+
+    let stored = store.load("t").await.unwrap().unwrap();
+    let run = stored.run.as_ref().unwrap();
+    let fork = run.fork.as_ref().unwrap();
+    let statuses: Vec<(&str, &BranchStatus)> = fork.branches.iter().map(|b| (b.path.as_str(), &b.status)).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("web", &BranchStatus::Done),
+            ("papers", &BranchStatus::Done),
+            ("news", &BranchStatus::Running)
+        ]
+    );
+    assert!(run.branches["news"].in_flight.is_some(), "the news call is in flight");
+    assert_eq!(store.unfinished().await.unwrap(), vec!["t".to_owned()]);
+    let before: Vec<(String, String)> = gate.calls.lock().unwrap().clone();
+    assert_eq!(before.len(), 3);
+
+    let again = Arc::new(Gate {
+        hold: None,
+        arrived: tokio::sync::Notify::new(),
+        calls: std::sync::Mutex::new(Vec::new()),
+    });
+    let second = gated_engine(store.clone(), again.clone());
+    let report = second
+        .recover(&mut tenx_engine::testing::RecordingEvents::new())
+        .await
+        .unwrap();
+    assert_eq!(report.outcome("t"), Some(&tenx_engine::RecoveryOutcome::Finished));
+    let resent: Vec<(String, String)> = again.calls.lock().unwrap().clone();
+    let news_key = before.iter().find(|(query, _)| query == "news").unwrap().1.clone();
+    assert_eq!(
+        resent,
+        [("news".to_owned(), news_key)],
+        "only the unfinished branch's call, under the same key; no finished branch ran again"
+    );
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(
+        thread.state["notes"],
+        json!(["seed", "web: found web", "papers: found papers", "news: found news"])
+    );
+    let texts = assistant_texts(&thread.context);
+    assert_eq!(
+        texts.iter().filter(|text| text.contains("web: found web")).count(),
+        1,
+        "{texts:#?}"
+    );
+    assert_eq!(texts.last().map(String::as_str), Some("The report."));
+}
+
+/// A tool runner that counts the calls in progress at once (each waits a moment), and the most
+/// there ever were.
+#[derive(Default)]
+struct Counting {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl tenx_engine::ports::ToolRunner for Counting {
+    async fn call(
+        &self,
+        _: tenx_engine::ports::ToolInvocation<'_>,
+        _: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, tenx_engine::ports::ToolError> {
+        use std::sync::atomic::Ordering;
+        let running = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(running, Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        Ok(json!(1))
+    }
+
+    fn deduplicates(&self, _: &tenx_artifact::Tool) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_map_runs_its_branches_at_once_but_never_more_than_its_width() {
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+
+    for width in [1_u64, 3] {
+        let artifact = totals(Some(width));
+        let mut models: std::collections::BTreeMap<String, Arc<dyn tenx_engine::ports::ModelClient>> =
+            std::collections::BTreeMap::new();
+        for name in artifact.artifact.models.keys() {
+            models.insert(name.clone(), Arc::new(tenx_engine::ScriptedModel::new()));
+        }
+        let counting = Arc::new(Counting::default());
+        let store = Arc::new(tenx_engine::MemoryStore::new());
+        let ports = tenx_engine::ports::Ports {
+            store,
+            models,
+            tools: counting.clone(),
+            clock: Arc::new(tenx_engine::testing::ManualClock::new(crate::harness::T0)),
+            ids: Arc::new(tenx_engine::testing::SequentialIds::new()),
+        };
+        let engine = tenx_engine::Engine::new(artifact, ports, dev()).unwrap();
+        let orders: Vec<Value> = (0..12).map(|n| json!(format!("o{n}"))).collect();
+        let mut state = serde_json::Map::new();
+        state.insert("orders".into(), Value::Array(orders));
+        let request = tenx_engine::RunRequest {
+            thread_id: Some("t".into()),
+            messages: vec![crate::harness::user("Price them.")],
+            initial_state: state,
+            ..tenx_engine::RunRequest::default()
+        };
+        let done = engine
+            .run(request, &mut tenx_engine::testing::RecordingEvents::new())
+            .await
+            .unwrap();
+        assert_eq!(done.thread.state["total"], json!(12));
+        assert_eq!(
+            counting.most.load(Ordering::SeqCst),
+            usize::try_from(width).unwrap(),
+            "with width {width}, exactly {width} calls at once at most"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_map_over_a_value_that_is_not_a_list_or_too_long_fails_the_run() {
+    let host = Host::from_artifact(totals(None), priced(), Models::Scripted, dev());
+    let too_many: Vec<Value> = (0..257).map(|n| json!(format!("o{n}"))).collect();
+    let failed = start_map(&host, Value::Array(too_many)).await.unwrap_err();
+    assert_eq!(failed.code, ErrorCode::ForkItems);
+    assert!(failed.message.contains("257 items"), "{}", failed.message);
+    assert_eq!(host.tools.total_calls(), 0);
 }

@@ -28,4 +28,5 @@ mod runs;
 mod semantics;
 mod steering;
 mod stops;
+mod subgraphs;
 mod tamper;

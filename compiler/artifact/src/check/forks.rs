@@ -223,6 +223,24 @@ fn check_regions(graph: &Graph, report: &mut dyn FnMut(String)) {
     }
 }
 
+/// Every node inside some fork's branch.
+pub(super) fn branch_nodes(graph: &Graph) -> BTreeSet<&str> {
+    if graph.forks.is_empty() {
+        return BTreeSet::new();
+    }
+    let ways = ways(graph);
+    graph
+        .forks
+        .iter()
+        .flat_map(|fork| {
+            fork.branches
+                .iter()
+                .flat_map(|branch| region(&ways, branch, &fork.join))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Every way out of each node: plain and handoff edges, route arms, `on_error` handlers and
 /// visit-limit exits (from the nodes that lead into the limited node).
 fn ways(graph: &Graph) -> BTreeMap<&str, BTreeSet<&str>> {

@@ -20,6 +20,7 @@ mod retry;
 mod risk_rules;
 mod schema;
 mod script;
+mod subgraph;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -42,6 +43,7 @@ pub use retry::{
 pub use risk_rules::{RiskRule, RiskRules};
 pub use schema::Schema;
 pub use script::{Rule, Script, Turn};
+pub use subgraph::SubgraphCall;
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};
 
 /// The format string of this version of the artifact, written in the body and the envelope.

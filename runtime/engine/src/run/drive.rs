@@ -103,6 +103,8 @@ async fn step_node(working: &mut Working<'_>, node: &str) -> Result<Flow, StepEr
         NodeKind::Agent => super::agent::agent_node(working, node, &reference).await,
         NodeKind::Tool => super::tool_node::tool_node(working, node, &reference).await,
         NodeKind::Interrupt => super::interrupt::interrupt_node(working, node, &reference).await,
+        // A subgraph runs as a fork of one branch over its own graph (see `fork::start`).
+        NodeKind::Graph => Ok(Flow::Go(super::fork::FORK.to_owned())),
     }
 }
 

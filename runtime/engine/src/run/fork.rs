@@ -139,12 +139,20 @@ impl Hub for ParentHub<'_, '_> {
 struct LaneSink<'h> {
     events: &'h SyncMutex<Vec<Event>>,
     listening: bool,
+    /// A subgraph node's name: its lane's nodes are named `prefix/node` (`outer/inner/node` as
+    /// the stream shows them).
+    prefix: Option<String>,
 }
 
 impl EventSink for LaneSink<'_> {
-    fn emit(&mut self, event: Event) {
+    fn emit(&mut self, mut event: Event) {
         if matches!(event, Event::Interrupted { .. }) {
             return;
+        }
+        if let Some(prefix) = &self.prefix
+            && let Event::NodeStarted { node, .. } | Event::NodeFinished { node, .. } = &mut event
+        {
+            *node = format!("{prefix}/{node}");
         }
         if let Ok(mut events) = self.events.lock() {
             events.push(event);
@@ -184,6 +192,9 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
 /// the step loop finds the fork and runs it ([`run`]).
 pub(crate) fn start(working: &mut Working<'_>, node: &str) -> Result<(), RunError> {
     let graph = working.graph;
+    if graph.subgraph_of(node).is_some() {
+        return start_subgraph(working, node);
+    }
     let Some(fork) = graph.fork_of(node) else {
         return Err(super::drive::unknown_target(&working.graph_name, node, FORK));
     };
@@ -216,6 +227,69 @@ pub(crate) fn start(working: &mut Working<'_>, node: &str) -> Result<(), RunErro
         join: fork.join.clone(),
         width,
         branches,
+        subgraph: None,
+    });
+    Ok(())
+}
+
+/// Starts the subgraph node `node`: one branch over the inner graph, from its entry, with the
+/// state `input` maps in (then the inner graph's defaults), checked against its state schema.
+fn start_subgraph(working: &mut Working<'_>, node: &str) -> Result<(), RunError> {
+    let graph = working.graph;
+    let artifact = working.artifact();
+    let (Some(call), Some(declared)) = (graph.subgraph_of(node), graph.nodes.get(node)) else {
+        return Err(damaged());
+    };
+    let Some(inner) = artifact.graphs.get(&declared.reference) else {
+        return Err(super::drive::unknown_target(
+            &working.graph_name,
+            node,
+            &declared.reference,
+        ));
+    };
+    let mut state = serde_json::Map::new();
+    for (to, from) in &call.input {
+        if let Some(value) = working.record.state.get(from) {
+            state.insert(to.clone(), value.clone());
+        }
+    }
+    let state = match super::glue::with_defaults(&inner.state_schema, Value::Object(state)) {
+        Value::Object(state) => state,
+        _ => serde_json::Map::new(),
+    };
+    super::glue::check_schema(&inner.state_schema, &Value::Object(state.clone())).map_err(|error| {
+        RunError::new(
+            ErrorCode::NodeFailed,
+            format!(
+                "the state subgraph node `{node}` maps into graph `{}` does not fit it: {error}",
+                declared.reference
+            ),
+        )
+        .with_details(json!({"node": node, "graph": declared.reference}))
+    })?;
+    let mut branch = Branch {
+        node: inner.entry.clone(),
+        ..Branch::default()
+    };
+    if inner.visit_limits.iter().any(|limit| limit.node == inner.entry) {
+        branch.visits.insert(inner.entry.clone(), 1);
+    }
+    let cursors = working.record.model_cursors.clone();
+    let run = working.progress_mut()?;
+    run.branches.insert(node.to_owned(), branch);
+    run.fork = Some(ForkProgress {
+        from: node.to_owned(),
+        join: END.to_owned(),
+        width: 1,
+        branches: vec![BranchRun {
+            path: node.to_owned(),
+            state,
+            messages: Vec::new(),
+            pending: None,
+            model_cursors: cursors,
+            status: BranchStatus::Running,
+        }],
+        subgraph: Some(declared.reference.clone()),
     });
     Ok(())
 }
@@ -330,11 +404,23 @@ async fn run_lanes(parent: &mut Working<'_>, jobs: Vec<(String, Job)>, width: us
         lanes.push((lane_record(parent, &path)?, path, job));
     }
     let engine = parent.engine;
-    let graph = parent.graph;
-    let graph_name = parent.graph_name.clone();
+    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
+    let join = fork.join.clone();
+    // A subgraph's lane runs the inner graph, and names its nodes `node/inner` in events.
+    let (graph_name, graph, prefix) = match &fork.subgraph {
+        Some(inner) => {
+            let (name, graph) = engine
+                .artifact
+                .artifact
+                .graphs
+                .get_key_value(inner)
+                .ok_or_else(|| super::drive::unknown_target(&parent.graph_name, &fork.from, inner))?;
+            (name.clone(), graph, Some(fork.from.clone()))
+        }
+        None => (parent.graph_name.clone(), parent.graph, None),
+    };
     let cancel = parent.cancel.clone();
     let listening = parent.listening();
-    let join = parent.progress()?.fork.as_ref().ok_or_else(damaged)?.join.clone();
     let base_context = parent.record.context.len();
     let stored_version = parent.stored_version;
     let hub = ParentHub {
@@ -347,10 +433,12 @@ async fn run_lanes(parent: &mut Working<'_>, jobs: Vec<(String, Job)>, width: us
             let graph_name = graph_name.clone();
             let join = join.clone();
             let cancel = cancel.clone();
+            let prefix = prefix.clone();
             async move {
                 let mut sink = LaneSink {
                     events: &hub.events,
                     listening,
+                    prefix,
                 };
                 let mut lane = Working::new(engine, (graph_name, graph), record, stored_version, &mut sink, cancel);
                 lane.lane = Some(Lane {
@@ -496,7 +584,12 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
             .copied()
             .find(|known| known.as_str() == code)
             .unwrap_or(ErrorCode::NodeFailed);
-        return Err(RunError::new(code, format!("branch `{path}`: {message}")).with_details(json!({"branch": path})));
+        let what = if fork.subgraph.is_some() {
+            "subgraph node"
+        } else {
+            "branch"
+        };
+        return Err(RunError::new(code, format!("{what} `{path}`: {message}")).with_details(json!({"branch": path})));
     }
     if fork
         .branches
@@ -505,13 +598,15 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
     {
         return Ok(ForkFlow::Stopped);
     }
-    super::join::merge(parent)?;
-    let join = parent
-        .progress_mut()?
-        .fork
-        .take()
-        .map(|fork| fork.join)
-        .unwrap_or_else(|| END.to_owned());
+    let (subgraph, from, join) = (fork.subgraph.is_some(), fork.from.clone(), fork.join.clone());
+    let join = if subgraph {
+        super::join::merge_subgraph(parent)?;
+        super::drive::next_after(parent, &from)?
+    } else {
+        super::join::merge(parent)?;
+        join
+    };
+    parent.progress_mut()?.fork = None;
     super::drive::enter(parent, join)?;
     parent.commit().await?;
     Ok(ForkFlow::Joined)

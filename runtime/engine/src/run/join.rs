@@ -3,7 +3,8 @@
 //! are appended to the conversation. Each state field a branch changed is merged by the graph's
 //! reducer for it (`append`, `merge`, `sum`, `last`), or, without one, takes the value of the
 //! (last) branch that changed it; a map's `item` field keeps the value it had before the fork.
-//! The merged state is checked against the graph's state schema before it is kept.
+//! The merged state is checked against the graph's state schema before it is kept. A subgraph
+//! node's one branch is merged by its `output` mapping instead.
 
 use std::collections::BTreeSet;
 
@@ -55,6 +56,40 @@ pub(crate) fn merge(parent: &mut Working<'_>) -> Result<(), RunError> {
         )
         .with_details(json!({"node": fork.from}))
     })?;
+    take_branches(parent, state)
+}
+
+/// Ends a subgraph node's run: `output` copies the inner graph's fields into the state (checked
+/// against the graph's state schema), and its messages join the conversation.
+pub(crate) fn merge_subgraph(parent: &mut Working<'_>) -> Result<(), RunError> {
+    let graph = parent.graph;
+    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
+    let (Some(call), Some(branch)) = (graph.subgraph_of(&fork.from), fork.branches.first()) else {
+        return Err(damaged());
+    };
+    let mut state = parent.record.state.clone();
+    for (to, from) in &call.output {
+        if let Some(value) = branch.state.get(from) {
+            state.insert(to.clone(), value.clone());
+        }
+    }
+    super::glue::check_schema(&graph.state_schema, &Value::Object(state.clone())).map_err(|error| {
+        RunError::new(
+            ErrorCode::ForkMerge,
+            format!(
+                "what subgraph node `{}` gives back does not fit the graph's state: {error}",
+                fork.from
+            ),
+        )
+        .with_details(json!({"node": fork.from}))
+    })?;
+    take_branches(parent, state)
+}
+
+/// Makes `state` the thread's, appends the branches' messages in order, moves scripted cursors
+/// to the furthest branch's and forgets the branches' progress.
+fn take_branches(parent: &mut Working<'_>, state: Map<String, Value>) -> Result<(), RunError> {
+    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
     let messages: Vec<_> = fork
         .branches
         .iter()

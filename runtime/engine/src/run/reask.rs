@@ -274,7 +274,7 @@ async fn ask_tool_again(
             .get(&declared.reference)
             .is_some_and(|agent| agent.allowed_tools.iter().any(|name| name == tool_name)),
         NodeKind::Tool => declared.reference == tool_name,
-        NodeKind::Interrupt => false,
+        NodeKind::Interrupt | NodeKind::Graph => false,
     };
     if !allowed {
         return Err(Withdraw::Because(format!(

@@ -23,6 +23,10 @@ pub struct ForkProgress {
     pub width: u64,
     /// The branches, in merge order.
     pub branches: Vec<BranchRun>,
+    /// For a subgraph node: the inner graph its one branch runs (the fork's `from` is the
+    /// subgraph node, `join` is `END` of the inner graph).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subgraph: Option<String>,
 }
 
 /// One branch of a fork.

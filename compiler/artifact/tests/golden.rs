@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:6afd8bc1628c32c829adfa36a5b4f4a90847c6fc5e75e94f5df030585ed28258";
+const HELLO_ID: &str = "sha256:83287d8a09e0a620dc449b985537422e16cb2264680b81ee7411fad9a131667a";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -48,6 +48,7 @@ fn hello() -> Artifact {
             output_schema: None,
             output_guards: Vec::new(),
             retries: 2,
+            agent_tools: Vec::new(),
         },
     );
     let nodes = BTreeMap::from([(

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use agent::{Agent, DEFAULT_RETRIES, EMPTY_PAYLOAD, Handoff, MAX_RETRIES, Model, Provider};
+pub use agent::{Agent, AgentTool, DEFAULT_RETRIES, EMPTY_PAYLOAD, Handoff, MAX_RETRIES, Model, Provider};
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence, TOOL_RESULT_PROPERTY, rejection_text};
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};

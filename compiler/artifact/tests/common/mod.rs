@@ -189,6 +189,7 @@ pub fn sample() -> Artifact {
             output_schema: None,
             output_guards: Vec::new(),
             retries: 2,
+            agent_tools: Vec::new(),
         },
     );
     artifact.agents.insert(
@@ -201,6 +202,7 @@ pub fn sample() -> Artifact {
             output_schema: Some(json!({"type": "object", "properties": {"route": {"type": "string"}}}).into()),
             output_guards: Vec::new(),
             retries: 2,
+            agent_tools: Vec::new(),
         },
     );
 

@@ -12,6 +12,7 @@
 
 mod harness;
 
+mod agent_tools;
 mod approvals;
 mod bypass;
 mod concurrency;

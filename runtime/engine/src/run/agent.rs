@@ -39,6 +39,10 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
                 CallsFlow::Continue => working.commit().await?,
                 CallsFlow::Paused => return Ok(Flow::Paused),
                 CallsFlow::Handoff(target) => return Ok(Flow::Go(target)),
+                CallsFlow::AgentCall(call) => {
+                    working.agent_call = Some(call);
+                    return Ok(Flow::Go(super::fork::FORK.to_owned()));
+                }
             }
             continue;
         }
@@ -149,6 +153,11 @@ pub(crate) fn tool_specs(working: &Working<'_>, agent: &Agent) -> Vec<ToolSpec> 
         name: handoff.tool_name.clone(),
         description: format!("Hand the conversation to `{}`.", handoff.target),
         parameters: super::glue::handoff_parameters(handoff),
+    }));
+    specs.extend(agent.agent_tools.iter().map(|used| ToolSpec {
+        name: used.tool_name.clone(),
+        description: used.description.clone(),
+        parameters: used.parameters.to_value(),
     }));
     specs
 }

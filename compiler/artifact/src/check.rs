@@ -173,6 +173,9 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
     output_guards::check(artifact, name, agent, problems);
+    if let Some(problem) = agent.input.problem() {
+        problems.push(format!("agent `{name}`: {problem}"));
+    }
     payloads::check(name, agent, problems);
     check_schema(
         agent.output_schema.as_ref(),

@@ -50,6 +50,7 @@ pub use model::{
     RiskRule, RiskRules, Route, Rule, Run, Schema, Script, SourceLocation, SubgraphCall, TOOL_RESULT_PROPERTY, Tool,
     Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource, rejection_text,
 };
+pub use model::{AgentInput, MAX_INPUT_LAST};
 pub use model::{
     DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_MAX_BACKOFF_MS, MAX_ATTEMPTS, MIN_ATTEMPTS, NodeRetry, RetryOn,
     RetryPolicy, retry_refusal,

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:83287d8a09e0a620dc449b985537422e16cb2264680b81ee7411fad9a131667a";
+const HELLO_ID: &str = "sha256:3d137fd98a51c7a65eb17841019f781690d636fe389efbb881a61d4e8d23e2c8";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -49,6 +49,7 @@ fn hello() -> Artifact {
             output_guards: Vec::new(),
             retries: 2,
             agent_tools: Vec::new(),
+            input: tenx_artifact::AgentInput::Conversation,
         },
     );
     let nodes = BTreeMap::from([(

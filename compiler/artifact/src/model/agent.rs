@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Schema, Script, ValidatorUse};
+use super::{AgentInput, Schema, Script, ValidatorUse};
 
 use super::sort_unique;
 
@@ -30,6 +30,8 @@ pub struct Agent {
     /// `output_schema` (at most [`MAX_RETRIES`]); when they are used up the node fails with
     /// `NODE_001`.
     pub retries: u64,
+    /// What the model is shown of the conversation before the agent's own turn.
+    pub input: AgentInput,
     /// Other agents this agent's model may call as tools, sorted by tool name (see
     /// [`AgentTool`]).
     pub agent_tools: Vec<AgentTool>,

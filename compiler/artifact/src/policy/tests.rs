@@ -40,6 +40,7 @@ fn agent(allowed: &[&str]) -> Agent {
         output_guards: Vec::new(),
         retries: 2,
         agent_tools: Vec::new(),
+        input: crate::model::AgentInput::Conversation,
     }
 }
 

@@ -190,6 +190,7 @@ pub fn sample() -> Artifact {
             output_guards: Vec::new(),
             retries: 2,
             agent_tools: Vec::new(),
+            input: tenx_artifact::AgentInput::Conversation,
         },
     );
     artifact.agents.insert(
@@ -203,6 +204,7 @@ pub fn sample() -> Artifact {
             output_guards: Vec::new(),
             retries: 2,
             agent_tools: Vec::new(),
+            input: tenx_artifact::AgentInput::Conversation,
         },
     );
 

@@ -49,6 +49,7 @@ impl Lowerer<'_, '_> {
                 output_guards: self.validator_uses(&decl.guard),
                 retries: decl.retries.map_or(DEFAULT_RETRIES, |(n, _)| n),
                 agent_tools: Vec::new(),
+                input: tenx_artifact::AgentInput::Conversation,
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("agent.{name}"), located.file, decl.name.span);

@@ -113,6 +113,7 @@ code_table! {
     TENX0207 "tool-name-too-long"              Error   "a model-visible tool name is longer than 64 characters";
     TENX0208 "handoff-name-too-long"           Error   "an agent's name makes a handoff's generated `transfer_to_…` tool name longer than 64 characters";
     TENX0209 "parameter-bound-twice"           Error   "a tool's `bind` names the same parameter twice";
+    TENX0210 "malformed-agent-input"           Error   "an agent's `input` is not `conversation`, `none`, `last(N)` with a whole number, or a template string";
     TENX0301 "missing-entry"                   Error   "a graph has no entry node";
     TENX0302 "unknown-node"                    Error   "an edge, route or entry names a node the graph does not have";
     TENX0303 "unreachable-node"                Error   "a node cannot be reached from the graph's entry";

@@ -372,6 +372,8 @@ pub struct AgentDecl {
     /// The typed payloads of `handoffs`: one per item written with a parameter list,
     /// `escalation(reason: string "Why")`, in the order written.
     pub payloads: Vec<HandoffPayload>,
+    /// `input = …`: what the model is shown of the conversation (left out: all of it).
+    pub input: Option<super::AgentInput>,
 }
 
 /// The payload of one handoff: the parameters the model passes when it hands off.

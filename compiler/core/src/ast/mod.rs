@@ -1,12 +1,14 @@
 //! The typed AST: what the syntax stage produces from pest pairs. Every node carries byte spans;
 //! no pest type appears here.
 
+mod agent_input;
 mod decls;
 mod expr;
 mod graph;
 mod shift;
 mod test;
 
+pub use agent_input::AgentInput;
 pub use decls::*;
 pub use expr::*;
 pub use graph::*;

@@ -112,7 +112,7 @@ fields! {
         idempotency_key, run, span, bind, risk_rules, retry,
     }
     RiskRule { risk, risk_span, condition, span }
-    AgentDecl { name, model, prompt, tools, handoffs, output, span, guard, retries, payloads }
+    AgentDecl { name, model, prompt, tools, handoffs, output, span, guard, retries, payloads, input }
     HandoffPayload { target, params }
     ValidatorDecl { name, params, description, builtin, deny_patterns, deny_keywords, max_length, span }
     InterruptDecl {

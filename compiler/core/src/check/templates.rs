@@ -1,6 +1,6 @@
 //! Template placeholders: every `{name}` in a tool's approval message and target and its
-//! idempotency key names a parameter of the tool, and every `{name}` in an agent prompt or an
-//! interrupt's message, target and value names a state field of each graph that uses it
+//! idempotency key names a parameter of the tool, and every `{name}` in an agent's prompt and
+//! template `input` or an interrupt's message, target and value names a state field of each graph that uses it
 //! (`TENX0501`); no placeholder is malformed (`TENX0502`). The scanner is [`crate::template`].
 //! Evidence is no template (a string is shown as written): `check/evidence` checks its names.
 
@@ -27,13 +27,18 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         check_tool(facts, tool, diagnostics);
     }
     for agent in &program.agents {
-        let Some(prompt) = &agent.decl.prompt else { continue };
+        let input = agent.decl.input.as_ref().and_then(crate::ast::AgentInput::template);
+        if agent.decl.prompt.is_none() && input.is_none() {
+            continue;
+        }
         let scopes = state_scopes(facts, graphs_of.get(agent.decl.name.name.as_str()));
         let owner = Owner::Node {
             kind: "agent",
             name: &agent.decl.name.name,
         };
-        check_template(facts, agent.file, prompt, &owner, &scopes, diagnostics);
+        for template in agent.decl.prompt.iter().chain(input) {
+            check_template(facts, agent.file, template, &owner, &scopes, diagnostics);
+        }
     }
     for interrupt in &program.interrupts {
         let decl = &interrupt.decl;

@@ -6,7 +6,7 @@
 //! answer of an agent node whose `output` declares a property of its name, by the payload of a
 //! handoff an agent node takes when the payload declares a parameter of its name, by a tool
 //! result the graph's `results` names, and by an interrupt answer its `answers` names. It is read by a route
-//! (`by` and conditions), by the prompt of an agent node, by the message, target, value and
+//! (`by` and conditions), by the prompt and template `input` of an agent node, by the message, target, value and
 //! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
 //! takes `else`, and a placeholder always renders empty.
@@ -167,6 +167,10 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
         if let Some(agent) = symbol.decl.agent().and_then(|a| program.agents.get(a)) {
             for (root, span) in template_roots(facts, agent.file, agent.decl.prompt.as_ref()) {
                 add(root, agent.file, span, "a prompt");
+            }
+            let input = agent.decl.input.as_ref().and_then(crate::ast::AgentInput::template);
+            for (root, span) in template_roots(facts, agent.file, input) {
+                add(root, agent.file, span, "an agent's input");
             }
         } else if let Some(interrupt) = symbol.decl.interrupt().and_then(|i| program.interrupts.get(i)) {
             let d = &interrupt.decl;

@@ -122,6 +122,9 @@
 //!   `TENX0102`; `Reachable` lowers the validators guards name) whose builtin, if any, reads
 //!   model output (`TENX0705`), with arguments that are a map by construction; `retries` is at
 //!   most `MAX_RETRIES` (`TENX0702`; left out, it is `DEFAULT_RETRIES`).
+//! - *Agent inputs*: a `last` input's `count` is 1 to `MAX_INPUT_LAST` (`TENX0702`); every other
+//!   form has nothing to check (`TENX0210` refuses a value of no form; left out, it is
+//!   `conversation`).
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).

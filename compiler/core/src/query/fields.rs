@@ -206,6 +206,10 @@ const AGENT: &[Field] = &[
         "retries",
         "How many times the model is asked again after an answer fails its guard or `output`.",
     ),
+    value(
+        "input",
+        "What the model sees of the conversation: `conversation` (the default), `none`, `last(N)` or a template string.",
+    ),
 ];
 
 const VALIDATOR: &[Field] = &[

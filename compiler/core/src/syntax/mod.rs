@@ -8,6 +8,7 @@
 //! stages do not report every use of them as unknown.
 
 mod agent;
+mod agent_input;
 mod answers;
 mod approval_fields;
 mod bad_lines;

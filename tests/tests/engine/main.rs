@@ -21,6 +21,7 @@ mod flow;
 mod forks;
 mod handoffs;
 mod ids;
+mod inputs;
 mod providers;
 mod reask;
 mod recovery;

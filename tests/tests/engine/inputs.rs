@@ -59,12 +59,14 @@ graph g {{
     )
 }
 
-/// A steered model that also notes what each request showed: the agent, then each message as
-/// `role:text`.
+/// What one request showed: the agent, then each message as `role:text`.
+type Shown = (String, Vec<String>);
+
+/// A steered model that also notes what each request showed.
 #[derive(Clone, Default)]
 struct Seeing {
     steered: Steered,
-    seen: Arc<Mutex<Vec<(String, Vec<String>)>>>,
+    seen: Arc<Mutex<Vec<Shown>>>,
 }
 
 #[async_trait]

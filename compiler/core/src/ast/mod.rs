@@ -1,6 +1,7 @@
 //! The typed AST: what the syntax stage produces from pest pairs. Every node carries byte spans;
 //! no pest type appears here.
 
+mod compose;
 mod decls;
 mod expr;
 mod graph;
@@ -10,6 +11,7 @@ mod test;
 pub use decls::*;
 pub use expr::*;
 pub use graph::*;
+pub use compose::*;
 pub use shift::Shift;
 pub use test::*;
 

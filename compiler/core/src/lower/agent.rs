@@ -48,7 +48,7 @@ impl Lowerer<'_, '_> {
                     .map(Schema::from),
                 output_guards: self.validator_uses(&decl.guard),
                 retries: decl.retries.map_or(DEFAULT_RETRIES, |(n, _)| n),
-                agent_tools: Vec::new(),
+                agent_tools: self.agent_tools(located.file, decl),
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("agent.{name}"), located.file, decl.name.span);

@@ -164,6 +164,8 @@ mod tests;
 mod tool;
 mod validator;
 mod writes;
+mod subgraphs;
+mod agent_tools;
 
 use crate::ast::{Expr, Param, SchemaRef, ToolDecl, TypeExpr};
 use crate::check::Facts;

@@ -32,6 +32,8 @@ impl Lower<'_> {
             .map(|v| self.validator_uses("guard", &v))
             .unwrap_or_default();
         let retries = fields.count(self, "retries");
+        let agent_tools = fields.agent_tools(self);
+        let description = fields.string(self, "description");
         fields.require(self, &model, "model", "model = my_model");
         fields.require(self, &prompt, "prompt", "prompt = \"You are …\"");
         fields.finish(self);
@@ -46,6 +48,8 @@ impl Lower<'_> {
             guard,
             retries,
             payloads,
+            agent_tools,
+            description,
         }
     }
 

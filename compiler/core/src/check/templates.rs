@@ -21,6 +21,13 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             if !list.contains(&g) {
                 list.push(g);
             }
+            // An agent called as a tool by an agent node runs over this graph's state too.
+            for used in program.agent(&node.name).into_iter().flat_map(|a| &a.decl.agent_tools) {
+                let list = graphs_of.entry(used.agent.name.as_str()).or_default();
+                if !list.contains(&g) {
+                    list.push(g);
+                }
+            }
         }
     }
     for tool in &program.tools {

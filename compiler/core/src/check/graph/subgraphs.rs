@@ -151,7 +151,7 @@ fn mappings(c: &mut GraphCheck<'_, '_>, inner_of: &BTreeMap<String, (GraphId, Sp
             if kind == Some(DeclKind::Graph) {
                 continue; // a subgraph node in a cycle, reported as one (`TENX0384`)
             }
-            let kind = kind.map_or("a", DeclKind::as_str);
+            let kind = kind.map_or_else(|| "a".to_owned(), DeclKind::with_article);
             let d = Diagnostic::new(
                 Code::TENX0386,
                 format!("`subgraphs` maps `{}`, which is {kind} node, not a subgraph node", node.name),

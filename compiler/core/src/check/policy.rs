@@ -260,15 +260,29 @@ fn dominance(
             }
             let mut path = step_names(topology, parents, n);
             mark_entry(&mut path);
-            let (located, label) = match via.filter(|_| !direct) {
+            let (located, label, help) = match via.filter(|_| !direct) {
                 Some(inner) => {
                     path.push(format!("`{}` asks `{}`, which calls `{}`", node.name, inner.name, decl.name.name));
                     let file = facts.program.agents.get(agent).map(|a| a.file);
-                    (file.map(|f| (f, inner.span)), "this lets the model call the tool through another agent")
+                    (
+                        file.map(|f| (f, inner.span)),
+                        "this lets the model call the tool through another agent",
+                        format!(
+                            "remove `{}` from the agent's `agents` and run `{}` as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
+                            inner.name, decl.name.name
+                        ),
+                    )
                 }
                 None => {
                     path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
-                    (selection_span(facts, agent, decl), "this lets the model call the tool directly")
+                    (
+                        selection_span(facts, agent, decl),
+                        "this lets the model call the tool directly",
+                        format!(
+                            "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
+                            decl.name.name
+                        ),
+                    )
                 }
             };
             let Some((file, span)) = located else {
@@ -282,10 +296,7 @@ fn dominance(
             )
             .label(label)
             .note(format!("path in graph `{graph_name}`: {}", shorten(&path)))
-            .help(format!(
-                "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
-                decl.name.name
-            ));
+            .help(help);
             let d = entry_label(d, parents, n);
             diagnostics.push(with_approval_note(d));
         }

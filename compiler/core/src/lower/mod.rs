@@ -174,6 +174,8 @@ pub(crate) mod script;
 mod source_map;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod compose_tests;
 mod tool;
 mod validator;
 mod writes;

@@ -8,10 +8,10 @@ mod graph;
 mod shift;
 mod test;
 
+pub use compose::*;
 pub use decls::*;
 pub use expr::*;
 pub use graph::*;
-pub use compose::*;
 pub use shift::Shift;
 pub use test::*;
 

@@ -19,7 +19,13 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         let name = &decl.name.name;
         // Model-facing names the agent already has: its tools' and its handoffs'.
         let mut taken: BTreeMap<String, String> = BTreeMap::new();
-        for tool in facts.visible_tools.get(a).into_iter().flatten().filter_map(|&t| program.tools.get(t)) {
+        for tool in facts
+            .visible_tools
+            .get(a)
+            .into_iter()
+            .flatten()
+            .filter_map(|&t| program.tools.get(t))
+        {
             taken
                 .entry(tool.decl.model_name().to_owned())
                 .or_insert_with(|| format!("the tool `{}`", tool.decl.name.name));
@@ -61,7 +67,10 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             if let Some(what) = taken.get(&called.name) {
                 let d = Diagnostic::new(
                     Code::TENX0212,
-                    format!("the agent tool `{}` of agent `{name}` has the name of {what}", called.name),
+                    format!(
+                        "the agent tool `{}` of agent `{name}` has the name of {what}",
+                        called.name
+                    ),
                     file,
                     called.span,
                 )
@@ -73,7 +82,9 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 .note("an agent called as a tool is offered to the model under the agent's own name");
                 diagnostics.push(d);
             }
-            let Some(inner) = program.agent(&called.name) else { continue };
+            let Some(inner) = program.agent(&called.name) else {
+                continue;
+            };
             let nested = if !inner.decl.agent_tools.is_empty() {
                 Some("`agents`")
             } else if !inner.decl.handoffs.is_empty() {
@@ -135,7 +146,10 @@ fn inner_agents<'f>(facts: &Facts<'f>, agent: AgentId) -> Vec<(AgentId, &'f Iden
         .agent_tools
         .iter()
         .filter_map(|used| {
-            let id = program.lookup_as(&used.agent.name, &[crate::resolve::DeclKind::Agent])?.decl.agent()?;
+            let id = program
+                .lookup_as(&used.agent.name, &[crate::resolve::DeclKind::Agent])?
+                .decl
+                .agent()?;
             (id != agent).then_some((id, &used.agent))
         })
         .collect()

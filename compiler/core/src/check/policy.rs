@@ -262,7 +262,10 @@ fn dominance(
             mark_entry(&mut path);
             let (located, label, help) = match via.filter(|_| !direct) {
                 Some(inner) => {
-                    path.push(format!("`{}` asks `{}`, which calls `{}`", node.name, inner.name, decl.name.name));
+                    path.push(format!(
+                        "`{}` asks `{}`, which calls `{}`",
+                        node.name, inner.name, decl.name.name
+                    ));
                     let file = facts.program.agents.get(agent).map(|a| a.file);
                     (
                         file.map(|f| (f, inner.span)),
@@ -290,7 +293,10 @@ fn dominance(
             };
             let d = Diagnostic::new(
                 Code::TENX0604,
-                format!("agent `{}` can call `{}` without passing its approval", node.name, decl.name.name),
+                format!(
+                    "agent `{}` can call `{}` without passing its approval",
+                    node.name, decl.name.name
+                ),
                 file,
                 span,
             )

@@ -126,8 +126,7 @@ impl Topology {
             let Some(symbol) = program.lookup_as(
                 &ident.name,
                 &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt, DeclKind::Graph],
-            )
-            else {
+            ) else {
                 continue;
             };
             if index.contains_key(&ident.name) {

@@ -64,7 +64,11 @@ fn subgraph_nodes_lower_to_graph_nodes_with_one_mapping_each_sorted_by_node() {
     assert_eq!(team.nodes["research"].reference, "research");
     assert_eq!(team.nodes["review"].kind, NodeKind::Graph);
     let nodes: Vec<&str> = team.subgraphs.iter().map(|s| s.node.as_str()).collect();
-    assert_eq!(nodes, ["research", "review"], "every subgraph node, sorted, mapped or not");
+    assert_eq!(
+        nodes,
+        ["research", "review"],
+        "every subgraph node, sorted, mapped or not"
+    );
     let research = &team.subgraphs[0];
     assert_eq!(research.input, [("topic".to_owned(), "subject".to_owned())].into());
     assert_eq!(research.output, [("summary".to_owned(), "summary".to_owned())].into());

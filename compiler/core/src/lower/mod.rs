@@ -158,6 +158,9 @@
 //!   (`TENX0212`), at most 64 characters (`TENX0207`).
 
 mod agent;
+mod agent_tools;
+#[cfg(test)]
+mod compose_tests;
 mod confirmation;
 mod decision;
 #[cfg(test)]
@@ -172,15 +175,12 @@ mod reachable;
 mod retries;
 pub(crate) mod script;
 mod source_map;
+mod subgraphs;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod compose_tests;
 mod tool;
 mod validator;
 mod writes;
-mod subgraphs;
-mod agent_tools;
 
 use crate::ast::{Expr, Param, SchemaRef, ToolDecl, TypeExpr};
 use crate::check::Facts;

@@ -21,10 +21,14 @@ pub(super) fn subgraph_calls(decl: &GraphDecl, topology: &Topology) -> Vec<Subgr
             };
             if let Some(map) = decl.subgraphs.iter().find(|m| m.node.name == node.name) {
                 for pair in &map.input {
-                    call.input.entry(pair.to.name.clone()).or_insert_with(|| pair.from.name.clone());
+                    call.input
+                        .entry(pair.to.name.clone())
+                        .or_insert_with(|| pair.from.name.clone());
                 }
                 for pair in &map.output {
-                    call.output.entry(pair.to.name.clone()).or_insert_with(|| pair.from.name.clone());
+                    call.output
+                        .entry(pair.to.name.clone())
+                        .or_insert_with(|| pair.from.name.clone());
                 }
             }
             call

@@ -154,7 +154,10 @@ fn mappings(c: &mut GraphCheck<'_, '_>, inner_of: &BTreeMap<String, (GraphId, Sp
             let kind = kind.map_or_else(|| "a".to_owned(), DeclKind::with_article);
             let d = Diagnostic::new(
                 Code::TENX0386,
-                format!("`subgraphs` maps `{}`, which is {kind} node, not a subgraph node", node.name),
+                format!(
+                    "`subgraphs` maps `{}`, which is {kind} node, not a subgraph node",
+                    node.name
+                ),
                 c.file,
                 node.span,
             )
@@ -262,7 +265,10 @@ fn field_of(
     let names = fields.keys().copied().collect::<Vec<_>>();
     let d = Diagnostic::new(
         Code::TENX0386,
-        format!("the subgraph mapping {verb} `{}`, which is not a state field of graph `{graph}`", ident.name),
+        format!(
+            "the subgraph mapping {verb} `{}`, which is not a state field of graph `{graph}`",
+            ident.name
+        ),
         c.file,
         ident.span,
     )

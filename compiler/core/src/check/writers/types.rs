@@ -114,7 +114,9 @@ pub(super) fn check(
     }
     for (name, (field, schema)) in &fields {
         for given in outputs.get(*name).into_iter().flatten() {
-            let Some(problem) = misfit(&given.schema, schema) else { continue };
+            let Some(problem) = misfit(&given.schema, schema) else {
+                continue;
+            };
             let agent = &given.node;
             let d = match &given.handoff {
                 None => Diagnostic::new(

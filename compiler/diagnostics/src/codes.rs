@@ -114,6 +114,8 @@ code_table! {
     TENX0208 "handoff-name-too-long"           Error   "an agent's name makes a handoff's generated `transfer_to_…` tool name longer than 64 characters";
     TENX0209 "parameter-bound-twice"           Error   "a tool's `bind` names the same parameter twice";
     TENX0210 "malformed-agent-input"           Error   "an agent's `input` is not `conversation`, `none`, `last(N)` with a whole number, or a template string";
+    TENX0211 "agent-tool-nesting"              Error   "an agent used as a tool has `agents` or `handoffs` of its own, or an agent lists itself in `agents`";
+    TENX0212 "agent-tool-name-taken"           Error   "an agent tool's name is also the name of one of the calling agent's tools or handoff tools";
     TENX0301 "missing-entry"                   Error   "a graph has no entry node";
     TENX0302 "unknown-node"                    Error   "an edge, route or entry names a node the graph does not have";
     TENX0303 "unreachable-node"                Error   "a node cannot be reached from the graph's entry";
@@ -158,7 +160,7 @@ code_table! {
     TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
     TENX0352 "error-handler-is-the-node"       Error   "a node's `on_error` handler is the node itself";
     TENX0353 "route-ignores-answer"            Warning "a route out of an interrupt node reads nothing its answer writes into state";
-    TENX0360 "retry-on-interrupt-node"         Error   "a graph's `retry` gives an interrupt node a retry policy";
+    TENX0360 "retry-on-interrupt-node"         Error   "a graph's `retry` gives an interrupt node (or a subgraph node) a retry policy";
     TENX0361 "retry-without-idempotency"       Error   "a retry policy is on a tool whose repeated call could act twice: no `idempotency_key`, and no low-risk `http` call with an idempotent method";
     TENX0362 "retry-on-remote-tool"            Error   "a retry policy is on a tool the client runs (`run = remote`)";
     TENX0363 "node-listed-twice-in-retry"      Error   "a graph's `retry` lists the same node twice";
@@ -166,6 +168,9 @@ code_table! {
     TENX0371 "resume-without-agent-end"        Warning "a graph resumes at the last agent, but no agent node can end a run";
     TENX0372 "unknown-path-segment"            Error   "a dotted path names a field its state field's schema does not define";
     TENX0373 "typed-field-output"              Error   "an agent's `output` is a typed field such as `string`, not the schema of an object";
+    TENX0384 "subgraph-cycle"                  Error   "a graph runs itself as a subgraph, directly or through other graphs";
+    TENX0385 "subgraph-nesting"                Error   "a subgraph node runs a graph with subgraph nodes or forks of its own, or sits inside a fork's branch";
+    TENX0386 "subgraph-mapping"                Error   "a subgraph mapping names a field that is not a state field, maps a value its field cannot hold, leaves a required inner field unfilled, or maps a node that is not a subgraph node";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
     TENX0403 "default-mismatch"                Error   "a default or example does not match its own schema";

@@ -41,6 +41,9 @@ pub struct GraphDecl {
     pub resume: Option<Ident>,
     /// `retry = { node: { attempts: 2, … } }`: retry policies by node, in source order.
     pub retry: Vec<NodeRetry>,
+    /// `subgraphs = { graph: { input: {…}, output: {…} } }`: the state mappings of subgraph
+    /// nodes, in source order.
+    pub subgraphs: Vec<super::SubgraphMap>,
 }
 
 /// One entry of a graph's `visits`: a run enters `node` at most `max` times; a way that would

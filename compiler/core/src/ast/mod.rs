@@ -2,6 +2,7 @@
 //! no pest type appears here.
 
 mod agent_input;
+mod compose;
 mod decls;
 mod expr;
 mod graph;
@@ -9,6 +10,7 @@ mod shift;
 mod test;
 
 pub use agent_input::AgentInput;
+pub use compose::*;
 pub use decls::*;
 pub use expr::*;
 pub use graph::*;

@@ -112,7 +112,8 @@ fields! {
         idempotency_key, run, span, bind, risk_rules, retry,
     }
     RiskRule { risk, risk_span, condition, span }
-    AgentDecl { name, model, prompt, tools, handoffs, output, span, guard, retries, payloads, input }
+    AgentDecl { name, model, prompt, tools, handoffs, output, span, guard, retries, payloads, input, agent_tools, description }
+    AgentToolUse { agent, params }
     HandoffPayload { target, params }
     ValidatorDecl { name, params, description, builtin, deny_patterns, deny_keywords, max_length, span }
     InterruptDecl {
@@ -121,8 +122,10 @@ fields! {
     }
     GraphDecl {
         name, entry, nodes, validate, recursion_limit, state, edges, routes, span, entries,
-        results, answers, visits, on_error, resume, retry,
+        results, answers, visits, on_error, resume, retry, subgraphs,
     }
+    SubgraphMap { node, input, output, span }
+    FieldMap { to, from }
     VisitLimit { node, max, exit }
     ErrorExit { node, target }
     AnswerWrite { node, property, field }

@@ -19,6 +19,8 @@ mod resume;
 mod retries;
 pub(crate) mod routes;
 mod tool_nodes;
+// Subgraph nodes and their state mappings.
+mod subgraphs;
 
 /// How many nodes and transitions of a cycle a diagnostic names; a bigger cycle is summarised.
 const SHOWN: usize = 8;
@@ -72,6 +74,7 @@ impl GraphCheck<'_, '_> {
         answers::check(self);
         loops::check(self);
         retries::check(self);
+        subgraphs::check(self);
         self.successors();
         self.reachability();
     }

@@ -192,7 +192,7 @@ fn dominance(
     for node in &topology.nodes {
         match node.decl {
             DeclRef::Tool(t) => candidates.push(t),
-            DeclRef::Agent(a) => candidates.extend(facts.visible_tools.get(a).into_iter().flatten().copied()),
+            DeclRef::Agent(a) => candidates.extend(super::agent_tools::called_tools(facts, a)),
             _ => {}
         }
     }
@@ -244,7 +244,10 @@ fn dominance(
         // Agents that call the tool directly.
         for (n, node) in topology.nodes.iter_enumerated() {
             let Some(agent) = node.decl.agent() else { continue };
-            if !facts.visible_tools.get(agent).is_some_and(|v| v.contains(&t)) {
+            let direct = facts.visible_tools.get(agent).is_some_and(|v| v.contains(&t));
+            // Else the tool of an agent it calls as a tool: that call runs on this path too.
+            let via = super::agent_tools::via_agent_tool(facts, agent, t);
+            if !direct && via.is_none() {
                 continue;
             }
             let parents = if around.get(n).is_some_and(Option::is_some) {
@@ -257,22 +260,49 @@ fn dominance(
             }
             let mut path = step_names(topology, parents, n);
             mark_entry(&mut path);
-            path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
-            let Some((file, span)) = selection_span(facts, agent, decl) else {
+            let (located, label, help) = match via.filter(|_| !direct) {
+                Some(inner) => {
+                    path.push(format!(
+                        "`{}` asks `{}`, which calls `{}`",
+                        node.name, inner.name, decl.name.name
+                    ));
+                    let file = facts.program.agents.get(agent).map(|a| a.file);
+                    (
+                        file.map(|f| (f, inner.span)),
+                        "this lets the model call the tool through another agent",
+                        format!(
+                            "remove `{}` from the agent's `agents` and run `{}` as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
+                            inner.name, decl.name.name
+                        ),
+                    )
+                }
+                None => {
+                    path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
+                    (
+                        selection_span(facts, agent, decl),
+                        "this lets the model call the tool directly",
+                        format!(
+                            "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
+                            decl.name.name
+                        ),
+                    )
+                }
+            };
+            let Some((file, span)) = located else {
                 continue;
             };
             let d = Diagnostic::new(
                 Code::TENX0604,
-                format!("agent `{}` can call `{}` without passing its approval", node.name, decl.name.name),
+                format!(
+                    "agent `{}` can call `{}` without passing its approval",
+                    node.name, decl.name.name
+                ),
                 file,
                 span,
             )
-            .label("this lets the model call the tool directly")
+            .label(label)
             .note(format!("path in graph `{graph_name}`: {}", shorten(&path)))
-            .help(format!(
-                "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
-                decl.name.name
-            ));
+            .help(help);
             let d = entry_label(d, parents, n);
             diagnostics.push(with_approval_note(d));
         }

@@ -21,6 +21,13 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             if !list.contains(&g) {
                 list.push(g);
             }
+            // An agent called as a tool by an agent node runs over this graph's state too.
+            for used in program.agent(&node.name).into_iter().flat_map(|a| &a.decl.agent_tools) {
+                let list = graphs_of.entry(used.agent.name.as_str()).or_default();
+                if !list.contains(&g) {
+                    list.push(g);
+                }
+            }
         }
     }
     for tool in &program.tools {
@@ -217,12 +224,18 @@ fn check_template(
             let mut d = Diagnostic::new(Code::TENX0501, message, file, span)
                 .label(label)
                 .help(unknown_help(root, &scope.names, owner, scope.graph));
-            if let (Owner::Node { kind, name: node }, Some((_, graph_file, graph_span))) = (owner, scope.graph) {
-                d = d.secondary(
-                    graph_file,
-                    graph_span,
-                    format!("this graph uses {kind} `{node}` as a node"),
-                );
+            if let (Owner::Node { kind, name: node }, Some((graph, graph_file, graph_span))) = (owner, scope.graph) {
+                let listed = facts
+                    .program
+                    .graphs
+                    .iter()
+                    .any(|g| g.decl.name.name == graph && g.decl.nodes.iter().any(|n| n.name == *node));
+                let text = if listed {
+                    format!("this graph uses {kind} `{node}` as a node")
+                } else {
+                    format!("an agent node of this graph calls agent `{node}` as a tool")
+                };
+                d = d.secondary(graph_file, graph_span, text);
             }
             diagnostics.push(d);
         }

@@ -47,7 +47,7 @@ pub const RESUME_ENTRY: &str = "entry";
 pub struct Node {
     /// The node's name (the declaration's name).
     pub name: String,
-    /// The declaration: an agent, tool or interrupt.
+    /// The declaration: an agent, tool, interrupt or graph (a subgraph node).
     pub decl: DeclRef,
     /// Where `nodes` lists it.
     pub span: Span,
@@ -123,8 +123,10 @@ impl Topology {
         for ident in &graph.nodes {
             // A name also claimed by a declaration of another kind (a reported duplicate) still
             // names its node here, so one duplicate costs one error.
-            let Some(symbol) = program.lookup_as(&ident.name, &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt])
-            else {
+            let Some(symbol) = program.lookup_as(
+                &ident.name,
+                &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt, DeclKind::Graph],
+            ) else {
                 continue;
             };
             if index.contains_key(&ident.name) {

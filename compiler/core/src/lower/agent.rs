@@ -50,7 +50,7 @@ impl Lowerer<'_, '_> {
                     .map(Schema::from),
                 output_guards: self.validator_uses(&decl.guard),
                 retries: decl.retries.map_or(DEFAULT_RETRIES, |(n, _)| n),
-                agent_tools: Vec::new(),
+                agent_tools: self.agent_tools(located.file, decl),
                 input: decl.input.as_ref().map_or(AgentInput::Conversation, input),
             };
             let name = &decl.name.name;

@@ -31,6 +31,7 @@ impl Lowerer<'_, '_> {
                     DeclKind::Agent => NodeKind::Agent,
                     DeclKind::Tool => NodeKind::Tool,
                     DeclKind::Interrupt => NodeKind::Interrupt,
+                    DeclKind::Graph => NodeKind::Graph,
                     _ => continue,
                 };
                 nodes.insert(
@@ -84,7 +85,7 @@ impl Lowerer<'_, '_> {
                 retries: super::retries::node_retries(decl, topology),
                 forks: Vec::new(),
                 reducers: Vec::new(),
-                subgraphs: Vec::new(),
+                subgraphs: super::subgraphs::subgraph_calls(decl, topology),
             };
             artifact.graphs.insert(name.clone(), graph);
         }

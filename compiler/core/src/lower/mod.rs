@@ -146,8 +146,24 @@
 //!   reads is a parameter (`TENX0625`; the conditions parse, `TENX0622`, and give a risk level,
 //!   `TENX0623`, or are not lowered). That comparisons fit the parameter types (`TENX0626`) is
 //!   proved by check only.
+//! - *Subgraphs* (`check/subgraphs` in the artifact): a subgraph node's `ref` is a graph
+//!   (`TENX0101`, `TENX0102`), never its own or one that leads back to it (`TENX0384`), whose
+//!   graph has no subgraph node (`TENX0385`; forks and nodes inside a fork's branch: not yet
+//!   checked here, see `check/graph/subgraphs`); every subgraph node has exactly one entry in
+//!   `subgraphs`, sorted by node (`lower/subgraphs` writes one per node, by construction), whose
+//!   fields are state fields on the side they name (`TENX0386`); a subgraph node has no retry
+//!   policy (`TENX0360`; lowering drops it).
+//! - *Agent tools* (`check_agent` in the artifact): each names a lowered agent (`TENX0101`;
+//!   `Reachable` follows `agents`) other than the caller, without agent tools or handoffs of its
+//!   own (`TENX0211`); sorted without repeats (lowering keeps the first, `TENX0212` reports it);
+//!   `parameters` is an object schema by construction (a parameter list or `{ input: string }`);
+//!   the tool name is an identifier and not one of the caller's tool or handoff names
+//!   (`TENX0212`), at most 64 characters (`TENX0207`).
 
 mod agent;
+mod agent_tools;
+#[cfg(test)]
+mod compose_tests;
 mod confirmation;
 mod decision;
 #[cfg(test)]
@@ -162,6 +178,7 @@ mod reachable;
 mod retries;
 pub(crate) mod script;
 mod source_map;
+mod subgraphs;
 #[cfg(test)]
 mod tests;
 mod tool;

@@ -210,6 +210,14 @@ const AGENT: &[Field] = &[
         "input",
         "What the model sees of the conversation: `conversation` (the default), `none`, `last(N)` or a template string.",
     ),
+    value(
+        "agents",
+        "Other agents the model may call as tools, each optionally with a parameter list.",
+    ),
+    value(
+        "description",
+        "What a model that calls this agent as a tool is told it does.",
+    ),
 ];
 
 const VALIDATOR: &[Field] = &[
@@ -279,4 +287,8 @@ const GRAPH: &[Field] = &[
         "Where a thread's next run starts (`entry` when not set), such as `last_agent`.",
     ),
     value("retry", "Retry policies by node: `{ node: { attempts: 2 } }`."),
+    value(
+        "subgraphs",
+        "How subgraph nodes map state: `{ graph: { input: { inner: outer }, output: { outer: inner } } }`.",
+    ),
 ];

@@ -35,6 +35,8 @@ impl Lower<'_> {
         let input = fields
             .value(self, "input")
             .and_then(|v| self.agent_input(&name.name, v));
+        let agent_tools = fields.agent_tools(self);
+        let description = fields.string(self, "description");
         fields.require(self, &model, "model", "model = my_model");
         fields.require(self, &prompt, "prompt", "prompt = \"You are …\"");
         fields.finish(self);
@@ -50,6 +52,8 @@ impl Lower<'_> {
             retries,
             payloads,
             input,
+            agent_tools,
+            description,
         }
     }
 

@@ -39,6 +39,8 @@ pub fn describe(rule: Rule) -> Option<&'static str> {
         Rule::handoffs_entry => "`handoffs = [...]`",
         Rule::handoff_list => "a list of handoffs",
         Rule::handoff_item => "a handoff (`agent` or `agent(payload: type)`)",
+        Rule::kw_agents => "`agents`",
+        Rule::agents_entry => "`agents = [...]`",
         Rule::item => "a declaration (`model`, `tool`, `agent`, `graph`, …)",
         Rule::import_decl => "an import",
         Rule::import_path => "a module path",

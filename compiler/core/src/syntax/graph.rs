@@ -136,6 +136,10 @@ impl Lower<'_> {
             .value(self, "retry")
             .map(|v| self.node_retries(&v))
             .unwrap_or_default();
+        let subgraphs = fields
+            .value(self, "subgraphs")
+            .map(|v| self.subgraph_maps(&v))
+            .unwrap_or_default();
         fields.finish(self);
         GraphDecl {
             name,
@@ -154,6 +158,7 @@ impl Lower<'_> {
             on_error,
             resume,
             retry,
+            subgraphs,
         }
     }
 

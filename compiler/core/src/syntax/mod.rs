@@ -33,6 +33,9 @@ mod typed_output;
 mod types;
 mod validator;
 mod values;
+// Composition: subgraph mappings and agents as tools.
+mod agent_tools;
+mod subgraphs;
 
 pub use cache::ParseCache;
 

@@ -28,6 +28,21 @@ fn kind(schema: &Value) -> Option<&'static str> {
     }
 }
 
+/// Why a value of the schema `given` may not fit a field of the schema `held` ("gives a
+/// number", "can give \"x\""): a different kind of value, or a label the field does not hold.
+pub(crate) fn misfit(given: &Value, held: &Value) -> Option<String> {
+    match (kind(given), kind(held)) {
+        (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
+        _ => match (labels(given), labels(held)) {
+            (Some(given), Some(held)) => given
+                .iter()
+                .find(|v| !held.contains(v))
+                .map(|v| format!("can give {v}")),
+            _ => None,
+        },
+    }
+}
+
 /// The labels a schema fixes: its `enum`.
 pub(super) fn labels(schema: &Value) -> Option<&Vec<Value>> {
     schema.get("enum").and_then(Value::as_array)
@@ -99,18 +114,9 @@ pub(super) fn check(
     }
     for (name, (field, schema)) in &fields {
         for given in outputs.get(*name).into_iter().flatten() {
-            let property = &given.schema;
-            let problem = match (kind(property), kind(schema)) {
-                (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
-                _ => match (labels(property), labels(schema)) {
-                    (Some(given), Some(held)) => given
-                        .iter()
-                        .find(|v| !held.contains(v))
-                        .map(|v| format!("can give {v}")),
-                    _ => None,
-                },
+            let Some(problem) = misfit(&given.schema, schema) else {
+                continue;
             };
-            let Some(problem) = problem else { continue };
             let agent = &given.node;
             let d = match &given.handoff {
                 None => Diagnostic::new(

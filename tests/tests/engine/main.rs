@@ -22,6 +22,7 @@ mod forks;
 mod handoffs;
 mod ids;
 mod inputs;
+mod ports;
 mod providers;
 mod reask;
 mod recovery;

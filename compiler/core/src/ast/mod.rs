@@ -3,12 +3,14 @@
 
 mod decls;
 mod expr;
+mod fork;
 mod graph;
 mod shift;
 mod test;
 
 pub use decls::*;
 pub use expr::*;
+pub use fork::*;
 pub use graph::*;
 pub use shift::Shift;
 pub use test::*;

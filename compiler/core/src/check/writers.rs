@@ -5,7 +5,8 @@
 //! written by the run's input when it is required at the start or has a default, by the final
 //! answer of an agent node whose `output` declares a property of its name, by the payload of a
 //! handoff an agent node takes when the payload declares a parameter of its name, by a tool
-//! result the graph's `results` names, and by an interrupt answer its `answers` names. It is read by a route
+//! result the graph's `results` names, by an interrupt answer its `answers` names, and (in each
+//! branch of a `map`) by the map's item in its `item` field. It is read by a route
 //! (`by` and conditions), by the prompt of an agent node, by the message, target, value and
 //! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
@@ -35,6 +36,8 @@ pub enum Writer {
     Answer(String),
     /// The payload of a handoff this agent node takes (a payload parameter of the field's name).
     Payload(String),
+    /// The item of a `map` out of this node, in each of its branches (the map's `item`).
+    MapItem(String),
 }
 
 /// Every writer of every top-level state field of `graph`, by field name.
@@ -83,6 +86,13 @@ pub fn writers(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String
         out.entry(write.field.name.clone())
             .or_default()
             .insert(Writer::Answer(write.node.name.clone()));
+    }
+    for fork in &decl.forks {
+        if let Some(item) = &fork.item {
+            out.entry(item.name.clone())
+                .or_default()
+                .insert(Writer::MapItem(fork.from.name.clone()));
+        }
     }
     out
 }

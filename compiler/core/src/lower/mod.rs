@@ -149,6 +149,9 @@ mod confirmation;
 mod decision;
 #[cfg(test)]
 mod decision_tests;
+#[cfg(test)]
+mod fork_tests;
+mod forks;
 mod graph;
 #[cfg(test)]
 mod guard_tests;

@@ -54,7 +54,8 @@ fn gives(
 ) -> Gives {
     let program = facts.program;
     match writer {
-        Writer::Input => Gives::Any,
+        // An item of a list the map reads: whatever the list holds.
+        Writer::Input | Writer::MapItem(_) => Gives::Any,
         Writer::AgentOutput(agent) | Writer::Payload(agent) => {
             // An output property, or the payload parameter of each handoff of the node.
             let payload = matches!(writer, Writer::Payload(_));
@@ -176,6 +177,7 @@ fn describe(writer: &Writer) -> String {
         Writer::Payload(agent) => format!("a handoff payload of `{agent}`"),
         Writer::ToolResult(tool) => format!("the result of `{tool}`"),
         Writer::Answer(interrupt) => format!("the answer to `{interrupt}`"),
+        Writer::MapItem(node) => format!("the items of the map out of `{node}`"),
     }
 }
 

@@ -12,8 +12,10 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
 mod answers;
 mod entries;
+pub(crate) mod forks;
 mod handoff_edges;
 mod loops;
+mod reducers;
 mod results;
 mod resume;
 mod retries;
@@ -72,6 +74,8 @@ impl GraphCheck<'_, '_> {
         answers::check(self);
         loops::check(self);
         retries::check(self);
+        forks::check(self);
+        reducers::check(self);
         self.successors();
         self.reachability();
     }
@@ -544,12 +548,11 @@ impl GraphCheck<'_, '_> {
                 .iter()
                 .flat_map(|r| r.arms.iter().map(move |a| (&r.from.name, &a.target.name))),
         );
-        let forks = self.g().forks.iter().flat_map(|f| {
-            f.branches
-                .iter()
-                .chain(&f.join)
-                .map(move |to| (&f.from.name, &to.name))
-        });
+        let forks = self
+            .g()
+            .forks
+            .iter()
+            .flat_map(|f| f.branches.iter().chain(&f.join).map(move |to| (&f.from.name, &to.name)));
         for (from, to) in targets.chain(forks) {
             if !known(to)
                 && let Some(slot) = t.index.get(from).and_then(|&n| open.get_mut(n))

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 mod labels;
-mod types;
+pub(crate) mod types;
 
 /// One place that writes a state field.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -46,17 +46,14 @@ pub(super) fn forks(decl: &GraphDecl, topology: &Topology) -> Vec<Fork> {
 pub(super) fn reducers(decl: &GraphDecl) -> Vec<Reducer> {
     let mut out: Vec<Reducer> = Vec::with_capacity(decl.reduce.len());
     for reducer in &decl.reduce {
-        let Some(reduce) = reduction(&reducer.reduce.name) else { continue };
+        let Some(reduce) = reduction(&reducer.reduce.name) else {
+            continue;
+        };
         if out.iter().any(|r| r.field == reducer.field.name) {
             continue;
         }
         let order = match reduce {
-            Reduce::Last => reducer
-                .order
-                .iter()
-                .flatten()
-                .map(|n| n.name.clone())
-                .collect(),
+            Reduce::Last => reducer.order.iter().flatten().map(|n| n.name.clone()).collect(),
             Reduce::Append | Reduce::Merge | Reduce::Sum => Vec::new(),
         };
         out.push(Reducer {

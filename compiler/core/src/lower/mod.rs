@@ -178,6 +178,7 @@ use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
 pub use confirmation::CONFIRMATION_REASON;
+pub(crate) use forks::reduction;
 pub use graph::{DEFAULT_RECURSION_LIMIT, lower_condition};
 pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;

@@ -6,9 +6,13 @@
 use super::Lower;
 use super::bad_lines::Context;
 use super::blocks::{BlockData, Fields, expected, ident_list};
-use crate::ast::{Expr, ExprKind, Fork, ForkKind, Ident, ReducerDecl};
+use crate::ast::{Expr, ExprKind, Fork, ForkKind, Ident, MapEntry, ReducerDecl};
+use tenx_diagnostics::Code;
 use tenx_grammar::Rule;
 use tenx_grammar::pest::iterators::Pair;
+
+/// The reductions a reducer may name.
+const REDUCTIONS: &[&str] = &["append", "merge", "sum", "last"];
 
 /// How `reduce` is written, for messages.
 const REDUCE_SHAPE: &str =
@@ -90,11 +94,26 @@ impl Lower<'_> {
             return Vec::new();
         };
         let mut out = Vec::with_capacity(entries.len());
+        let mut seen: Vec<&MapEntry> = Vec::new();
         for entry in entries {
             let field = Ident {
                 name: entry.key.clone(),
                 span: entry.key_span,
             };
+            if let Some(first) = seen.iter().find(|e| e.key == entry.key) {
+                let d = self
+                    .diag(
+                        Code::TENX0107,
+                        format!("`reduce` names `{}` twice", entry.key),
+                        entry.key_span,
+                    )
+                    .label("named again here")
+                    .secondary(self.file, first.key_span, "first named here")
+                    .help("give each field one reducer");
+                self.report(d);
+                continue;
+            }
+            seen.push(entry);
             let (reduce, order) = match &entry.value.kind {
                 ExprKind::Path(path) if path.len() == 1 => (path.first().cloned(), None),
                 ExprKind::Call { callee, args } if callee.len() == 1 => {
@@ -110,6 +129,21 @@ impl Lower<'_> {
                 _ => (None, None),
             };
             match reduce {
+                Some(reduce) if crate::lower::reduction(&reduce.name).is_none() => {
+                    let help = crate::suggest::did_you_mean(&reduce.name, REDUCTIONS).map_or_else(
+                        || "write `append`, `merge`, `sum`, `last` or `last(a, b)`".to_owned(),
+                        |s| format!("did you mean `{s}`?"),
+                    );
+                    let d = self
+                        .diag(
+                            Code::TENX0108,
+                            format!("`{}` is not a reduction", reduce.name),
+                            reduce.span,
+                        )
+                        .label("unknown reduction")
+                        .help(help);
+                    self.report(d);
+                }
                 Some(reduce) => out.push(ReducerDecl {
                     field,
                     reduce,

@@ -275,4 +275,8 @@ const GRAPH: &[Field] = &[
         "Where a thread's next run starts (`entry` when not set), such as `last_agent`.",
     ),
     value("retry", "Retry policies by node: `{ node: { attempts: 2 } }`."),
+    value(
+        "reduce",
+        "How the values parallel branches wrote into a field merge at the join: `{ notes: append }`.",
+    ),
 ];

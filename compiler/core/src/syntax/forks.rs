@@ -121,7 +121,13 @@ impl Lower<'_> {
                     for arg in args {
                         match (&arg.name, arg.value.as_ident()) {
                             (None, Some(name)) => order.push(name.clone()),
-                            _ => expected(self, "reduce", "node names in `last(…)`", &arg.value),
+                            _ => {
+                                let d = self
+                                    .diag(Code::TENX0108, format!("`{}(…)` takes node names", callee.first().map_or("last", |c| c.name.as_str())), arg.value.span)
+                                    .label(format!("found {}", arg.value.describe()))
+                                    .help("name the first nodes of the parallel branches, in the order they win: `last(a, b)`");
+                                self.report(d);
+                            }
                         }
                     }
                     (callee.first().cloned(), Some(order))

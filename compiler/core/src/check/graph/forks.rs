@@ -304,15 +304,35 @@ fn regions(c: &mut GraphCheck<'_, '_>) {
         let from = fork.from.name.as_str();
         let keyword = fork.kind.keyword();
         let fork_label = |d: Diagnostic| d.secondary(file, fork.span, format!("the {keyword} out of `{from}`"));
-        for branch in fork.branches.iter().filter(|b| topology.index.contains_key(&b.name)) {
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        // A branch at the fork's node or its join, or listed twice, is `TENX0380`'s.
+        let branches = fork.branches.iter().filter(|b| {
+            topology.index.contains_key(&b.name)
+                && b.name != fork.from.name
+                && b.name != join.name
+                && seen.insert(&b.name)
+        });
+        for branch in branches {
             let b = branch.name.as_str();
             for (node, via) in region(&ways, b, &join.name) {
                 let at = via.unwrap_or(branch.span);
                 if node == from {
                     found.push(fork_label(
-                        Diagnostic::new(Code::TENX0381, format!("the branch at `{b}` leads back to `{from}`, the node it forked from"), file, at)
-                            .label("this way leads back to the fork")
-                            .help(format!("end the branch at the join `{}` (or `END`); a branch that runs its fork again is not supported", join.name)),
+                        Diagnostic::new(
+                            Code::TENX0381,
+                            format!("the branch at `{b}` leads back to `{from}`, the node it forked from"),
+                            file,
+                            at,
+                        )
+                        .label("this way leads back to the fork")
+                        .help(format!(
+                            "end the branch at {}; a branch that runs its fork again is not supported",
+                            if join.name == super::END {
+                                "`END`".to_owned()
+                            } else {
+                                format!("its join `{}`", join.name)
+                            }
+                        )),
                     ));
                 } else if froms.contains(node) {
                     found.push(fork_label(

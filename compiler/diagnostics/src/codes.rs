@@ -167,6 +167,14 @@ code_table! {
     TENX0370 "unknown-resume-mode"             Error   "a graph's `resume` is neither `entry` nor `last_agent`";
     TENX0371 "resume-without-agent-end"        Warning "a graph resumes at the last agent, but no agent node can end a run";
     TENX0372 "unknown-path-segment"            Error   "a dotted path names a field its state field's schema does not define";
+    TENX0380 "fork-shape"                      Error   "a `parallel` has fewer than two branches or one twice, or a fork's branch or join is its own node or join";
+    TENX0381 "fork-region"                     Error   "a branch of a fork is not a region of its own: it nests a fork, leads back to its fork, shares a node with another branch, is entered from outside, or holds a start";
+    TENX0382 "map-over-not-list"               Error   "a `map`'s `over` is not a state field holding a list";
+    TENX0383 "map-item-type"                   Error   "a `map`'s `item` is not a state field, is its `over`, or cannot hold the list's items";
+    TENX0390 "branch-write-conflict"           Error   "a state field is written by two branches of one fork, or by a map's branch, and has no reducer";
+    TENX0391 "reducer-type"                    Error   "a reducer does not fit its field: `append` on a non-list, `merge` on a non-object, `sum` on a non-number, or a field the graph does not declare";
+    TENX0392 "reducer-order"                   Error   "a `last(…)` names a node that starts no parallel branch, one twice, or leaves out a branch that writes the field; or another reduction has arguments";
+    TENX0393 "unused-reducer"                  Warning "a reducer names a field no branch of any fork writes";
     TENX0373 "typed-field-output"              Error   "an agent's `output` is a typed field such as `string`, not the schema of an object";
     TENX0384 "subgraph-cycle"                  Error   "a graph runs itself as a subgraph, directly or through other graphs";
     TENX0385 "subgraph-nesting"                Error   "a subgraph node runs a graph with subgraph nodes or forks of its own, or sits inside a fork's branch";
@@ -220,6 +228,7 @@ code_table! {
     TENX0626 "risk-rule-type-mismatch"         Error   "a risk rule compares a parameter with a value its type can never hold";
     TENX0627 "rejection-reaches-approved-tool" Error   "a way a rejecting answer takes out of an approving interrupt leads into the tool it approves";
     TENX0628 "respond-on-interrupt"            Error   "an interrupt's answer can `respond`, but an interrupt has no tool call to answer";
+    TENX0629 "approval-across-fork"            Error   "a tool an interrupt approves is the first node of a fork's branch or a fork's join, so its approval would cross the fork";
     TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";

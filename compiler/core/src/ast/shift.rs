@@ -38,6 +38,7 @@ no_span!(
     u64,
     Risk,
     CompareOp,
+    ForkKind,
     serde_json::Value,
     serde_json::Map<String, serde_json::Value>,
     serde_json::Number,
@@ -122,10 +123,12 @@ fields! {
     }
     GraphDecl {
         name, entry, nodes, validate, recursion_limit, state, edges, routes, span, entries,
-        results, answers, visits, on_error, resume, retry, subgraphs,
+        results, answers, visits, on_error, resume, retry, subgraphs, forks, reduce,
     }
     SubgraphMap { node, input, output, span }
     FieldMap { to, from }
+    Fork { kind, from, branches, branches_span, over, item, join, max_concurrency, span }
+    ReducerDecl { field, reduce, order, span }
     VisitLimit { node, max, exit }
     ErrorExit { node, target }
     AnswerWrite { node, property, field }

@@ -313,6 +313,12 @@ fn dominance(
         };
         // Where `nodes` lists the tool: a place in the graph's own file.
         let tool_span = topology.nodes.get(tool_node).map_or(graph.decl.name.span, |n| n.span);
+        // A branch's first node and a join are entered from the fork, never straight from an
+        // approval: the artifact refuses them whatever the paths (`ApprovalAcrossFork`).
+        if let Some(d) = across_fork(graph, topology, anywhere, tool_node, &decl.name.name, &approver_names) {
+            diagnostics.push(with_approval_note(d));
+            continue;
+        }
         if around.get(tool_node).is_some_and(Option::is_some) {
             let mut path = step_names(topology, &around, tool_node);
             mark_entry(&mut path);
@@ -417,6 +423,45 @@ fn dominance(
             }
         }
     }
+}
+
+/// `TENX0629` when the reachable tool node `tool_node` starts a branch of a fork or is its join.
+fn across_fork(
+    graph: &Located<GraphDecl>,
+    topology: &Topology,
+    anywhere: &Parents,
+    tool_node: NodeId,
+    tool: &str,
+    approver_names: &str,
+) -> Option<Diagnostic> {
+    anywhere.get(tool_node).copied().flatten()?;
+    let node = &topology.nodes.get(tool_node)?.name;
+    let forks = super::graph::forks::lowered_forks(&graph.decl, |n| topology.index.contains_key(n));
+    let (fork, at, role) = forks.iter().find_map(|fork| {
+        if let Some(branch) = fork.branches.iter().find(|b| b.name == *node) {
+            return Some((fork, branch.span, "starts a branch of"));
+        }
+        fork.join
+            .as_ref()
+            .filter(|j| j.name == *node)
+            .map(|j| (fork, j.span, "is the join of"))
+    })?;
+    let from = &fork.from.name;
+    let keyword = fork.kind.keyword();
+    Some(
+        Diagnostic::new(
+            Code::TENX0629,
+            format!("`{tool}` {role} the {keyword} out of `{from}`, so its approval would cross the fork"),
+            graph.file,
+            at,
+        )
+        .label("entered from the fork, not straight from its approval")
+        .secondary(graph.file, fork.span, format!("the {keyword} out of `{from}`"))
+        .help(format!(
+            "run `{tool}` inside a branch, straight after {approver_names}: start the branch at the approval, not at the tool"
+        ))
+        .note("an approval asked before a fork stays behind in the branch that asked it, and one asked inside a branch does not carry over to the join"),
+    )
 }
 
 /// Where the graph names `node` as a start: its `entry`, or its place in `entries`.

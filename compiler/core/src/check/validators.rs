@@ -1,6 +1,7 @@
 //! Validators: every regular expression compiles (`TENX0701`), every limit is in range
 //! (`TENX0702`: a declared validator's `max_length`, a graph's `recursion_limit`, an agent's
-//! `retries` and the `N` of its `input = last(N)`, a graph's visit limits, and the
+//! `retries` and the `N` of its `input = last(N)`, a graph's visit limits and fork widths
+//! (`max_concurrency`), and the
 //! arguments of a validator use against the parameter types of its declaration), and every
 //! argument of a validator use (a graph's `validate`, an agent's `guard`) is known, well-typed and present when required (`TENX0703`).
 //! A declared validator that checks nothing is `TENX0704`.
@@ -8,7 +9,7 @@
 use super::Facts;
 use crate::ast::{Arg, Expr, ExprKind, Param, TypeExpr, ValidatorDecl, ValidatorUse};
 use crate::resolve::Located;
-use tenx_artifact::{DEFAULT_RETRIES, MAX_INPUT_LAST, MAX_RETRIES, MAX_VISITS};
+use tenx_artifact::{DEFAULT_RETRIES, MAX_INPUT_LAST, MAX_RETRIES, MAX_VISITS, MAX_WIDTH};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 /// The largest `max_length` of a declared validator.
@@ -55,6 +56,28 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                     )
                     .label(format!("must be between 1 and {MAX_VISITS}"))
                     .help("`max` counts how many times one run may enter the node"),
+                );
+            }
+        }
+        for fork in &decl.forks {
+            if let Some((width, span)) = fork.max_concurrency
+                && !(1..=MAX_WIDTH).contains(&width)
+            {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0702,
+                        format!(
+                            "`max_concurrency` of the {} out of `{}` is out of range",
+                            fork.kind.keyword(),
+                            fork.from.name
+                        ),
+                        file,
+                        span,
+                    )
+                    .label(format!("must be between 1 and {MAX_WIDTH}"))
+                    .help(
+                        "`max_concurrency` counts the branches running at once; leave it out to run them all at once",
+                    ),
                 );
             }
         }

@@ -5,9 +5,9 @@
 //! written by the run's input when it is required at the start or has a default, by the final
 //! answer of an agent node whose `output` declares a property of its name, by the payload of a
 //! handoff an agent node takes when the payload declares a parameter of its name, by a tool
-//! result the graph's `results` names, by an interrupt answer its `answers` names, and by the
-//! `output` of a subgraph node's mapping in `subgraphs`. It is read by a subgraph node's `input`,
-//! by a route
+//! result the graph's `results` names, by an interrupt answer its `answers` names, by the
+//! `output` of a subgraph node's mapping in `subgraphs`, and (in each branch of a `map`) by the
+//! map's item in its `item` field. It is read by a subgraph node's `input`, by a route
 //! (`by` and conditions), by the prompt and template `input` of an agent node, by the message, target, value and
 //! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
@@ -39,6 +39,8 @@ pub enum Writer {
     Payload(String),
     /// The `output` of this subgraph node's mapping in `subgraphs`.
     Subgraph(String),
+    /// The item of a `map` out of this node, in each of its branches (the map's `item`).
+    MapItem(String),
 }
 
 /// Every writer of every top-level state field of `graph`, by field name.
@@ -93,6 +95,13 @@ pub fn writers(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String
             out.entry(pair.to.name.clone())
                 .or_default()
                 .insert(Writer::Subgraph(map.node.name.clone()));
+        }
+    }
+    for fork in &decl.forks {
+        if let Some(item) = &fork.item {
+            out.entry(item.name.clone())
+                .or_default()
+                .insert(Writer::MapItem(fork.from.name.clone()));
         }
     }
     out

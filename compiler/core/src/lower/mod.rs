@@ -70,6 +70,18 @@
 //!   than itself (`TENX0350`, `TENX0352`); a limit's `max` is 1 to `MAX_VISITS` (`TENX0702`).
 //!   Sealing sorts both lists. Their ways are part of the check's topology, so the risk policy
 //!   below is proved on them too.
+//! - *Forks and reducers* (`check/forks` in the artifact): a fork leaves a node (`TENX0302`)
+//!   that has no edge, route or other fork (`TENX0312`); its branches and join are nodes or
+//!   `END` (`TENX0302`), at least two distinct branches for a `parallel`, none the fork's node or
+//!   its join, and a join other than the fork's node (`TENX0380`); a `map` has exactly one
+//!   branch by construction (`node`, required, `TENX0106`) and `over` and `item` that are two
+//!   state fields (`TENX0382`, `TENX0383`); `max_concurrency` is 1 to `MAX_WIDTH` (`TENX0702`);
+//!   every branch is a region (`TENX0381`), computed on the same ways as the artifact
+//!   (`check/graph/forks.rs`). A reducer names a state field (`TENX0391`), once (`TENX0107`;
+//!   lowering keeps the first), with an order only for `last` (`TENX0392`), of distinct first
+//!   nodes of parallel branches (`TENX0392`). An interrupt-approved tool is never a branch's
+//!   first node or a join (`TENX0629`), and the fork's ways are in the check topology, so the
+//!   approval proof below holds on them. Sealing sorts both lists.
 //! - *Retry policies*: every policy, a tool's `retry` and a graph's `retries`, has `attempts`
 //!   2 to 10 (`TENX0707`), waits above zero with `backoff` at most `max_backoff` (`TENX0708`)
 //!   and known classes (`TENX0709`; sorted and deduplicated by lowering), written as a map of
@@ -168,6 +180,9 @@ mod confirmation;
 mod decision;
 #[cfg(test)]
 mod decision_tests;
+#[cfg(test)]
+mod fork_tests;
+mod forks;
 mod graph;
 #[cfg(test)]
 mod guard_tests;
@@ -195,6 +210,7 @@ use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
 pub use confirmation::CONFIRMATION_REASON;
+pub(crate) use forks::reduction;
 pub use graph::{DEFAULT_RECURSION_LIMIT, lower_condition};
 pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;

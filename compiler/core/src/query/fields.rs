@@ -291,4 +291,8 @@ const GRAPH: &[Field] = &[
         "subgraphs",
         "How subgraph nodes map state: `{ graph: { input: { inner: outer }, output: { outer: inner } } }`.",
     ),
+    value(
+        "reduce",
+        "How the values parallel branches wrote into a field merge at the join: `{ notes: append }`.",
+    ),
 ];

@@ -17,6 +17,7 @@ mod cache;
 mod characters;
 pub mod chunks;
 pub mod errors;
+mod forks;
 mod graph;
 mod handoffs;
 mod interrupt;

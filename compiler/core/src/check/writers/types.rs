@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic};
 
 /// The kind of a JSON Schema's values, when it says one: an enum of strings is a string.
-fn kind(schema: &Value) -> Option<&'static str> {
+pub(crate) fn kind(schema: &Value) -> Option<&'static str> {
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return values.iter().all(Value::is_string).then_some("a string");
     }
@@ -95,6 +95,21 @@ fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Ve
         }
     }
     out
+}
+
+/// Why a value of the schema `given` may not fit a field of the schema `held` ("gives a
+/// string", "can give \"x\""), or `None` when it always fits as far as kinds and labels say.
+pub(crate) fn misfit(given: &Value, held: &Value) -> Option<String> {
+    match (kind(given), kind(held)) {
+        (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
+        _ => match (labels(given), labels(held)) {
+            (Some(given), Some(held)) => given
+                .iter()
+                .find(|v| !held.contains(v))
+                .map(|v| format!("can give {v}")),
+            _ => None,
+        },
+    }
 }
 
 pub(super) fn check(

@@ -41,7 +41,12 @@ fn started(host: &Host) -> Vec<String> {
 
 #[tokio::test]
 async fn openai_agents_as_tools_translates_through_its_agent_tools() {
-    let host = Host::from_artifact(port("openai_agents_as_tools"), FakeTools::new(), Models::Scripted, dev());
+    let host = Host::from_artifact(
+        port("openai_agents_as_tools"),
+        FakeTools::new(),
+        Models::Scripted,
+        dev(),
+    );
     let done = start(
         &host,
         "translation",
@@ -50,7 +55,10 @@ async fn openai_agents_as_tools_translates_through_its_agent_tools() {
     )
     .await;
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
-    assert_eq!(tool_outputs(&done.thread.context), [json!("buenos días"), json!("bonjour")]);
+    assert_eq!(
+        tool_outputs(&done.thread.context),
+        [json!("buenos días"), json!("bonjour")]
+    );
     assert_eq!(
         assistant_texts(&done.thread.context),
         [
@@ -67,7 +75,10 @@ async fn openai_agents_as_tools_translates_through_its_agent_tools() {
         .collect();
     assert_eq!(calls, [json!("spanish_agent"), json!("french_agent")]);
     let nodes = started(&host);
-    assert!(nodes.contains(&"orchestrator_agent/spanish_agent".to_owned()), "{nodes:?}");
+    assert!(
+        nodes.contains(&"orchestrator_agent/spanish_agent".to_owned()),
+        "{nodes:?}"
+    );
 }
 
 #[tokio::test]
@@ -83,7 +94,12 @@ async fn langgraph_hierarchical_teams_runs_each_team_as_a_subgraph() {
         serde_json::Map::new(),
     )
     .await;
-    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed, "{:#?}", done.thread.execution);
+    assert_eq!(
+        done.thread.execution.status,
+        ExecutionStatus::Completed,
+        "{:#?}",
+        done.thread.execution
+    );
     assert_eq!(host.tools.calls_of("tavily_search"), 1);
     assert_eq!(host.tools.calls_of("write_document"), 1);
     assert_eq!(

@@ -31,7 +31,7 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
     for (field, all) in writers(facts, c.graph) {
         for writer in all {
             let nodes: Vec<String> = match writer {
-                Writer::AgentOutput(n) | Writer::Payload(n) | Writer::Answer(n) => vec![n],
+                Writer::AgentOutput(n) | Writer::Payload(n) | Writer::Answer(n) | Writer::Subgraph(n) => vec![n],
                 Writer::ToolResult(n) if topology.index.contains_key(&n) => vec![n],
                 Writer::ToolResult(tool) => {
                     let Some(t) = program

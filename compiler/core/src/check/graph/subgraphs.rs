@@ -68,9 +68,67 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
             c.report(d);
         }
     }
+    nesting_with_forks(c, &inner_of, &cycles);
     // A node that leads back to its own graph is reported once, as a cycle.
     inner_of.retain(|node, _| !cycles.contains(node));
     mappings(c, &inner_of);
+}
+
+/// Subgraphs and forks do not nest either (`TENX0385`, as the artifact refuses): a subgraph node
+/// runs no graph that forks, and is inside no branch of this graph's forks.
+fn nesting_with_forks(
+    c: &mut GraphCheck<'_, '_>,
+    inner_of: &BTreeMap<String, (GraphId, Span)>,
+    cycles: &BTreeSet<String>,
+) {
+    let program = c.facts.program;
+    let decl = c.g();
+    let ways = super::forks::ways(decl);
+    let is_node = |name: &str| c.topology.index.contains_key(name);
+    let mut in_branch: BTreeMap<String, String> = BTreeMap::new();
+    for fork in super::forks::lowered_forks(decl, is_node) {
+        let Some(join) = fork.join.as_ref() else { continue };
+        for branch in &fork.branches {
+            for (node, _) in super::forks::region(&ways, &branch.name, &join.name) {
+                in_branch.entry(node.to_owned()).or_insert_with(|| branch.name.clone());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for (node, &(id, span)) in inner_of.iter().filter(|(node, _)| !cycles.contains(*node)) {
+        if let Some(branch) = in_branch.get(node) {
+            found.push(
+                Diagnostic::new(
+                    Code::TENX0385,
+                    format!("subgraph node `{node}` is inside the branch that starts at `{branch}`"),
+                    c.file,
+                    span,
+                )
+                .label("a subgraph inside a parallel branch")
+                .help("subgraphs do not run inside parallel branches yet: move the subgraph node before the fork or after its join"),
+            );
+        }
+        let Some(inner) = program.graphs.get(id) else { continue };
+        if let Some(fork) = inner.decl.forks.first() {
+            found.push(
+                Diagnostic::new(
+                    Code::TENX0385,
+                    format!(
+                        "subgraph node `{node}` runs graph `{}`, which forks into parallel branches",
+                        inner.decl.name.name
+                    ),
+                    c.file,
+                    span,
+                )
+                .label("runs a graph with a fork")
+                .secondary(inner.file, fork.span, "the fork inside it")
+                .help("subgraphs and forks do not nest yet: run the fork in this graph instead"),
+            );
+        }
+    }
+    for d in found {
+        c.report(d);
+    }
 }
 
 /// The graphs from `start` back to the graph being checked, when a chain of subgraph nodes leads

@@ -97,21 +97,6 @@ fn outputs(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String, Ve
     out
 }
 
-/// Why a value of the schema `given` may not fit a field of the schema `held` ("gives a
-/// string", "can give \"x\""), or `None` when it always fits as far as kinds and labels say.
-pub(crate) fn misfit(given: &Value, held: &Value) -> Option<String> {
-    match (kind(given), kind(held)) {
-        (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
-        _ => match (labels(given), labels(held)) {
-            (Some(given), Some(held)) => given
-                .iter()
-                .find(|v| !held.contains(v))
-                .map(|v| format!("can give {v}")),
-            _ => None,
-        },
-    }
-}
-
 pub(super) fn check(
     facts: &Facts<'_>,
     graph: &Located<GraphDecl>,

@@ -120,3 +120,84 @@ async fn langgraph_hierarchical_teams_runs_each_team_as_a_subgraph() {
     );
     assert_eq!(done.thread.state["next"], json!("FINISH"));
 }
+
+#[tokio::test]
+async fn adk_parallel_web_research_runs_its_researchers_at_once_then_synthesises() {
+    // Each search answers only once all three are in progress: the researchers run at once.
+    let tools = FakeTools::new()
+        .gathers("google_search", 3)
+        .responds("google_search", |call| {
+            Ok(json!(format!(
+                "results for {}",
+                call.arguments["query"].as_str().unwrap_or("?")
+            )))
+        });
+    let host = Host::from_artifact(port("adk_parallel_web_research"), tools, Models::Scripted, dev());
+    let done = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        start(
+            &host,
+            "research_and_synthesis",
+            "Summarize recent sustainable tech advancements.",
+            serde_json::Map::new(),
+        ),
+    )
+    .await
+    .expect("the researchers did not run at the same time");
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(host.tools.calls_of("google_search"), 3);
+    assert_eq!(
+        done.thread.state["renewable_energy_result"],
+        json!("Perovskite cells passed 30% efficiency.")
+    );
+    assert_eq!(
+        done.thread.state["ev_technology_result"],
+        json!("Solid-state batteries entered pilot production.")
+    );
+    assert_eq!(
+        done.thread.state["carbon_capture_result"],
+        json!("Direct air capture costs fell below $400 a tonne.")
+    );
+    assert_eq!(
+        assistant_texts(&done.thread.context).last().map(String::as_str),
+        Some("## Summary of Recent Sustainable Technology Advancements")
+    );
+}
+
+#[tokio::test]
+async fn langgraph_orchestrator_worker_maps_a_worker_over_each_section() {
+    let host = Host::from_artifact(
+        port("langgraph_orchestrator_worker"),
+        FakeTools::new(),
+        Models::Scripted,
+        dev(),
+    );
+    let mut state = serde_json::Map::new();
+    state.insert("topic".into(), json!("LLM scaling laws"));
+    let done = start(
+        &host,
+        "orchestrator_worker",
+        "Create a report on LLM scaling laws",
+        state,
+    )
+    .await;
+    assert_eq!(
+        done.thread.execution.status,
+        ExecutionStatus::Completed,
+        "{:#?}",
+        done.thread.execution
+    );
+    let sections = done.thread.state["completed_sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 2, "one per planned section");
+    assert!(
+        done.thread.state.get("section").is_none(),
+        "the item stays in its branch"
+    );
+    assert_eq!(
+        done.thread.state["final_report"],
+        json!("## A section\n\n---\n\n## A section")
+    );
+    // Each worker saw only its template: the section it writes.
+    let workers = started(&host).iter().filter(|node| *node == "llm_call").count();
+    assert_eq!(workers, 2);
+}

@@ -1,0 +1,106 @@
+//! The fan-out benchmark's pieces, so the bench cannot rot unnoticed: the fetch stand-in answers
+//! after its delay and serves concurrent requests concurrently, and the one-branch and
+//! sequential programs seal with the compiler library and run once through the host's real
+//! `http` tool runner against it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tenx_bench::fanout::{self, Program};
+use tenx_bench::fetch::FetchStandIn;
+use tenx_bench::figures::Figures;
+
+#[expect(clippy::unwrap_used, reason = "test helper: the manifest is inside the workspace")]
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+#[expect(clippy::unwrap_used, reason = "test helper: a failed fetch fails the test")]
+async fn post(client: &reqwest::Client, url: &str, topic: &str) -> Value {
+    let response = client
+        .post(format!("{url}/fetch"))
+        .json(&json!({"topic": topic}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stand_in_answers_after_its_delay_and_waits_for_concurrent_requests_together() {
+    let delay = Duration::from_millis(200);
+    let standin = FetchStandIn::start(delay).unwrap();
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let answer = post(&client, &standin.url(), "rust").await;
+    assert!(started.elapsed() >= delay, "{:?}", started.elapsed());
+    assert_eq!(answer, json!({"topic": "rust", "summary": "what is known about rust"}));
+    assert_eq!(standin.answered(), 1);
+    assert_eq!(standin.most_in_flight(), 1);
+
+    standin.reset_most_in_flight();
+    let url = standin.url();
+    let started = Instant::now();
+    let calls: Vec<_> = (0..8)
+        .map(|index| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { post(&client, &url, &format!("t{index}")).await })
+        })
+        .collect();
+    for (index, call) in calls.into_iter().enumerate() {
+        assert_eq!(call.await.unwrap()["topic"], json!(format!("t{index}")));
+    }
+    // Eight waits one after another would take 1.6 s.
+    assert!(started.elapsed() < delay * 4, "{:?}", started.elapsed());
+    assert_eq!(standin.answered(), 9);
+    assert_eq!(standin.most_in_flight(), 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_one_branch_and_sequential_programs_seal_and_run_once_against_the_stand_in() {
+    let delay = Duration::from_millis(20);
+    let standin = FetchStandIn::start(delay).unwrap();
+    for (program, fetches) in [(Program::One, 1), (Program::Sequential, 8)] {
+        let artifact = fanout::seal(&root(), program).unwrap();
+        let engine = fanout::engine(artifact, &standin.url()).unwrap();
+        let before = standin.answered();
+        let started = Instant::now();
+        fanout::run_once(&engine, program, &format!("smoke-{program:?}"))
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() >= delay * fetches,
+            "{program:?}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(standin.answered() - before, u64::from(fetches), "{program:?}");
+        assert_eq!(standin.most_in_flight(), 1, "{program:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_run_whose_tool_cannot_be_reached_is_an_error_not_a_figure() {
+    // Nothing listens on the stand-in's port once it is dropped; bind one and let it go.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", free.local_addr().unwrap());
+    drop(free);
+    let artifact = fanout::seal(&root(), Program::One).unwrap();
+    let engine = fanout::engine(artifact, &url).unwrap();
+    let error = fanout::run_once(&engine, Program::One, "unreachable")
+        .await
+        .unwrap_err();
+    assert!(error.starts_with("a fetch on thread unreachable failed"), "{error}");
+}
+
+#[test]
+fn figures_are_the_median_and_the_90th_percentile() {
+    let figures = Figures::of((1..=10).rev().map(f64::from).collect());
+    assert_eq!(figures.samples, 10);
+    assert!((figures.median_us - 6.0).abs() < f64::EPSILON, "{figures:?}");
+    assert!((figures.p90_us - 10.0).abs() < f64::EPSILON, "{figures:?}");
+    let parsed = Figures::from_json(Some(&json!({"median_us": 2.5, "p90_us": 4.0})), 3).unwrap();
+    assert!((parsed.median_us - 2.5).abs() < f64::EPSILON && parsed.samples == 3);
+    assert!(Figures::from_json(Some(&json!({"median_us": 2.5})), 3).is_none());
+}

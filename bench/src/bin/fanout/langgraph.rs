@@ -1,0 +1,37 @@
+//! LangGraph beside it: `bench/langgraph/fanout.py` (the same flow with `Send`, and its one-branch
+//! version; its docstring says what differs) in the pinned venv of `tenx_bench::venv`, against
+//! the same fetch stand-in. Without `python3` or the package registry the bench says why
+//! LangGraph was skipped and goes on without it.
+
+use std::path::Path;
+use std::process::Command;
+
+use tenx_bench::figures::Figures;
+use tenx_bench::venv;
+
+/// What the script measured.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LangGraph {
+    pub(crate) one: Figures,
+    pub(crate) parallel: Figures,
+}
+
+/// Runs the script, preparing its venv first: `runs` of each version, against the stand-in at
+/// `url`. `Err` says why LangGraph was skipped.
+pub(crate) fn run(root: &Path, url: &str, runs: usize) -> Result<LangGraph, String> {
+    let python = venv::prepare(root)?;
+    let output = Command::new(&python)
+        .arg(root.join("bench/langgraph/fanout.py"))
+        .arg(url)
+        .env("RUNS", runs.to_string())
+        .output()
+        .map_err(|error| format!("running the LangGraph script: {error}"))?;
+    let parsed = venv::figures_of(&output)?;
+    match (
+        Figures::from_json(parsed.get("one"), runs),
+        Figures::from_json(parsed.get("parallel"), runs),
+    ) {
+        (Some(one), Some(parallel)) => Ok(LangGraph { one, parallel }),
+        _ => Err("the LangGraph script's figures are incomplete".to_owned()),
+    }
+}

@@ -12,8 +12,10 @@ just answer text. ``InMemorySaver``; each run is a new thread.
 - ``parallel``: eight topics, eight ``Send``s, so the eight workers run in one super-step;
 - ``one``: the same graph with one topic (the one-branch version).
 
-The runs of the two versions are interleaved, after 3 unmeasured runs of each. It prints one
-JSON object on its last line: medians and p90s in microseconds.
+The runs of the two versions are interleaved with a bare fetch (the tool's function called
+directly: urllib's POST and its answer read, no LangGraph), after 3 unmeasured rounds. It prints
+one JSON object on its last line: medians and p90s in microseconds of ``one``, ``parallel`` and
+``bare``.
 
 What is comparable, and what differs (said honestly):
 - Same shape and steps: the planner's model call; per worker a model call, a tool call over
@@ -25,8 +27,9 @@ What is comparable, and what differs (said honestly):
   from the config, which would default to ``min(32, cores + 4)`` (6 on this machine, fewer
   than the eight workers). The runs pass ``max_concurrency = 8``, so all eight fetch at once,
   as tenx's fork does by default.
-- urllib opens a connection per call; tenx's ``http`` tool keeps a pool. On loopback the
-  difference is a fraction of a millisecond per call.
+- urllib opens a connection per call; tenx's ``http`` tool keeps a pool. The bench subtracts
+  each side's own bare fetch (urllib here, tenx's client there) before it compares what the
+  frameworks themselves cost.
 """
 
 from __future__ import annotations
@@ -172,8 +175,12 @@ def main() -> None:
     runs = int(os.environ.get("RUNS", "30"))
     graph = build()
     versions = {"one": TOPICS[:1], "parallel": TOPICS}
-    samples: dict[str, list[float]] = {name: [] for name in versions}
+    samples: dict[str, list[float]] = {name: [] for name in [*versions, "bare"]}
     for index in range(3 + runs):
+        started = time.perf_counter()
+        fetch.func("bare")
+        if index >= 3:
+            samples["bare"].append((time.perf_counter() - started) * 1e6)
         for name, topics in versions.items():
             started = time.perf_counter()
             run(graph, topics, f"{name}-{index}")

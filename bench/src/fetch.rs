@@ -4,6 +4,8 @@
 //! most that were in flight at once, so a run can check that its fetches were made and whether
 //! they overlapped. It runs on its own thread and single-threaded runtime, like the refund
 //! stand-in (`standin.rs`), so its work is not done on the measured engine's threads.
+//! [`Fetcher`] posts to it bare, through the client tenx's `http` tools use: the floor under
+//! every framework's fetch.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -91,6 +93,51 @@ impl FetchStandIn {
     /// Forgets the most in flight (before a measurement of its own).
     pub fn reset_most_in_flight(&self) {
         self.counts.most_in_flight.store(0, Ordering::SeqCst);
+    }
+}
+
+/// Bare fetches from the stand-in: one POST and its whole answer read, nothing else, through
+/// the shared client of tenx's `http` tools (`tenx_tools::http::client`, which also installs
+/// the process's TLS provider).
+pub struct Fetcher {
+    client: reqwest::Client,
+    url: String,
+}
+
+impl Fetcher {
+    /// A fetcher for the stand-in at `url`.
+    ///
+    /// # Errors
+    ///
+    /// The client cannot be built.
+    pub fn new(url: &str) -> Result<Self, String> {
+        let client = tenx_tools::http::client().map_err(|error| format!("the http client: {error}"))?;
+        Ok(Self {
+            client,
+            url: format!("{url}/fetch"),
+        })
+    }
+
+    /// Fetches `topic`: the stand-in's answer.
+    ///
+    /// # Errors
+    ///
+    /// The request failed, was refused, or its answer is not JSON.
+    pub async fn fetch(&self, topic: &str) -> Result<Value, String> {
+        let response = self
+            .client
+            .post(&self.url)
+            .json(&json!({"topic": topic}))
+            .send()
+            .await
+            .map_err(|error| format!("fetching {topic}: {error}"))?;
+        if !response.status().is_success() {
+            return Err(format!("fetching {topic}: {}", response.status()));
+        }
+        response
+            .json()
+            .await
+            .map_err(|error| format!("fetching {topic}: {error}"))
     }
 }
 

@@ -6,9 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use std::sync::Arc;
+
+use serde_json::json;
 use tenx_bench::fanout::{self, Program};
-use tenx_bench::fetch::FetchStandIn;
+use tenx_bench::fetch::{FetchStandIn, Fetcher};
 use tenx_bench::figures::Figures;
 
 #[expect(clippy::unwrap_used, reason = "test helper: the manifest is inside the workspace")]
@@ -16,41 +18,28 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-#[expect(clippy::unwrap_used, reason = "test helper: a failed fetch fails the test")]
-async fn post(client: &reqwest::Client, url: &str, topic: &str) -> Value {
-    let response = client
-        .post(format!("{url}/fetch"))
-        .json(&json!({"topic": topic}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    response.json().await.unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stand_in_answers_after_its_delay_and_waits_for_concurrent_requests_together() {
     let delay = Duration::from_millis(200);
     let standin = FetchStandIn::start(delay).unwrap();
-    let client = reqwest::Client::new();
+    let fetcher = Arc::new(Fetcher::new(&standin.url()).unwrap());
     let started = Instant::now();
-    let answer = post(&client, &standin.url(), "rust").await;
+    let answer = fetcher.fetch("rust").await.unwrap();
     assert!(started.elapsed() >= delay, "{:?}", started.elapsed());
     assert_eq!(answer, json!({"topic": "rust", "summary": "what is known about rust"}));
     assert_eq!(standin.answered(), 1);
     assert_eq!(standin.most_in_flight(), 1);
 
     standin.reset_most_in_flight();
-    let url = standin.url();
     let started = Instant::now();
     let calls: Vec<_> = (0..8)
         .map(|index| {
-            let (client, url) = (client.clone(), url.clone());
-            tokio::spawn(async move { post(&client, &url, &format!("t{index}")).await })
+            let fetcher = Arc::clone(&fetcher);
+            tokio::spawn(async move { fetcher.fetch(&format!("t{index}")).await })
         })
         .collect();
     for (index, call) in calls.into_iter().enumerate() {
-        assert_eq!(call.await.unwrap()["topic"], json!(format!("t{index}")));
+        assert_eq!(call.await.unwrap().unwrap()["topic"], json!(format!("t{index}")));
     }
     // Eight waits one after another would take 1.6 s.
     assert!(started.elapsed() < delay * 4, "{:?}", started.elapsed());

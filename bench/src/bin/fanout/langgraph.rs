@@ -14,6 +14,8 @@ use tenx_bench::venv;
 pub(crate) struct LangGraph {
     pub(crate) one: Figures,
     pub(crate) parallel: Figures,
+    /// The tool's function called bare (urllib's POST and answer, no LangGraph).
+    pub(crate) bare: Figures,
 }
 
 /// Runs the script, preparing its venv first: `runs` of each version, against the stand-in at
@@ -30,8 +32,9 @@ pub(crate) fn run(root: &Path, url: &str, runs: usize) -> Result<LangGraph, Stri
     match (
         Figures::from_json(parsed.get("one"), runs),
         Figures::from_json(parsed.get("parallel"), runs),
+        Figures::from_json(parsed.get("bare"), runs),
     ) {
-        (Some(one), Some(parallel)) => Ok(LangGraph { one, parallel }),
+        (Some(one), Some(parallel), Some(bare)) => Ok(LangGraph { one, parallel, bare }),
         _ => Err("the LangGraph script's figures are incomplete".to_owned()),
     }
 }

@@ -79,7 +79,7 @@ async fn bench() -> Result<(), String> {
         }
     }
     eprintln!("tenx: {runs} runs of each program, interleaved …");
-    let tenx = measure::runs(&programs, &standin, runs).await?;
+    let rounds = measure::runs(&programs, &standin, runs).await?;
     let langgraph = if std::env::var("TENX_BENCH_LANGGRAPH").is_ok_and(|value| value == "skip") {
         Err("TENX_BENCH_LANGGRAPH=skip".to_owned())
     } else {
@@ -88,7 +88,8 @@ async fn bench() -> Result<(), String> {
     };
     report::print(&report::Results {
         delay: DELAY,
-        tenx,
+        tenx: rounds.programs,
+        bare: rounds.bare,
         skipped,
         langgraph,
     });

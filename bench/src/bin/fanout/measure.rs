@@ -1,13 +1,14 @@
 //! The timed runs: each program's full run on a new thread, the programs interleaved round by
 //! round (so a change in the machine's load touches all of them alike), after a warm-up that
 //! opens the tool's connections. Every run is checked, and the stand-in must have answered
-//! exactly one fetch per worker; the most fetches it held at once is kept per program.
+//! exactly one fetch per worker; the most fetches it held at once is kept per program. Each round
+//! also times one bare fetch (`tenx_bench::fetch::Fetcher`): the floor under a run's wait.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use tenx_bench::fanout::{Program, run_once};
-use tenx_bench::fetch::FetchStandIn;
+use tenx_bench::fetch::{FetchStandIn, Fetcher};
 use tenx_bench::figures::Figures;
 use tenx_engine::Engine;
 
@@ -22,15 +23,29 @@ pub(crate) struct Measured {
     pub(crate) most_at_once: u64,
 }
 
-/// `runs` timed runs of each program, interleaved, after the warm-up.
+/// What the rounds measured.
+pub(crate) struct Rounds {
+    pub(crate) programs: BTreeMap<Program, Measured>,
+    /// One bare fetch, POST and its answer read.
+    pub(crate) bare: Figures,
+}
+
+/// `runs` timed runs of each program and bare fetches, interleaved, after the warm-up.
 pub(crate) async fn runs(
     programs: &[(Program, Engine)],
     standin: &FetchStandIn,
     runs: usize,
-) -> Result<BTreeMap<Program, Measured>, String> {
+) -> Result<Rounds, String> {
+    let fetcher = Fetcher::new(&standin.url())?;
     let mut samples: BTreeMap<Program, Vec<f64>> = BTreeMap::new();
+    let mut bare = Vec::with_capacity(runs);
     let mut most: BTreeMap<Program, u64> = BTreeMap::new();
     for round in 0..WARM_UP.saturating_add(runs) {
+        let started = Instant::now();
+        fetcher.fetch("bare").await?;
+        if round >= WARM_UP {
+            bare.push(started.elapsed().as_secs_f64() * 1e6);
+        }
         for (program, engine) in programs {
             let thread = format!("{}-{round}", program.label().replace(' ', "-"));
             let answered = standin.answered();
@@ -52,7 +67,7 @@ pub(crate) async fn runs(
             }
         }
     }
-    Ok(samples
+    let programs = samples
         .into_iter()
         .map(|(program, samples)| {
             let measured = Measured {
@@ -61,5 +76,9 @@ pub(crate) async fn runs(
             };
             (program, measured)
         })
-        .collect())
+        .collect();
+    Ok(Rounds {
+        programs,
+        bare: Figures::of(bare),
+    })
 }

@@ -144,7 +144,7 @@ mod tests {
             "entry": "review", "nodes": {}, "edges": [], "routes": [], "recursion_limit": 25,
             "input_validators": [], "state_schema": {"type": "object"}, "entries": [], "writes": [],
             "visit_limits": [], "on_error": [], "resume": "entry", "retries": [],
-            "forks": [], "reducers": []
+            "forks": [], "reducers": [], "subgraphs": []
         }))
         .unwrap();
         graph.writes = writes;

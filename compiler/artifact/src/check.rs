@@ -22,6 +22,7 @@ mod loops;
 mod output_guards;
 mod payloads;
 mod retries;
+mod subgraphs;
 mod writes;
 
 use crate::model::{
@@ -229,6 +230,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
     writes::check(artifact, name, graph, problems);
     loops::check(name, graph, problems);
     forks::check(name, graph, problems);
+    subgraphs::check(artifact, name, graph, problems);
     if graph.recursion_limit == 0 {
         report(problems, "`recursion_limit` must be at least 1".to_owned());
     }
@@ -251,6 +253,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
             NodeKind::Agent => artifact.agents.contains_key(&spec.reference),
             NodeKind::Tool => artifact.tools.contains_key(&spec.reference),
             NodeKind::Interrupt => artifact.interrupts.contains_key(&spec.reference),
+            NodeKind::Graph => artifact.graphs.contains_key(&spec.reference),
         };
         if node == END {
             report(problems, format!("`{END}` is reserved and cannot be a node name"));
@@ -260,6 +263,7 @@ fn check_graph(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut Pr
                 NodeKind::Agent => "agent",
                 NodeKind::Tool => "tool",
                 NodeKind::Interrupt => "interrupt",
+                NodeKind::Graph => "graph",
             };
             report(
                 problems,

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:9a0be8882958d91990bc69f166499045adc7fc9c2700609b88841b3ad06b0bb7";
+const HELLO_ID: &str = "sha256:6afd8bc1628c32c829adfa36a5b4f4a90847c6fc5e75e94f5df030585ed28258";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -79,6 +79,7 @@ fn hello() -> Artifact {
             retries: Vec::new(),
             forks: Vec::new(),
             reducers: Vec::new(),
+            subgraphs: Vec::new(),
         },
     );
     artifact.source_map.insert(

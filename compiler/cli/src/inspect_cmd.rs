@@ -119,10 +119,14 @@ fn graphs(out: &mut String, artifact: &Artifact) {
         );
         let _ = writeln!(
             out,
-            "    nodes: {} agent, {} tool, {} interrupt; {}, {}",
+            "    nodes: {} agent, {} tool, {} interrupt{}; {}, {}",
             count(NodeKind::Agent),
             count(NodeKind::Tool),
             count(NodeKind::Interrupt),
+            match count(NodeKind::Graph) {
+                0 => String::new(),
+                graphs => format!(", {graphs} subgraph"),
+            },
             plural(graph.edges.len(), "edge"),
             plural(graph.routes.len(), "route")
         );

@@ -125,6 +125,12 @@ error_codes! {
     NodeFailed = "NODE_001", 500;
     /// The run exceeded its recursion limit.
     RecursionLimit = "RECURSION_001", 500;
+    /// A map's list could not be read: the field is not a list, or holds more items than one fork
+    /// may run (`tenx_artifact::MAX_WIDTH`).
+    ForkItems = "FORK_001", 500;
+    /// Merging the branches at a join gave a state value its field does not accept (a reducer
+    /// over values of the wrong kind, or a merged value its schema refuses).
+    ForkMerge = "FORK_002", 500;
     /// A route or handoff led to a node the graph does not have (D12).
     UnknownTarget = "GRAPH_007", 500;
     /// The store failed.

@@ -316,6 +316,7 @@ impl<S: EventSink> Observed<S> {
             Some(NodeKind::Agent) => "agent",
             Some(NodeKind::Tool) => "tool",
             Some(NodeKind::Interrupt) => "interrupt",
+            Some(NodeKind::Graph) => "graph",
             None => "other",
         }
     }

@@ -40,6 +40,9 @@ pub const ANSWER: &str = "TENX_CRASH_ANSWER";
 pub const WAIT: &str = "TENX_CRASH_WAIT";
 /// Hold every tool call after its in-flight marker, before it is sent.
 pub const HOLD_BEFORE_SEND: &str = "TENX_CRASH_HOLD_BEFORE_SEND";
+/// Hold the tool call with this idempotency key after its in-flight marker, before it is sent
+/// (the others go on).
+pub const HOLD_KEY: &str = "TENX_CRASH_HOLD_KEY";
 /// Hold the native handler after its effect, before it returns.
 pub const HOLD_NATIVE: &str = "TENX_CRASH_HOLD_NATIVE";
 /// The file the native handler appends one line per effect to.
@@ -67,7 +70,7 @@ struct Announcing {
 impl ToolRunner for Announcing {
     async fn call(&self, invocation: ToolInvocation<'_>, cancel: &CancellationToken) -> Result<Value, ToolError> {
         say(&json!({"event": "sending", "tool": invocation.tool_name, "key": invocation.idempotency_key}));
-        if std::env::var_os(HOLD_BEFORE_SEND).is_some() {
+        if std::env::var_os(HOLD_BEFORE_SEND).is_some() || env(HOLD_KEY) == invocation.idempotency_key {
             std::future::pending::<()>().await;
         }
         self.inner.call(invocation, cancel).await

@@ -26,7 +26,9 @@ use tenx_engine::thread::ThreadRecord;
 use tenx_engine::wire::{ContentBlock, ExecutionStatus, Role};
 use tenx_store_sqlite::SqliteStore;
 
-use child::{ACTION, ANSWER, EFFECTS, HOLD_BEFORE_SEND, HOLD_NATIVE, INTERRUPT, MESSAGE, STATE, THREAD, WAIT};
+use child::{
+    ACTION, ANSWER, EFFECTS, HOLD_BEFORE_SEND, HOLD_KEY, HOLD_NATIVE, INTERRUPT, MESSAGE, STATE, THREAD, WAIT,
+};
 use process::{Child, eventually};
 use service::Service;
 
@@ -59,8 +61,12 @@ fn setup() -> Setup {
 
 /// The files and service of a scenario that runs the program `text` (`name` in this folder).
 fn setup_with(name: &str, text: &str) -> Setup {
+    setup_sealed(tenx_tests::sealed_bytes(&format!("tests/tests/crash/{name}"), text))
+}
+
+/// The files and service of a scenario that runs the sealed artifact `bytes`.
+fn setup_sealed(bytes: Vec<u8>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let bytes = tenx_tests::sealed_bytes(&format!("tests/tests/crash/{name}"), text);
     load(&bytes, &TrustPolicy::signature_optional()).unwrap();
     let artifact = dir.path().join("desk.tenxg");
     std::fs::write(&artifact, bytes).unwrap();
@@ -101,6 +107,18 @@ impl Setup {
 
     fn stored(&self, thread: &str) -> Stored {
         self.stored_with_key(thread, KEY)
+    }
+
+    /// The thread, once the file holds it.
+    fn thread_if_stored(&self, thread: &str) -> Option<ThreadRecord> {
+        if !self.store.exists() {
+            return None;
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async { SqliteStore::open(&self.store).await.ok()?.load(thread).await.ok()? })
     }
 
     /// What the file holds for `thread`, with the receipt of `key`.
@@ -422,4 +440,108 @@ fn kill_9_while_the_service_holds_a_tool_nodes_call_resends_the_same_key_once() 
         done.records,
         [approval("approve"), payout("resent"), payout("completed")]
     );
+}
+
+/// `fanout.tenx` with the clerk's way on a map that pays every payee of `payees` at once.
+fn fan_out() -> Setup {
+    let bytes = tenx_tests::sealed_bytes("tests/tests/crash/fanout.tenx", include_str!("fanout.tenx"));
+    let mut artifact = load(&bytes, &TrustPolicy::signature_optional()).unwrap().artifact;
+    let graph = artifact.graphs.get_mut("payouts").unwrap();
+    graph.routes.retain(|route| route.from != "clerk");
+    graph.forks = vec![tenx_artifact::Fork {
+        from: "clerk".into(),
+        kind: tenx_artifact::ForkKind::Map,
+        branches: vec!["send_payout".into()],
+        over: Some("payees".into()),
+        item: Some("payee".into()),
+        max_concurrency: None,
+        join: "END".into(),
+    }];
+    setup_sealed(tenx_artifact::seal(artifact).unwrap().to_bytes())
+}
+
+#[test]
+fn kill_9_during_a_fan_out_loses_nothing_and_pays_no_finished_branch_again() {
+    const ADA: &str = "payout-ada-1250";
+    const BOB: &str = "payout-bob-1250";
+    const CY: &str = "payout-cy-1250";
+    let setup = fan_out();
+    let first = setup.child(&[
+        (ACTION, "start"),
+        (THREAD, "f"),
+        (MESSAGE, "Pay everyone"),
+        (STATE, r#"{"payees": ["ada", "bob", "cy"]}"#),
+        (HOLD_KEY, CY),
+    ]);
+    // Ada's and Bob's branches finish and are checkpointed while Cy's call is held, unsent.
+    let finished = || {
+        let Some(thread) = setup.thread_if_stored("f") else {
+            return false;
+        };
+        let Some(fork) = thread.run.as_ref().and_then(|run| run.fork.as_ref()) else {
+            return false;
+        };
+        fork.branches
+            .iter()
+            .filter(|branch| branch.status == tenx_engine::thread::BranchStatus::Done)
+            .count()
+            == 2
+    };
+    eventually("two branches are done", finished);
+    first.kill();
+    let mut sent = setup.service.requests();
+    sent.sort();
+    assert_eq!(sent, [ADA, BOB], "Cy's payout was never sent");
+    let killed = setup.stored_with_key("f", CY);
+    assert_eq!(killed.unfinished, ["f"]);
+    assert_eq!(killed.in_flight.len(), 1, "Cy's call is in flight");
+    assert_eq!(killed.in_flight[0].key, CY);
+    let fork = killed.thread.run.as_ref().unwrap().fork.as_ref().unwrap();
+    let open: Vec<&str> = fork
+        .branches
+        .iter()
+        .filter(|branch| branch.status == tenx_engine::thread::BranchStatus::Running)
+        .map(|branch| branch.path.as_str())
+        .collect();
+    assert_eq!(open, ["send_payout[2]"]);
+
+    assert_eq!(setup.recover(), json!([{"thread": "f", "outcome": "finished"}]));
+    assert_eq!(
+        setup.service.effects(),
+        [(ADA.to_owned(), 1), (BOB.to_owned(), 1), (CY.to_owned(), 1)].into(),
+        "each payee paid exactly once"
+    );
+    assert_eq!(
+        setup.service.requests().len(),
+        3,
+        "only Cy's call was sent after the restart"
+    );
+    let done = setup.stored_with_key("f", CY);
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert!(done.thread.run.is_none());
+    assert!(done.in_flight.is_empty());
+    assert!(done.unfinished.is_empty());
+    // Ada's and Bob's calls completed before the kill (in either order); Cy's was in flight, so
+    // recovery sent it again under its key, once.
+    let mut records: Vec<(String, Value, Value)> = done.records.clone();
+    records.sort_by_key(|(_, what, key)| (key.to_string(), what.to_string()));
+    let tool_call = |what: &str, key: &str| ("tool_call".to_owned(), json!(what), json!(key));
+    assert_eq!(
+        records,
+        [
+            tool_call("completed", ADA),
+            tool_call("completed", BOB),
+            tool_call("completed", CY),
+            tool_call("resent", CY)
+        ]
+    );
+    // The three tool results are in the conversation, in item order.
+    let results: Vec<String> = done
+        .thread
+        .context
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .map(|message| message.text_content())
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
 }

@@ -32,6 +32,15 @@ pub fn compile_named(name: &str, text: &str) -> LoadedArtifact {
     .unwrap()
 }
 
+/// Compiles a program, lets `edit` change the artifact (for what the language cannot say yet,
+/// or to tamper with it), then seals and loads the result.
+pub fn compile_patched(text: &str, edit: impl FnOnce(&mut tenx_artifact::Artifact)) -> LoadedArtifact {
+    let mut artifact = compile(text).artifact;
+    edit(&mut artifact);
+    let sealed = tenx_artifact::seal(artifact).unwrap();
+    load(&sealed.to_bytes(), &TrustPolicy::signature_optional()).unwrap()
+}
+
 /// Reads an example's `main.tenx`.
 pub fn example(name: &str) -> String {
     std::fs::read_to_string(tenx_tests::repo_root().join("examples").join(name).join("main.tenx")).unwrap()

@@ -41,7 +41,7 @@ fn check_state(artifact: &Artifact, tool: &str, param: &str, field: &str, proble
                 .agents
                 .get(&node.reference)
                 .is_some_and(|agent| agent.allowed_tools.iter().any(|t| t == tool)),
-            NodeKind::Interrupt => false,
+            NodeKind::Interrupt | NodeKind::Graph => false,
         });
         if !runs {
             continue;

@@ -38,14 +38,23 @@ pub(super) fn check(name: &str, graph: &Graph, problems: &mut Problems) {
         }
         for branch in &fork.branches {
             if !graph.nodes.contains_key(branch) {
-                report(problems, format!("the fork out of `{from}` starts a branch at unknown node `{branch}`"));
+                report(
+                    problems,
+                    format!("the fork out of `{from}` starts a branch at unknown node `{branch}`"),
+                );
             }
             if *branch == fork.join || *branch == fork.from {
-                report(problems, format!("the fork out of `{from}` starts a branch at `{branch}`, its own fork or join"));
+                report(
+                    problems,
+                    format!("the fork out of `{from}` starts a branch at `{branch}`, its own fork or join"),
+                );
             }
         }
         if fork.join != END && !graph.nodes.contains_key(&fork.join) {
-            report(problems, format!("the fork out of `{from}` joins at unknown node `{}`", fork.join));
+            report(
+                problems,
+                format!("the fork out of `{from}` joins at unknown node `{}`", fork.join),
+            );
         }
         if fork.join == fork.from {
             report(problems, format!("the fork out of `{from}` joins at its own node"));
@@ -53,10 +62,16 @@ pub(super) fn check(name: &str, graph: &Graph, problems: &mut Problems) {
         match fork.kind {
             ForkKind::Parallel => {
                 if fork.branches.len() < 2 {
-                    report(problems, format!("the parallel fork out of `{from}` needs at least two branches"));
+                    report(
+                        problems,
+                        format!("the parallel fork out of `{from}` needs at least two branches"),
+                    );
                 }
                 if fork.over.is_some() || fork.item.is_some() {
-                    report(problems, format!("the parallel fork out of `{from}` has `over` or `item`, which only a map has"));
+                    report(
+                        problems,
+                        format!("the parallel fork out of `{from}` has `over` or `item`, which only a map has"),
+                    );
                 }
             }
             ForkKind::Map => {
@@ -67,21 +82,33 @@ pub(super) fn check(name: &str, graph: &Graph, problems: &mut Problems) {
                     (Some(over), Some(item)) => {
                         for field in [over, item] {
                             if !fields.contains(field.as_str()) {
-                                report(problems, format!("the map out of `{from}` names `{field}`, which is not a state field"));
+                                report(
+                                    problems,
+                                    format!("the map out of `{from}` names `{field}`, which is not a state field"),
+                                );
                             }
                         }
                         if over == item {
-                            report(problems, format!("the map out of `{from}` reads its items from and writes them to `{over}`"));
+                            report(
+                                problems,
+                                format!("the map out of `{from}` reads its items from and writes them to `{over}`"),
+                            );
                         }
                     }
-                    _ => report(problems, format!("the map out of `{from}` needs both `over` and `item`")),
+                    _ => report(
+                        problems,
+                        format!("the map out of `{from}` needs both `over` and `item`"),
+                    ),
                 }
             }
         }
         if let Some(width) = fork.max_concurrency
             && !(1..=MAX_WIDTH).contains(&width)
         {
-            report(problems, format!("the fork out of `{from}` runs at most {width} branches at once; it must be 1 to {MAX_WIDTH}"));
+            report(
+                problems,
+                format!("the fork out of `{from}` runs at most {width} branches at once; it must be 1 to {MAX_WIDTH}"),
+            );
         }
     }
     check_regions(graph, &mut |message| report(problems, message));
@@ -98,18 +125,36 @@ pub(super) fn check(name: &str, graph: &Graph, problems: &mut Problems) {
         }
         previous = Some(&reducer.field);
         if !fields.contains(reducer.field.as_str()) {
-            report(problems, format!("reducer of `{}`, which is not a state field", reducer.field));
+            report(
+                problems,
+                format!("reducer of `{}`, which is not a state field", reducer.field),
+            );
         }
         if reducer.reduce != Reduce::Last && !reducer.order.is_empty() {
-            report(problems, format!("the reducer of `{}` has an `order`, which only `last` has", reducer.field));
+            report(
+                problems,
+                format!(
+                    "the reducer of `{}` has an `order`, which only `last` has",
+                    reducer.field
+                ),
+            );
         }
         let distinct: BTreeSet<&str> = reducer.order.iter().map(String::as_str).collect();
         if distinct.len() != reducer.order.len() {
-            report(problems, format!("the reducer of `{}` names a branch twice", reducer.field));
+            report(
+                problems,
+                format!("the reducer of `{}` names a branch twice", reducer.field),
+            );
         }
         for branch in &reducer.order {
             if !starts.contains(branch.as_str()) {
-                report(problems, format!("the reducer of `{}` orders `{branch}`, which starts no parallel branch", reducer.field));
+                report(
+                    problems,
+                    format!(
+                        "the reducer of `{}` orders `{branch}`, which starts no parallel branch",
+                        reducer.field
+                    ),
+                );
             }
         }
     }
@@ -139,12 +184,19 @@ fn check_regions(graph: &Graph, report: &mut dyn FnMut(String)) {
         for branch in &fork.branches {
             for node in region(&ways, branch, &fork.join) {
                 if node == fork.from {
-                    report(format!("the branch at `{branch}` leads back to `{}`, the node it forked from", fork.from));
+                    report(format!(
+                        "the branch at `{branch}` leads back to `{}`, the node it forked from",
+                        fork.from
+                    ));
                 } else if froms.contains(node) {
-                    report(format!("the branch at `{branch}` reaches `{node}`, which forks again: branches do not nest"));
+                    report(format!(
+                        "the branch at `{branch}` reaches `{node}`, which forks again: branches do not nest"
+                    ));
                 }
                 if starts.contains(node) {
-                    report(format!("`{node}` is inside the branch at `{branch}`, and a run may start there"));
+                    report(format!(
+                        "`{node}` is inside the branch at `{branch}`, and a run may start there"
+                    ));
                 }
                 match owner.get(node) {
                     Some(&(_, other)) if other != branch.as_str() => {
@@ -163,10 +215,30 @@ fn check_regions(graph: &Graph, report: &mut dyn FnMut(String)) {
             let inside = owner.get(from).is_some_and(|&(_, other)| other == branch);
             let forks_here = *from == fork && *to == branch;
             if !inside && !forks_here {
-                report(format!("`{from}` leads into `{to}`, inside the branch at `{branch}`; only the fork out of `{fork}` enters a branch"));
+                report(format!(
+                    "`{from}` leads into `{to}`, inside the branch at `{branch}`; only the fork out of `{fork}` enters a branch"
+                ));
             }
         }
     }
+}
+
+/// Every node inside some fork's branch.
+pub(super) fn branch_nodes(graph: &Graph) -> BTreeSet<&str> {
+    if graph.forks.is_empty() {
+        return BTreeSet::new();
+    }
+    let ways = ways(graph);
+    graph
+        .forks
+        .iter()
+        .flat_map(|fork| {
+            fork.branches
+                .iter()
+                .flat_map(|branch| region(&ways, branch, &fork.join))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Every way out of each node: plain and handoff edges, route arms, `on_error` handlers and
@@ -177,7 +249,9 @@ fn ways(graph: &Graph) -> BTreeMap<&str, BTreeSet<&str>> {
         ways.entry(&edge.from).or_default().insert(&edge.to);
     }
     for route in &graph.routes {
-        ways.entry(&route.from).or_default().extend(route.arms.iter().map(|arm| arm.target()));
+        ways.entry(&route.from)
+            .or_default()
+            .extend(route.arms.iter().map(|arm| arm.target()));
     }
     for exit in &graph.on_error {
         ways.entry(&exit.node).or_default().insert(&exit.target);

@@ -43,6 +43,9 @@ fn graph_retries(artifact: &Artifact, name: &str, graph: &Graph, problems: &mut 
             NodeKind::Interrupt => problems.push(format!(
                 "graph `{name}`: interrupt node `{node}` has a retry policy, but a person's answer is never retried"
             )),
+            NodeKind::Graph => problems.push(format!(
+                "graph `{name}`: subgraph node `{node}` has a retry policy; its own nodes have theirs"
+            )),
             NodeKind::Tool => {
                 if let Some(why) = artifact.tools.get(&spec.reference).and_then(retry_refusal) {
                     problems.push(format!(

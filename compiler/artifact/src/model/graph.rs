@@ -52,6 +52,9 @@ pub struct Graph {
     /// How state fields that several branches write merge at a join: sorted by field, one per
     /// field.
     pub reducers: Vec<super::Reducer>,
+    /// How each subgraph node's state is mapped in and out, sorted by node, one per subgraph
+    /// node.
+    pub subgraphs: Vec<super::SubgraphCall>,
 }
 
 impl Graph {
@@ -67,6 +70,7 @@ impl Graph {
         sort_unique(&mut self.retries);
         sort_unique(&mut self.forks);
         sort_unique(&mut self.reducers);
+        sort_unique(&mut self.subgraphs);
         self.routes.sort_by(|a, b| a.from.cmp(&b.from));
     }
 }
@@ -124,6 +128,9 @@ pub enum NodeKind {
     Tool,
     /// A human step ([`super::Interrupt`]).
     Interrupt,
+    /// A subgraph: another graph of the artifact (`ref` is a key of `graphs`), run as one step
+    /// with the state its [`super::SubgraphCall`] maps in and out.
+    Graph,
 }
 
 /// A fixed way from one node to another.

@@ -20,6 +20,7 @@ mod retry;
 mod risk_rules;
 mod schema;
 mod script;
+mod subgraph;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -30,8 +31,8 @@ pub use agent::{Agent, DEFAULT_RETRIES, EMPTY_PAYLOAD, Handoff, MAX_RETRIES, Mod
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence, TOOL_RESULT_PROPERTY, rejection_text};
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};
-pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
 pub use fork::{Fork, ForkKind, MAX_WIDTH, Reduce, Reducer};
+pub use graph::{Arm, Edge, EdgeKind, Graph, Node, NodeKind, Route, ValidatorUse, Write, WriteSource};
 pub use guard::{Interrupt, Validator};
 pub use loops::{ErrorExit, MAX_VISITS, VisitLimit};
 pub use resume::Resume;
@@ -42,6 +43,7 @@ pub use retry::{
 pub use risk_rules::{RiskRule, RiskRules};
 pub use schema::Schema;
 pub use script::{Rule, Script, Turn};
+pub use subgraph::SubgraphCall;
 pub use tool::{Approval, HttpMethod, Risk, Run, Tool};
 
 /// The format string of this version of the artifact, written in the body and the envelope.

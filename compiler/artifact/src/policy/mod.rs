@@ -191,7 +191,7 @@ fn check_graph(
                 needs_search |= interrupt_approved(spec);
             }
             NodeKind::Agent => needs_search |= calls.contains_key(node.reference.as_str()),
-            NodeKind::Interrupt => {}
+            NodeKind::Interrupt | NodeKind::Graph => {}
         }
     }
     if !needs_search {

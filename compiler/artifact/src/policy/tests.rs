@@ -197,6 +197,7 @@ fn graph(entry: &str, ways: &[&str]) -> Graph {
         retries: Vec::new(),
         forks: Vec::new(),
         reducers: Vec::new(),
+        subgraphs: Vec::new(),
     }
 }
 

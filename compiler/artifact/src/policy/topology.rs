@@ -44,7 +44,12 @@ impl<'a> Topology<'a> {
         // A fork leads from its node into each branch, and (once they all finish) to its join.
         for fork in &graph.forks {
             let Some(from) = index(&fork.from) else { continue };
-            for to in fork.branches.iter().chain(std::iter::once(&fork.join)).filter_map(|name| index(name)) {
+            for to in fork
+                .branches
+                .iter()
+                .chain(std::iter::once(&fork.join))
+                .filter_map(|name| index(name))
+            {
                 ways.push((from, to));
             }
         }

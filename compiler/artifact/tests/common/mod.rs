@@ -325,6 +325,7 @@ pub fn sample() -> Artifact {
             retries: Vec::new(),
             forks: Vec::new(),
             reducers: Vec::new(),
+            subgraphs: Vec::new(),
         },
     );
 

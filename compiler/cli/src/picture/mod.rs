@@ -229,6 +229,13 @@ fn drawing(artifact: &Artifact, prefix: &str, name: &str, graph: &Graph) -> Draw
                     style: Style::Gate,
                 });
             }
+            // A subgraph is drawn as an agent-shaped box naming the graph it runs.
+            NodeKind::Graph => boxes.push(Boxed {
+                id,
+                lines: vec![node.clone(), format!("graph · {}", spec.reference)],
+                shape: Shape::Agent,
+                style: Style::Agent,
+            }),
         }
     }
     for edge in &graph.edges {

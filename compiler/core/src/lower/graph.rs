@@ -84,6 +84,7 @@ impl Lowerer<'_, '_> {
                 retries: super::retries::node_retries(decl, topology),
                 forks: Vec::new(),
                 reducers: Vec::new(),
+                subgraphs: Vec::new(),
             };
             artifact.graphs.insert(name.clone(), graph);
         }

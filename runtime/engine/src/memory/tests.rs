@@ -404,6 +404,7 @@ fn paused_thread(id: &str) -> ThreadRecord {
         rejection_key: None,
         replaces: None,
         escalation: None,
+        branch: None,
     });
     let mut branches = BTreeMap::new();
     branches.insert(
@@ -420,6 +421,7 @@ fn paused_thread(id: &str) -> ThreadRecord {
         recursion_limit: 25,
         input_text: "refund 1042".into(),
         branches,
+        fork: None,
     });
     record
         .model_cursors

@@ -16,8 +16,16 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
         if working.stop_requested() {
             return super::finish::stopped(working).await;
         }
+        if working.progress()?.fork.is_some() {
+            match super::fork::run(working).await {
+                Ok(super::fork::ForkFlow::Joined) => continue,
+                Ok(super::fork::ForkFlow::Paused) => return Ok(()),
+                Ok(super::fork::ForkFlow::Stopped) => return super::finish::stopped(working).await,
+                Err(error) => return super::finish::failed(working, error).await,
+            }
+        }
         let node = working.branch()?.node.clone();
-        if node == END {
+        if node == END || working.lane_ends_at(&node) {
             return super::finish::completed(working, None).await;
         }
         working.record.execution.current_node.clone_from(&node);
@@ -95,6 +103,8 @@ async fn step_node(working: &mut Working<'_>, node: &str) -> Result<Flow, StepEr
         NodeKind::Agent => super::agent::agent_node(working, node, &reference).await,
         NodeKind::Tool => super::tool_node::tool_node(working, node, &reference).await,
         NodeKind::Interrupt => super::interrupt::interrupt_node(working, node, &reference).await,
+        // A subgraph runs as a fork of one branch over its own graph (see `fork::start`).
+        NodeKind::Graph => Ok(Flow::Go(super::fork::FORK.to_owned())),
     }
 }
 
@@ -102,6 +112,15 @@ async fn step_node(working: &mut Working<'_>, node: &str) -> Result<Flow, StepEr
 /// in this run is not entered again; its limit's exit is, in turn.
 pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), RunError> {
     let graph = working.graph;
+    if target == super::fork::FORK {
+        let from = working.branch()?.node.clone();
+        return super::fork::start(working, &from);
+    }
+    // A branch ends where it would enter its join: the join's visit is the run's, not the branch's.
+    if working.lane.as_ref().is_some_and(|lane| lane.join == target) {
+        working.branch_mut()?.node = target;
+        return Ok(());
+    }
     let mut target = target;
     let mut hops = 0_usize;
     loop {
@@ -140,7 +159,7 @@ pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), Run
 }
 
 /// The way out of `node` when it finishes without a handoff: its route's first matching arm,
-/// else its plain edge.
+/// its fork ([`super::fork::FORK`]), else its plain edge.
 pub(crate) fn next_after(working: &Working<'_>, node: &str) -> Result<String, RunError> {
     let graph = working.graph;
     if let Some(route) = graph.routes.iter().find(|route| route.from == node) {
@@ -152,6 +171,16 @@ pub(crate) fn next_after(working: &Working<'_>, node: &str) -> Result<String, Ru
             )
             .with_details(json!({"node": node}))),
         };
+    }
+    if graph.fork_of(node).is_some() {
+        if working.lane.is_some() {
+            return Err(RunError::new(
+                ErrorCode::UnknownTarget,
+                format!("node '{node}' forks inside a parallel branch; branches do not nest"),
+            )
+            .with_details(json!({"node": node})));
+        }
+        return Ok(super::fork::FORK.to_owned());
     }
     graph
         .edges

@@ -30,7 +30,12 @@ pub(crate) fn idempotency_key(
 ) -> String {
     match (&tool.idempotency_key, arguments) {
         (Some(template), Value::Object(arguments)) => super::glue::render(template, arguments),
-        _ => format!("{}:{node}:{call_id}", working.record.thread_id),
+        // The branches of a map run one node with one model, so their call ids can repeat: the
+        // branch's path keeps their keys apart.
+        _ => match working.lane.as_ref() {
+            Some(lane) => format!("{}:{}:{node}:{call_id}", working.record.thread_id, lane.path),
+            None => format!("{}:{node}:{call_id}", working.record.thread_id),
+        },
     }
 }
 

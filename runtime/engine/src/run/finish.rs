@@ -19,7 +19,7 @@ pub(crate) async fn completed(working: &mut Working<'_>, final_text: Option<Stri
             .insert("node".to_owned(), json!(working.branch()?.node));
         working.push_message(message);
         working.record.resume_at = None;
-    } else {
+    } else if working.lane.is_none() {
         let last = working.branch()?.last_node.clone();
         let resumable = working.graph.resume == Resume::LastAgent
             && last.as_deref().is_some_and(|node| {
@@ -31,6 +31,11 @@ pub(crate) async fn completed(working: &mut Working<'_>, final_text: Option<Stri
                     && working.graph.resume_nodes().contains(&node)
             });
         working.record.resume_at = if resumable { last } else { None };
+    }
+    // A parallel branch that ends is done; the run goes on once every branch is.
+    if working.lane.is_some() {
+        working.record.pending = None;
+        return super::fork::end_lane(working, crate::thread::BranchStatus::Done).await;
     }
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Completed;
@@ -49,6 +54,15 @@ pub(crate) async fn completed(working: &mut Working<'_>, final_text: Option<Stri
 
 /// The run failed: the error is kept in the thread (`internal_data.error`) and returned.
 pub(crate) async fn failed(working: &mut Working<'_>, error: RunError) -> Result<(), RunError> {
+    // A branch's failure is recorded in the branch; the fork fails the run when it settles.
+    if working.lane.is_some() {
+        working.record.pending = None;
+        let status = crate::thread::BranchStatus::Failed {
+            code: error.code.as_str().to_owned(),
+            message: error.message.clone(),
+        };
+        return super::fork::end_lane(working, status).await;
+    }
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Error;
     execution.internal_data.insert("error".to_owned(), json!(error.message));
@@ -79,6 +93,9 @@ pub(crate) async fn failed(working: &mut Working<'_>, error: RunError) -> Result
 
 /// A stop (or a `cancel` from a newer request) reached the run between steps.
 pub(crate) async fn stopped(working: &mut Working<'_>) -> Result<(), RunError> {
+    if working.lane.is_some() {
+        return super::fork::end_lane(working, crate::thread::BranchStatus::Stopped).await;
+    }
     let node = working.branch()?.node.clone();
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::InterruptedAfter;

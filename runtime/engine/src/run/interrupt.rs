@@ -58,6 +58,7 @@ pub(crate) async fn interrupt_node(working: &mut Working<'_>, node: &str, name: 
         rejection_key,
         replaces: None,
         escalation: None,
+        branch: None,
     };
     super::pause::pause(working, pending).await?;
     Ok(Flow::Paused)

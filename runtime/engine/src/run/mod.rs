@@ -8,7 +8,8 @@
 //! calls, guards, final answers), [`calls`] (one tool call of a model: refusals, bound
 //! arguments, approvals), [`execute`] (exactly-once execution), [`tool_node`], [`interrupt`],
 //! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed),
-//! [`working`] (the working copy of the thread and its commits), [`in_flight`] (the call being
+//! [`working`] (the working copy of the thread and its commits), [`fork`] (parallel branches:
+//! lanes, their commits and how a fork settles) and [`join`] (merging the branches), [`in_flight`] (the call being
 //! sent, committed before it is), [`recover`] (runs a dead process left unfinished),
 //! [`retire`] (ending such a run when another artifact made it) and [`reask`] (`tenxc dev`:
 //! asking a question of another artifact again, or withdrawing it). Beside runs: [`writes`]
@@ -24,10 +25,12 @@ mod drive;
 mod entry;
 mod execute;
 mod finish;
+mod fork;
 mod glue;
 mod in_flight;
 mod input;
 mod interrupt;
+mod join;
 mod pause;
 mod read;
 mod reask;

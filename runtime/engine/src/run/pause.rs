@@ -70,6 +70,7 @@ pub(crate) async fn ask_tool(working: &mut Working<'_>, ask: AskTool<'_>) -> Res
         rejection_key: Some(package.rejection_key),
         replaces: None,
         escalation: None,
+        branch: None,
     };
     pause(working, pending).await?;
     Ok(Asked::Paused)
@@ -145,6 +146,12 @@ pub(crate) async fn remote_call(
     call_id: &str,
     arguments: &Value,
 ) -> Result<(), StepError> {
+    if working.lane.is_some() {
+        return Err(super::NodeFailure::new(format!(
+            "tool `{declared}` runs on the client, which cannot run inside a parallel branch"
+        ))
+        .into());
+    }
     let mut placeholder = Message::text(working.message_id(), Role::Tool, "", working.now_seconds());
     placeholder.content = vec![ContentBlock::RemoteToolCall {
         id: call_id.to_owned(),
@@ -171,6 +178,7 @@ pub(crate) async fn remote_call(
         rejection_key: None,
         replaces: None,
         escalation: None,
+        branch: None,
     };
     let node_name = working.branch()?.node.clone();
     let execution = &mut working.record.execution;

@@ -185,6 +185,14 @@ pub(crate) async fn reask_locked(
         let reason = "the thread has no run in progress to ask in".to_owned();
         return Some(supersede(inner, record, &previous, reason, events).await);
     }
+    // A branch of a fork runs in its own lane over its own state; its question is not asked
+    // again under another program (deny by default): the run ends, as for any withdrawn one.
+    if let Some(branch) = &pending.branch {
+        let reason = format!(
+            "it was asked inside the parallel branch `{branch}`, which is not asked again under a changed program"
+        );
+        return Some(supersede(inner, record, &previous, reason, events).await);
+    }
     let original = record.clone();
     let version = record.version;
     let mut working = Working::new(
@@ -266,7 +274,7 @@ async fn ask_tool_again(
             .get(&declared.reference)
             .is_some_and(|agent| agent.allowed_tools.iter().any(|name| name == tool_name)),
         NodeKind::Tool => declared.reference == tool_name,
-        NodeKind::Interrupt => false,
+        NodeKind::Interrupt | NodeKind::Graph => false,
     };
     if !allowed {
         return Err(Withdraw::Because(format!(

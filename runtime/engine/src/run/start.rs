@@ -89,6 +89,7 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
         recursion_limit: limit,
         input_text,
         branches,
+        fork: None,
     });
     working.record.resume_at = None;
     let execution = &mut working.record.execution;

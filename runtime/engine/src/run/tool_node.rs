@@ -22,7 +22,16 @@ pub(crate) async fn tool_node(working: &mut Working<'_>, node: &str, tool_name: 
         return run_approved(working, node, &call.tool, &call.call_id, &call.arguments, call.approved).await;
     }
     working.count_step()?;
-    let call_id = format!("{node}-{}", working.branch()?.steps);
+    let call_id = match working.lane.as_ref() {
+        // Branches of one fork run the same nodes at the same step counts: the branch's path
+        // (in the characters every provider accepts in a call id) keeps their calls apart.
+        Some(lane) => format!(
+            "{node}-{}-{}",
+            working.branch()?.steps,
+            super::fork::id_safe(&lane.path)
+        ),
+        None => format!("{node}-{}", working.branch()?.steps),
+    };
     let arguments = super::interrupt::tool_node_arguments(working, tool_name)?;
     let mut approved = false;
     if tool.risk == Risk::Prohibited {

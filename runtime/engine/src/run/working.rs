@@ -2,7 +2,7 @@
 //! whole (with receipts and records) through the store, version-checked, after every step.
 
 use serde_json::{Map, Value};
-use tenx_artifact::{Artifact, Graph};
+use tenx_artifact::{Artifact, END, Graph};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Inner;
@@ -32,6 +32,9 @@ pub(crate) struct Working<'e> {
     pub(crate) id_failures: u64,
     /// The question the next pause replaces (asked again because what it asked about changed).
     pub(crate) replacing: Option<crate::thread::Replaced>,
+    /// Set when this working copy is one parallel branch of a fork: its commits go through the
+    /// fork's hub into the thread's checkpoint (see [`super::fork`]).
+    pub(crate) lane: Option<super::fork::Lane<'e>>,
 }
 
 impl<'e> Working<'e> {
@@ -59,7 +62,14 @@ impl<'e> Working<'e> {
             cancel,
             id_failures: engine.ports.ids.failures(),
             replacing: None,
+            lane: None,
         }
+    }
+
+    /// Whether this working copy is a parallel branch that reached its end: the fork's join,
+    /// or `END`.
+    pub(crate) fn lane_ends_at(&self, node: &str) -> bool {
+        self.lane.as_ref().is_some_and(|lane| node == END || node == lane.join)
     }
 
     /// Whether the run is to stop before its next step: a stop cancelled it, or it was asked to
@@ -108,6 +118,13 @@ impl<'e> Working<'e> {
                 message: message.clone(),
             });
         }
+        self.produced.push(Produced::InContext(self.record.context.len()));
+        self.record.context.push(message);
+    }
+
+    /// Appends a message a parallel branch added (and announced) to the conversation, at the
+    /// join, and to what this request returns.
+    pub(crate) fn push_merged(&mut self, message: Message) {
         self.produced.push(Produced::InContext(self.record.context.len()));
         self.record.context.push(message);
     }
@@ -193,6 +210,9 @@ impl<'e> Working<'e> {
     pub(crate) async fn commit(&mut self) -> Result<(), RunError> {
         if self.engine.ports.ids.failures() != self.id_failures {
             return Err(random_source_unavailable());
+        }
+        if self.lane.is_some() {
+            return super::fork::commit_lane(self).await;
         }
         self.record.version = self.stored_version.map_or(1, |version| version.saturating_add(1));
         self.record.updated_at = self.now();

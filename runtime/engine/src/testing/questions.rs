@@ -47,6 +47,7 @@ pub fn waiting_thread(id: &str, interrupt: Option<&str>, asked_at: u64) -> Threa
         rejection_key: None,
         replaces: None,
         escalation: None,
+        branch: None,
     });
     thread
 }

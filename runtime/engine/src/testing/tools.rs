@@ -41,6 +41,8 @@ pub struct FakeTools {
     responders: BTreeMap<String, Responder>,
     not_deduplicating: BTreeSet<String>,
     calls: Mutex<Vec<FakeCall>>,
+    /// Tools whose calls wait until this many of them are in progress at once.
+    gathers: BTreeMap<String, std::sync::Arc<tokio::sync::Barrier>>,
 }
 
 impl std::fmt::Debug for FakeTools {
@@ -100,6 +102,16 @@ impl FakeTools {
         respond: impl Fn(&ToolInvocation<'_>) -> Result<Value, ToolError> + Send + Sync + 'static,
     ) -> Self {
         self.responders.insert(tool.to_string(), Box::new(respond));
+        self
+    }
+
+    /// Each call of `tool` waits, before it answers, until `count` calls of it are in progress
+    /// together: calls made one after another never get past the first, so a test that
+    /// finishes proves they ran at the same time.
+    #[must_use]
+    pub fn gathers(mut self, tool: &str, count: usize) -> Self {
+        self.gathers
+            .insert(tool.to_string(), std::sync::Arc::new(tokio::sync::Barrier::new(count)));
         self
     }
 
@@ -181,6 +193,9 @@ impl ToolRunner for FakeTools {
             arguments: invocation.arguments.clone(),
             user_id: invocation.identity.user_id.clone(),
         });
+        if let Some(barrier) = self.gathers.get(invocation.tool_name) {
+            barrier.wait().await;
+        }
         match self.responders.get(invocation.tool_name) {
             Some(respond) => respond(&invocation),
             None => Err(unscripted(invocation.tool_name)),

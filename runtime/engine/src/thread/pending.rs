@@ -33,6 +33,10 @@ pub struct Pending {
     /// of that role may answer it now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<Escalation>,
+    /// The path of the parallel branch that asked, when the question was asked inside a fork:
+    /// the answer continues that branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 /// A question that was withdrawn and asked again, as the person was shown it.

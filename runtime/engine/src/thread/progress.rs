@@ -1,5 +1,5 @@
-//! The progress of a run, kept per branch so that parallel branches (a later format) fit
-//! without a new checkpoint shape: today every run has the one root branch.
+//! The progress of a run, kept per branch: the root branch (`""`), and while a fork runs, one
+//! per parallel branch (see [`super::ForkProgress`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,6 +23,9 @@ pub struct RunProgress {
     pub input_text: String,
     /// Branches by path (`""` is the root).
     pub branches: BTreeMap<String, Branch>,
+    /// The fork in progress, while the run is split into branches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<super::ForkProgress>,
 }
 
 /// Where one branch of a run is.

@@ -1,0 +1,67 @@
+//! The checkpoint of a fork in progress: the branches a run split into at a fork node, each with
+//! its own state, the messages it added and what it waits for. The branches' progress (node,
+//! steps, visits, the call in flight) is kept beside the root's in [`super::RunProgress::branches`],
+//! by path. While a fork runs, the thread's own state and conversation stay as the fork found
+//! them; the join merges the branches into them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::Pending;
+use crate::wire::Message;
+
+/// A fork in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkProgress {
+    /// The node the run forked at (the root branch stays there until the join).
+    pub from: String,
+    /// Where the run goes on once every branch has ended (a node or `END`).
+    pub join: String,
+    /// The most branches running at once.
+    pub width: u64,
+    /// The branches, in merge order.
+    pub branches: Vec<BranchRun>,
+    /// For a subgraph node: the inner graph its one branch runs (the fork's `from` is the
+    /// subgraph node, `join` is `END` of the inner graph).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subgraph: Option<String>,
+}
+
+/// One branch of a fork.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BranchRun {
+    /// Its path: the first node for a parallel branch (`web`), with the item's index for a map
+    /// (`summarise[2]`). Its progress is `RunProgress::branches[path]`.
+    pub path: String,
+    /// The branch's state (the thread's state at the fork, plus what the branch wrote).
+    pub state: Map<String, Value>,
+    /// The messages the branch added to the conversation as the fork found it.
+    pub messages: Vec<Message>,
+    /// What the branch waits for, when it paused.
+    pub pending: Option<Pending>,
+    /// The positions of the models the branch called (scripted cursors).
+    pub model_cursors: BTreeMap<String, Value>,
+    /// Whether it still runs, or how it ended.
+    pub status: BranchStatus,
+}
+
+/// How far a branch is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum BranchStatus {
+    /// Running, or paused (see [`BranchRun::pending`]).
+    Running,
+    /// It reached the join or `END` (or ended on a rejection).
+    Done,
+    /// It failed with this error.
+    Failed {
+        /// The error's code, e.g. `NODE_001`.
+        code: String,
+        /// Its message.
+        message: String,
+    },
+    /// A stop reached it.
+    Stopped,
+}

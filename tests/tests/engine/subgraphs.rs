@@ -1,0 +1,250 @@
+//! Subgraphs, end to end in process: a node that runs another graph of the artifact with the
+//! state its mapping gives it, over the conversation as it found it, names its inner nodes
+//! `outer/inner` in events, copies the mapped fields back when the inner graph ends, and pauses
+//! the thread on an approval inside it (answered with its own interrupt id). The language does not
+//! write subgraph nodes yet, so the tests edit the compiled artifact as a later compiler will
+//! write it.
+
+use serde_json::json;
+use tenx_artifact::{Node, NodeKind, SubgraphCall};
+use tenx_engine::ports::Event;
+use tenx_engine::testing::FakeTools;
+use tenx_engine::wire::ExecutionStatus;
+use tenx_engine::{ErrorCode, Identity};
+
+use crate::harness::{Host, Models, assistant_texts, compile_patched, dev};
+
+const TEAM: &str = r#"
+import std.approval.yes_no
+
+model lead_model {
+  provider = scripted
+  turns    = [{ text: "Sending this to the research team." }, { text: "Edited." }]
+}
+model publisher_model {
+  provider = scripted
+  turns    = [{ tool: "publish", arguments: { summary: "tides" } }, { text: "Published inside." }]
+}
+model summariser_model {
+  provider = scripted
+  turns    = [{ text: "\{\"summary\": \"tides are caused by the moon\"\}" }]
+}
+
+tool search(topic: string "What to look for") -> string {
+  description = "Search."
+  risk = low
+  run  = http(POST, "${SEARCH_URL}/search", timeout: 5s)
+}
+
+tool publish(summary: string "What to publish") -> string {
+  description = "Publish the summary."
+  risk = high
+  approval {
+    message   = "Publish {summary}?"
+    response  = yes_no
+    on_reject = "Not published."
+    separate_duties = false
+  }
+  run = http(POST, "${BLOG_URL}/posts", timeout: 5s)
+}
+
+agent lead {
+  model  = lead_model
+  prompt = "Lead the team."
+}
+agent research {
+  model  = lead_model
+  prompt = "A stand-in the test replaces with the subgraph."
+}
+agent editor {
+  model  = lead_model
+  prompt = "Edit {summary}."
+  tools  = [publish]
+}
+agent publisher {
+  model  = publisher_model
+  prompt = "Publish what the team found about {topic}."
+  tools  = [publish]
+}
+agent summariser {
+  model  = summariser_model
+  prompt = "Summarise what was found about {topic}."
+  output = { "type": "object", "properties": { "summary": { "type": "string" } }, "required": ["summary"] }
+}
+
+graph research_team {
+  entry = search
+  nodes = [search, summariser]
+
+  state {
+    topic: string "What to research"
+    summary?: string "What the team found"
+  }
+
+  search     -> summariser
+  summariser -> END
+}
+
+graph publishing_team {
+  entry = publisher
+  nodes = [publisher]
+
+  state {
+    topic: string "What was researched"
+  }
+
+  publisher -> END
+}
+
+graph team {
+  entry = lead
+  nodes = [lead, research, editor]
+
+  state {
+    subject: string = "tides" "What the team works on"
+    summary: string = "" "What the research team found"
+  }
+
+  lead     -> research
+  research -> editor
+  editor   -> END
+}
+"#;
+
+/// `team` with `research` a subgraph node running `research_team`.
+fn team() -> tenx_artifact::LoadedArtifact {
+    compile_patched(TEAM, |artifact| {
+        let graph = artifact.graphs.get_mut("team").unwrap();
+        graph.nodes.insert(
+            "research".into(),
+            Node {
+                kind: NodeKind::Graph,
+                reference: "research_team".into(),
+            },
+        );
+        graph.subgraphs = vec![SubgraphCall {
+            node: "research".into(),
+            input: [("topic".to_owned(), "subject".to_owned())].into(),
+            output: [("summary".to_owned(), "summary".to_owned())].into(),
+        }];
+    })
+}
+
+/// A user message to the `team` graph.
+async fn say_team(host: &Host, text: &str) -> Result<tenx_engine::RunOutput, tenx_engine::RunError> {
+    host.run(tenx_engine::RunRequest {
+        graph: Some("team".into()),
+        thread_id: Some("t1".into()),
+        messages: vec![crate::harness::user(text)],
+        identity: Identity::anonymous(),
+        ..tenx_engine::RunRequest::default()
+    })
+    .await
+}
+
+/// An answer on the `team` thread.
+async fn answer_team(host: &Host, id: &str, approved: bool) -> Result<tenx_engine::RunOutput, tenx_engine::RunError> {
+    host.run(tenx_engine::RunRequest {
+        graph: Some("team".into()),
+        thread_id: Some("t1".into()),
+        resume: Some(tenx_engine::ResumeAnswer {
+            value: json!({ "approved": approved }),
+            interrupt_id: Some(id.to_owned()),
+            note: None,
+        }),
+        identity: Identity::anonymous(),
+        ..tenx_engine::RunRequest::default()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_subgraph_runs_with_its_mapped_state_and_gives_back_its_output() {
+    let tools = FakeTools::new()
+        .responds("search", |call| {
+            Ok(json!(format!(
+                "results for {}",
+                call.arguments["q"].as_str().unwrap_or("?")
+            )))
+        })
+        .returns("publish", json!("published"));
+    let host = Host::from_artifact(team(), tools, Models::Scripted, dev());
+    let done = say_team(&host, "Research tides and publish.").await.unwrap();
+    // The inner graph read `topic` from the outer `subject`.
+    assert_eq!(host.tools.calls()[0].arguments, json!({"topic": "tides"}));
+    // Its output came back into the outer state before `editor` ran.
+    assert_eq!(done.thread.state["summary"], json!("tides are caused by the moon"));
+    assert!(done.thread.state.get("topic").is_none(), "inner fields stay inside");
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    let texts = assistant_texts(&done.thread.context);
+    assert_eq!(
+        texts,
+        [
+            "Sending this to the research team.",
+            "{\"summary\": \"tides are caused by the moon\"}",
+            "Edited."
+        ]
+    );
+    // The stream names the inner nodes by their path.
+    let started: Vec<String> = host
+        .events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::NodeStarted { node, .. } => Some(node),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        ["lead", "research", "research/search", "research/summariser", "editor"]
+    );
+    assert_eq!(host.tools.calls_of("publish"), 0);
+}
+
+/// `research_team` with a publish step of its own, behind an approval: the question asked
+/// inside the subgraph pauses the thread.
+#[tokio::test]
+async fn an_approval_inside_a_subgraph_pauses_the_thread_and_its_answer_continues_it() {
+    let artifact = compile_patched(TEAM, |artifact| {
+        let graph = artifact.graphs.get_mut("team").unwrap();
+        graph.nodes.insert(
+            "research".into(),
+            Node {
+                kind: NodeKind::Graph,
+                reference: "publishing_team".into(),
+            },
+        );
+        graph.subgraphs = vec![SubgraphCall {
+            node: "research".into(),
+            input: [("topic".to_owned(), "subject".to_owned())].into(),
+            output: std::collections::BTreeMap::new(),
+        }];
+    });
+    let tools = FakeTools::new()
+        .returns("search", json!("found"))
+        .returns("publish", json!("ok"));
+    let host = Host::from_artifact(artifact, tools, Models::Scripted, dev());
+    let paused = say_team(&host, "Research and publish.").await.unwrap();
+    assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedBefore);
+    let pending = paused.thread.pending.as_ref().unwrap();
+    assert_eq!(pending.branch.as_deref(), Some("research"));
+    assert_eq!(host.tools.calls_of("publish"), 0);
+    let id = host.open_interrupt("t1").await;
+    let wrong = answer_team(&host, "nope", true).await.unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::InterruptMismatch);
+    let done = answer_team(&host, &id, true).await.unwrap();
+    assert_eq!(
+        done.thread.execution.status,
+        ExecutionStatus::Completed,
+        "{:#?}",
+        done.thread.execution
+    );
+    assert_eq!(host.tools.calls_of("publish"), 1);
+    let texts = assistant_texts(&done.thread.context);
+    assert_eq!(
+        texts,
+        ["Sending this to the research team.", "Published inside.", "Edited."],
+        "the inner graph's messages, then the outer editor's"
+    );
+}

@@ -14,8 +14,9 @@ just answer text. ``InMemorySaver``; each run is a new thread.
 
 The runs of the two versions are interleaved with a bare fetch (the tool's function called
 directly: urllib's POST and its answer read, no LangGraph), after 3 unmeasured rounds. It prints
-one JSON object on its last line: medians and p90s in microseconds of ``one``, ``parallel`` and
-``bare``.
+one JSON object on its last line: for ``one``, ``parallel`` and ``bare``, the median and p90 in
+microseconds of the wall time and, under ``cpu``, of the process's CPU time (``process_time``:
+every thread's user and system time) during one run.
 
 What is comparable, and what differs (said honestly):
 - Same shape and steps: the planner's model call; per worker a model call, a tool call over
@@ -175,19 +176,22 @@ def main() -> None:
     runs = int(os.environ.get("RUNS", "30"))
     graph = build()
     versions = {"one": TOPICS[:1], "parallel": TOPICS}
-    samples: dict[str, list[float]] = {name: [] for name in [*versions, "bare"]}
-    for index in range(3 + runs):
-        started = time.perf_counter()
-        fetch.func("bare")
+    names = [*versions, "bare"]
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+
+    def timed(name: str, index: int, once) -> None:
+        started, used = time.perf_counter(), time.process_time()
+        once()
         if index >= 3:
-            samples["bare"].append((time.perf_counter() - started) * 1e6)
+            wall[name].append((time.perf_counter() - started) * 1e6)
+            cpu[name].append((time.process_time() - used) * 1e6)
+
+    for index in range(3 + runs):
+        timed("bare", index, lambda: fetch.func("bare"))
         for name, topics in versions.items():
-            started = time.perf_counter()
-            run(graph, topics, f"{name}-{index}")
-            elapsed = (time.perf_counter() - started) * 1e6
-            if index >= 3:
-                samples[name].append(elapsed)
-    print(json.dumps({name: summary(values) for name, values in samples.items()}))
+            timed(name, index, lambda: run(graph, topics, f"{name}-{index}"))
+    print(json.dumps({name: {**summary(wall[name]), "cpu": summary(cpu[name])} for name in names}))
 
 
 if __name__ == "__main__":

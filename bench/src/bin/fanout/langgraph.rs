@@ -6,16 +6,31 @@
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::Value;
 use tenx_bench::figures::Figures;
 use tenx_bench::venv;
+
+/// What the script measured of one version: wall time and the process's CPU time per run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timed {
+    pub(crate) wall: Figures,
+    pub(crate) cpu: Figures,
+}
 
 /// What the script measured.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LangGraph {
-    pub(crate) one: Figures,
-    pub(crate) parallel: Figures,
+    pub(crate) one: Timed,
+    pub(crate) parallel: Timed,
     /// The tool's function called bare (urllib's POST and answer, no LangGraph).
-    pub(crate) bare: Figures,
+    pub(crate) bare: Timed,
+}
+
+fn timed(part: Option<&Value>, runs: usize) -> Option<Timed> {
+    Some(Timed {
+        wall: Figures::from_json(part, runs)?,
+        cpu: Figures::from_json(part?.get("cpu"), runs)?,
+    })
 }
 
 /// Runs the script, preparing its venv first: `runs` of each version, against the stand-in at
@@ -30,9 +45,9 @@ pub(crate) fn run(root: &Path, url: &str, runs: usize) -> Result<LangGraph, Stri
         .map_err(|error| format!("running the LangGraph script: {error}"))?;
     let parsed = venv::figures_of(&output)?;
     match (
-        Figures::from_json(parsed.get("one"), runs),
-        Figures::from_json(parsed.get("parallel"), runs),
-        Figures::from_json(parsed.get("bare"), runs),
+        timed(parsed.get("one"), runs),
+        timed(parsed.get("parallel"), runs),
+        timed(parsed.get("bare"), runs),
     ) {
         (Some(one), Some(parallel), Some(bare)) => Ok(LangGraph { one, parallel, bare }),
         _ => Err("the LangGraph script's figures are incomplete".to_owned()),

@@ -105,10 +105,19 @@ pub(crate) fn print(results: &Results) {
         lg.map_or_else(|| "-".to_owned(), |lg| ms(lg.bare.cpu.median_us)),
     );
     for (program, why) in &results.skipped {
-        println!(
-            "{:<34} skipped: {why}",
-            format!("{} ({})", program.label(), fetches(*program))
-        );
+        let label = format!("{} ({})", program.label(), fetches(*program));
+        if let (Program::Parallel, Some(lg)) = (program, lg) {
+            println!(
+                "{label:<34} {:>16} {:>7} {:>7}   {:>16} {:>7} {:>7}",
+                "skipped",
+                "",
+                "",
+                timing(&lg.parallel.wall),
+                ms(lg.parallel.wall.median_us - lg.bare.wall.median_us),
+                ms(lg.parallel.cpu.median_us),
+            );
+        }
+        println!("{label:<34} skipped: {why}");
     }
     println!();
     let median = |program| results.tenx.get(&program).copied();

@@ -1,7 +1,7 @@
 //! The fan-out benchmark's pieces, so the bench cannot rot unnoticed: the fetch stand-in answers
-//! after its delay and serves concurrent requests concurrently, and the one-branch and
-//! sequential programs seal with the compiler library and run once through the host's real
-//! `http` tool runner against it.
+//! after its delay and serves concurrent requests concurrently, and the three programs seal with
+//! the compiler library and run once through the host's real `http` tool runner against it (the
+//! parallel one with its eight fetches waiting at the same time).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -92,4 +92,22 @@ fn figures_are_the_median_and_the_90th_percentile() {
     let parsed = Figures::from_json(Some(&json!({"median_us": 2.5, "p90_us": 4.0})), 3).unwrap();
     assert!((parsed.median_us - 2.5).abs() < f64::EPSILON && parsed.samples == 3);
     assert!(Figures::from_json(Some(&json!({"median_us": 2.5})), 3).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the compiler's `parallel` (branch forks-lang); passes on a merge of it, run it once that is on main"]
+async fn the_parallel_program_seals_and_its_eight_fetches_wait_at_the_same_time() {
+    let delay = Duration::from_millis(200);
+    let standin = FetchStandIn::start(delay).unwrap();
+    let artifact = fanout::seal(&root(), Program::Parallel).unwrap();
+    let engine = fanout::engine(artifact, &standin.url()).unwrap();
+    let started = Instant::now();
+    fanout::run_once(&engine, Program::Parallel, "smoke-parallel")
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    // Eight waits one after another would take 1.6 s.
+    assert!(elapsed >= delay && elapsed < delay * 4, "{elapsed:?}");
+    assert_eq!(standin.answered(), 8);
+    assert_eq!(standin.most_in_flight(), 8);
 }

@@ -97,3 +97,19 @@ fn recovery_rules() {
     // A block with no closing brace ends at the end of its chunk.
     parses(Rule::item_chunk, "tool t {\n  risk = high\n");
 }
+
+#[test]
+fn agents_as_tools_with_parameters() {
+    parses(Rule::agents_entry, "agents = [spanish]");
+    parses(Rule::agents_entry, "agents = []");
+    parses(
+        Rule::agents_entry,
+        "agents = [spanish(text: string \"The text to translate\"), critic]",
+    );
+    parses(Rule::block, "{\n  agents = [a(x: int)]\n  model = m\n}");
+    // Other forms are ordinary entries, read (and reported) by the agent.
+    rejects(Rule::agents_entry, "agents = spanish");
+    rejects(Rule::agents_entry, "agents = [a] + [b]");
+    rejects(Rule::agents_entry, "agentsx = [a]");
+    parses(Rule::entry, "agents = spanish");
+}

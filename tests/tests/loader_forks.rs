@@ -274,3 +274,41 @@ fn subgraphs_do_not_nest_or_run_themselves() {
     unmapped.graphs.get_mut("g").unwrap().subgraphs.clear();
     assert!(inconsistent(unmapped).contains("has no entry in `subgraphs`"));
 }
+
+#[test]
+fn an_agent_cannot_reach_an_interrupt_approved_tool_through_an_agent_it_calls() {
+    let mut artifact = base();
+    let mut helper = artifact.agents["other"].clone();
+    helper.allowed_tools = vec!["pay".into()];
+    artifact.agents.insert("helper".into(), helper);
+    artifact.agents.get_mut("desk").unwrap().agent_tools = vec![tenx_artifact::AgentTool {
+        tool_name: "helper".into(),
+        agent: "helper".into(),
+        description: "Helps.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {"input": {"type": "string"}}}).into(),
+    }];
+    assert!(
+        matches!(violation(artifact), PolicyViolation::AgentCallsApprovedTool { ref node, ref tool, .. } if node == "desk" && tool == "pay"),
+        "an interrupt in the graph approves no call the helper's model makes"
+    );
+}
+
+#[test]
+fn agents_called_as_tools_do_not_nest() {
+    let mut artifact = base();
+    let mut helper = artifact.agents["other"].clone();
+    helper.agent_tools = vec![tenx_artifact::AgentTool {
+        tool_name: "desk".into(),
+        agent: "desk".into(),
+        description: "Back to the desk.".into(),
+        parameters: serde_json::json!({"type": "object"}).into(),
+    }];
+    artifact.agents.insert("helper".into(), helper);
+    artifact.agents.get_mut("desk").unwrap().agent_tools = vec![tenx_artifact::AgentTool {
+        tool_name: "helper".into(),
+        agent: "helper".into(),
+        description: "Helps.".into(),
+        parameters: serde_json::json!({"type": "object"}).into(),
+    }];
+    assert!(inconsistent(artifact).contains("do not nest"));
+}

@@ -214,6 +214,7 @@ fn every_port_plays_its_scripted_turns() {
             for agent in artifact.agents.values().filter(|a| a.model == play.model) {
                 offered.extend(agent.allowed_tools.iter().map(|t| artifact.tools[t].name.clone()));
                 offered.extend(agent.handoffs.iter().map(|h| h.tool_name.clone()));
+                offered.extend(agent.agent_tools.iter().map(|used| used.tool_name.clone()));
             }
             assert!(
                 !offered.is_empty() || play.turns.iter().all(|(n, _)| n == "text"),

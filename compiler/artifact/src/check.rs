@@ -173,6 +173,9 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
         problems.push(format!("agent `{name}` uses unknown model `{}`", agent.model));
     }
     output_guards::check(artifact, name, agent, problems);
+    if let Some(problem) = agent.input.problem() {
+        problems.push(format!("agent `{name}`: {problem}"));
+    }
     payloads::check(name, agent, problems);
     check_schema(
         agent.output_schema.as_ref(),
@@ -216,6 +219,38 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
             ));
         }
         claim(&handoff.tool_name, Claimant::Handoff(&handoff.target), problems);
+    }
+    check_sorted(
+        &agent.agent_tools,
+        || format!("agent `{name}`: `agent_tools`"),
+        problems,
+    );
+    for used in &agent.agent_tools {
+        match artifact.agents.get(&used.agent) {
+            None => problems.push(format!("agent `{name}` calls unknown agent `{}` as a tool", used.agent)),
+            // An agent called as a tool answers its call and nothing else: it hands off to no one
+            // and calls no agent itself (so agents never call each other in a circle).
+            Some(inner) if used.agent == name || !inner.agent_tools.is_empty() || !inner.handoffs.is_empty() => {
+                problems.push(format!(
+                    "agent `{name}` calls agent `{}` as a tool, which itself calls agents or hands off; agents called as tools do not nest",
+                    used.agent
+                ));
+            }
+            Some(_) => {}
+        }
+        if !is_function_name(&used.tool_name) {
+            problems.push(format!(
+                "agent `{name}`: the tool name `{}` of agent `{}` must be 1 to 64 of `A-Z a-z 0-9 _ -`",
+                used.tool_name, used.agent
+            ));
+        }
+        if !used.parameters.is_object() {
+            problems.push(format!(
+                "agent `{name}`: the parameters of agent tool `{}` must be an object schema",
+                used.tool_name
+            ));
+        }
+        claim(&used.tool_name, Claimant::Agent(&used.agent), problems);
     }
 }
 
@@ -407,6 +442,8 @@ enum Claimant<'a> {
     Tool(&'a str),
     /// The handoff to this agent.
     Handoff(&'a str),
+    /// This agent, called as a tool.
+    Agent(&'a str),
 }
 
 impl fmt::Display for Claimant<'_> {
@@ -414,6 +451,7 @@ impl fmt::Display for Claimant<'_> {
         match self {
             Self::Tool(tool) => write!(formatter, "tool `{tool}`"),
             Self::Handoff(agent) => write!(formatter, "the handoff to `{agent}`"),
+            Self::Agent(agent) => write!(formatter, "agent `{agent}` as a tool"),
         }
     }
 }

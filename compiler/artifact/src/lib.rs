@@ -43,13 +43,14 @@ pub use load::{LoadError, LoadedArtifact, TrustPolicy, load};
 pub use model::binding;
 pub use model::bound;
 pub use model::{
-    Agent, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource, CallerAttribute,
-    CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, EMPTY_PAYLOAD, END, Edge, EdgeKind, ErrorExit,
-    Evidence, FORMAT, Fork, ForkKind, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES, MAX_VISITS, MAX_WIDTH, Model,
-    Node, NodeKind, OUTPUT_GUARD_BUILTINS, Provider, Reduce, Reducer, Resume, Risk, RiskRule, RiskRules, Route, Rule,
-    Run, Schema, Script, SourceLocation, SubgraphCall, TOOL_RESULT_PROPERTY, Tool, Turn, Validator, ValidatorUse,
-    VisitLimit, Write, WriteSource, rejection_text,
+    Agent, AgentTool, Approval, Approvers, Arm, Artifact, BUILTIN_TOOLS, BUILTIN_VALIDATORS, BoundSource,
+    CallerAttribute, CompareOp, Condition, DEFAULT_ON_REJECT, DEFAULT_RETRIES, Decision, EMPTY_PAYLOAD, END, Edge,
+    EdgeKind, ErrorExit, Evidence, FORMAT, Fork, ForkKind, Graph, Handoff, HttpMethod, Interrupt, MAX_RETRIES,
+    MAX_VISITS, MAX_WIDTH, Model, Node, NodeKind, OUTPUT_GUARD_BUILTINS, Provider, Reduce, Reducer, Resume, Risk,
+    RiskRule, RiskRules, Route, Rule, Run, Schema, Script, SourceLocation, SubgraphCall, TOOL_RESULT_PROPERTY, Tool,
+    Turn, Validator, ValidatorUse, VisitLimit, Write, WriteSource, rejection_text,
 };
+pub use model::{AgentInput, MAX_INPUT_LAST};
 pub use model::{
     DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_MAX_BACKOFF_MS, MAX_ATTEMPTS, MIN_ATTEMPTS, NodeRetry, RetryOn,
     RetryPolicy, retry_refusal,

@@ -19,7 +19,7 @@ use tenx_artifact::{
 };
 
 const HELLO: &[u8] = include_bytes!("fixtures/hello.tenxg");
-const HELLO_ID: &str = "sha256:6afd8bc1628c32c829adfa36a5b4f4a90847c6fc5e75e94f5df030585ed28258";
+const HELLO_ID: &str = "sha256:3d137fd98a51c7a65eb17841019f781690d636fe389efbb881a61d4e8d23e2c8";
 
 fn hello() -> Artifact {
     let mut artifact = Artifact::new("tenxc 0.1.0");
@@ -48,6 +48,8 @@ fn hello() -> Artifact {
             output_schema: None,
             output_guards: Vec::new(),
             retries: 2,
+            agent_tools: Vec::new(),
+            input: tenx_artifact::AgentInput::Conversation,
         },
     );
     let nodes = BTreeMap::from([(

@@ -1,6 +1,7 @@
 //! Scale and robustness of the graph and policy checks: generated programs with 10,000-node
 //! graphs (a chain, a dense cycle, a chain that nothing reaches, a long path around an
-//! approval) are checked on an ordinary test thread, whose stack is 2 MB. The expected codes
+//! approval, a chain of forks, a 10,000-node branch with and without a way into its middle and
+//! an approval in one) are checked on an ordinary test thread, whose stack is 2 MB. The expected codes
 //! are counted, and finishing at all proves the graph algorithms are iterative: a recursion
 //! over 10,000 nodes would overflow that stack.
 
@@ -188,4 +189,125 @@ fn long_path_around_an_approval() {
         .filter(|c| *c != "TENX0604")
         .collect();
     assert_eq!(others, ["TENX0303"]);
+}
+
+/// A chain of forks: stage `k` forks out of `f{k}` into `l{k}` and `r{k}`, which join at
+/// `f{k + 1}`; the last stage joins at `END`. About 10,000 nodes, all reached only through
+/// forks, all reaching `END` through their joins: clean.
+#[test]
+fn chain_of_forks() {
+    let stages = N / 3;
+    let mut src = String::from("model m {\n  provider = scripted\n}\n\n");
+    agents(&mut src, "f", stages);
+    agents(&mut src, "l", stages);
+    agents(&mut src, "r", stages);
+    src.push_str("graph forks {\n  entry = f0\n");
+    node_list(
+        &mut src,
+        (0..stages).flat_map(|k| [format!("f{k}"), format!("l{k}"), format!("r{k}")]),
+    );
+    for k in 0..stages {
+        let join = if k + 1 == stages {
+            "END".to_string()
+        } else {
+            format!("f{}", k + 1)
+        };
+        let _ = writeln!(
+            src,
+            "  parallel f{k} {{\n    branches = [l{k}, r{k}]\n    join = {join}\n  }}\n  l{k} -> {join}\n  r{k} -> {join}"
+        );
+    }
+    src.push_str("}\n");
+    expect(&src, &[]);
+}
+
+/// One branch of a fork is a 10,000-node chain, the other a single node. With `back_in`, the
+/// join leads back into the middle of the long branch: one way into a branch from outside.
+fn long_branch(back_in: bool) -> String {
+    let mut src = String::from("model m {\n  provider = scripted\n}\n\n");
+    agents(&mut src, "a", N);
+    agents(&mut src, "x", 3);
+    src.push_str("graph long {\n  entry = x0\n");
+    node_list(
+        &mut src,
+        ["x0", "x1", "x2"]
+            .into_iter()
+            .map(str::to_string)
+            .chain((0..N).map(|i| format!("a{i}"))),
+    );
+    src.push_str("  state {\n    again: bool = false \"Whether to go round once more\"\n  }\n");
+    src.push_str("  parallel x0 {\n    branches = [a0, x1]\n    join = x2\n  }\n  x1 -> x2\n");
+    for i in 0..N - 1 {
+        let _ = writeln!(src, "  a{i} -> a{}", i + 1);
+    }
+    let _ = writeln!(src, "  a{} -> x2", N - 1);
+    if back_in {
+        let _ = writeln!(
+            src,
+            "  route x2 {{\n    when again -> a{}\n    else -> END\n  }}",
+            N / 2
+        );
+    } else {
+        src.push_str("  x2 -> END\n");
+    }
+    src.push_str("}\n");
+    src
+}
+
+#[test]
+fn ten_thousand_node_branch() {
+    expect(&long_branch(false), &[]);
+}
+
+/// The way back into the long branch is the one problem, reported once.
+#[test]
+fn way_into_a_ten_thousand_node_branch() {
+    expect(&long_branch(true), &[("TENX0381", 1)]);
+}
+
+/// A 10,000-node branch ends in an approval-gated tool. With the interrupt straight before the
+/// tool inside the branch the program is clean; with the interrupt before the fork, the
+/// approval does not cross the fork, and the tool is refused once.
+fn approval_in_a_long_branch(inside: bool) -> String {
+    let mut src = String::from(
+        "import std.approval.yes_no\n\nmodel m {\n  provider = scripted\n}\n\n\
+         tool pay() -> string {\n  description = \"Pay.\"\n  risk = high\n  run = http(POST, \"https://pay.example\")\n}\n\n\
+         interrupt approve_pay {\n  message = \"Pay?\"\n  response = yes_no\n  approves = [pay]\n  approvers = [role(\"payments_lead\")]\n}\n\n",
+    );
+    agents(&mut src, "a", N);
+    agents(&mut src, "x", 3);
+    src.push_str("graph paid {\n  entry = x0\n");
+    node_list(
+        &mut src,
+        ["x0", "x1", "x2", "approve_pay", "pay"]
+            .into_iter()
+            .map(str::to_string)
+            .chain((0..N).map(|i| format!("a{i}"))),
+    );
+    if inside {
+        src.push_str("  parallel x0 {\n    branches = [a0, x1]\n    join = x2\n  }\n");
+    } else {
+        src.push_str("  x0 -> approve_pay\n  parallel approve_pay {\n    branches = [a0, x1]\n    join = x2\n  }\n");
+    }
+    src.push_str("  x1 -> x2\n");
+    for i in 0..N - 1 {
+        let _ = writeln!(src, "  a{i} -> a{}", i + 1);
+    }
+    if inside {
+        let _ = writeln!(src, "  a{} -> approve_pay\n  approve_pay -> pay", N - 1);
+    } else {
+        let _ = writeln!(src, "  a{} -> pay", N - 1);
+    }
+    src.push_str("  pay -> x2\n  x2 -> END\n}\n");
+    src
+}
+
+#[test]
+fn approval_inside_a_ten_thousand_node_branch() {
+    expect(&approval_in_a_long_branch(true), &[]);
+}
+
+#[test]
+fn approval_before_a_fork_into_a_ten_thousand_node_branch() {
+    expect(&approval_in_a_long_branch(false), &[("TENX0604", 1)]);
 }

@@ -155,6 +155,9 @@ function checkSnapshot(grammar) {
     "    when score < 0.5 and not done -> support",
     "    else -> END",
     "  }",
+    "  parallel support {",
+    "    branches = [a, b]",
+    "  }",
     "}",
   ].join("\n");
   const tokens = tokenize(grammar, source);
@@ -211,6 +214,8 @@ function checkSnapshot(grammar) {
     [26, "done", "variable.other.field.tenx"],
     [26, "support", "variable.other.node.tenx"],
     [27, "else", "keyword.control.else.tenx"],
+    [29, "parallel", "keyword.control.fork.tenx"],
+    [29, "support", "variable.other.node.tenx"],
   ];
   for (const [line, text, scope] of expected) {
     const token = tokens.find((t) => t.line === line && t.text === text);

@@ -26,6 +26,7 @@ fn progress() -> RunProgress {
         recursion_limit: 25,
         input_text: String::new(),
         branches: BTreeMap::new(),
+        fork: None,
     }
 }
 
@@ -40,6 +41,7 @@ fn pending() -> Pending {
         rejection_key: None,
         replaces: None,
         escalation: None,
+        branch: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn progress() -> RunProgress {
         recursion_limit: 25,
         input_text: String::new(),
         branches: BTreeMap::new(),
+        fork: None,
     }
 }
 
@@ -41,6 +42,7 @@ fn pending() -> Pending {
         rejection_key: None,
         replaces: None,
         escalation: None,
+        branch: None,
     }
 }
 

@@ -17,6 +17,7 @@
 )]
 
 mod mutate;
+mod mutate_fork;
 mod mutate_retry;
 mod mutate_risk;
 mod seeds;
@@ -93,6 +94,8 @@ fn every_program_check_accepts_builds_and_loads() {
         .collect();
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut refused, mut built) = (0usize, 0usize);
+    // Built programs with a `parallel` or `map` block: the fork rules are exercised.
+    let mut forked = 0usize;
     let mut broken = Vec::new();
     // How often each kind of failure was seen (its message up to the first backtick).
     let mut kinds: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
@@ -109,7 +112,13 @@ fn every_program_check_accepts_builds_and_loads() {
         let (text, applied) = mutate::mutate(&mut case_rng, &start.text);
         match build(&start.name, &text) {
             Verdict::Refused => refused += 1,
-            Verdict::Built => built += 1,
+            Verdict::Built => {
+                built += 1;
+                let forks = text
+                    .lines()
+                    .any(|l| l.trim_start().starts_with("parallel ") || l.trim_start().starts_with("map "));
+                forked += usize::from(forks);
+            }
             Verdict::Broken(why) => broken.push({
                 *kinds
                     .entry(why.split('`').next().unwrap_or_default().to_owned())
@@ -124,7 +133,7 @@ fn every_program_check_accepts_builds_and_loads() {
     }
     println!(
         "check_implies_build: seed {seed}, {cases} programs from {} seeds ({} clean): \
-         {built} passed check and built, {refused} refused by check, {} broken",
+         {built} passed check and built ({forked} with a fork), {refused} refused by check, {} broken",
         seeds.len(),
         clean.len(),
         broken.len()

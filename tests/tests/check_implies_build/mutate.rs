@@ -4,8 +4,9 @@
 //! route arm, changing a risk, adding or repeating handoffs (with or without typed payloads),
 //! edges, nodes and tool selections, adding an extra entry, a `resume` or a tool node's result
 //! field, binding a tool another way (`native(…)`, `http` with headers), adding risk rules
-//! (`mutate_risk`), adding a retry policy to a tool or a node (`mutate_retry`), giving a field an
-//! odd value.
+//! (`mutate_risk`), adding a retry policy to a tool or a node (`mutate_retry`), forking an edge
+//! into a `parallel` or `map` block or adding a `reduce` (`mutate_fork`), giving a field an odd
+//! value.
 //! Most results are refused by `check`; the ones it accepts are what the property is about.
 
 use fastrand::Rng;
@@ -21,7 +22,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..30) {
+        let done = match rng.u8(0..32) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -44,6 +45,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             26 => add_resume(rng, &mut lines),
             27 => crate::mutate_risk::add_risk_rules(rng, &mut lines),
             28 => crate::mutate_retry::add_retry(rng, &mut lines),
+            29 | 30 => crate::mutate_fork::add_fork(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -279,7 +281,7 @@ fn copy_block(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
 }
 
 /// Edges `a -> b` written on their own line (not route arms): (line, from, to).
-fn edges(lines: &[String]) -> Vec<(usize, String, String)> {
+pub fn edges(lines: &[String]) -> Vec<(usize, String, String)> {
     lines
         .iter()
         .enumerate()
@@ -293,7 +295,7 @@ fn edges(lines: &[String]) -> Vec<(usize, String, String)> {
 }
 
 /// The node names listed in `nodes = […]` lines, and `END`.
-fn nodes(lines: &[String]) -> Vec<String> {
+pub fn nodes(lines: &[String]) -> Vec<String> {
     let mut found = vec!["END".to_owned()];
     for line in lines {
         if let Some(list) = line.trim().strip_prefix("nodes")

@@ -12,6 +12,7 @@
 
 mod harness;
 
+mod agent_tools;
 mod approvals;
 mod bypass;
 mod concurrency;
@@ -20,6 +21,8 @@ mod flow;
 mod forks;
 mod handoffs;
 mod ids;
+mod inputs;
+mod ports;
 mod providers;
 mod reask;
 mod recovery;

@@ -1,18 +1,16 @@
 //! Subgraphs, end to end in process: a node that runs another graph of the artifact with the
 //! state its mapping gives it, over the conversation as it found it, names its inner nodes
 //! `outer/inner` in events, copies the mapped fields back when the inner graph ends, and pauses
-//! the thread on an approval inside it (answered with its own interrupt id). The language does not
-//! write subgraph nodes yet, so the tests edit the compiled artifact as a later compiler will
-//! write it.
+//! the thread on an approval inside it (answered with its own interrupt id). The programs write
+//! the subgraph node in the language: a graph listed in `nodes`, mapped by `subgraphs`.
 
 use serde_json::json;
-use tenx_artifact::{Node, NodeKind, SubgraphCall};
 use tenx_engine::ports::Event;
 use tenx_engine::testing::FakeTools;
 use tenx_engine::wire::ExecutionStatus;
 use tenx_engine::{ErrorCode, Identity};
 
-use crate::harness::{Host, Models, assistant_texts, compile_patched, dev};
+use crate::harness::{Host, Models, assistant_texts, compile, dev};
 
 const TEAM: &str = r#"
 import std.approval.yes_no
@@ -52,10 +50,6 @@ agent lead {
   model  = lead_model
   prompt = "Lead the team."
 }
-agent research {
-  model  = lead_model
-  prompt = "A stand-in the test replaces with the subgraph."
-}
 agent editor {
   model  = lead_model
   prompt = "Edit {summary}."
@@ -72,7 +66,7 @@ agent summariser {
   output = { "type": "object", "properties": { "summary": { "type": "string" } }, "required": ["summary"] }
 }
 
-graph research_team {
+graph research {
   entry = search
   nodes = [search, summariser]
 
@@ -97,8 +91,9 @@ graph publishing_team {
 }
 
 graph team {
-  entry = lead
-  nodes = [lead, research, editor]
+  entry     = lead
+  nodes     = [lead, research, editor]
+  subgraphs = { research: { input: { topic: subject }, output: { summary: summary } } }
 
   state {
     subject: string = "tides" "What the team works on"
@@ -111,23 +106,20 @@ graph team {
 }
 "#;
 
-/// `team` with `research` a subgraph node running `research_team`.
+/// `team`, whose `research` node is a subgraph node running the graph `research`.
 fn team() -> tenx_artifact::LoadedArtifact {
-    compile_patched(TEAM, |artifact| {
-        let graph = artifact.graphs.get_mut("team").unwrap();
-        graph.nodes.insert(
-            "research".into(),
-            Node {
-                kind: NodeKind::Graph,
-                reference: "research_team".into(),
-            },
-        );
-        graph.subgraphs = vec![SubgraphCall {
-            node: "research".into(),
-            input: [("topic".to_owned(), "subject".to_owned())].into(),
-            output: [("summary".to_owned(), "summary".to_owned())].into(),
-        }];
-    })
+    compile(TEAM)
+}
+
+/// `TEAM` with the publishing team as the graph `research` (and the research team renamed out of
+/// the way): the subgraph node `research` runs the publishing team, with only `input` mapped.
+fn team_publishing() -> String {
+    TEAM.replace("graph research {", "graph research_team {")
+        .replace("graph publishing_team {", "graph research {")
+        .replace(
+            "subgraphs = { research: { input: { topic: subject }, output: { summary: summary } } }",
+            "subgraphs = { research: { input: { topic: subject } } }",
+        )
 }
 
 /// A user message to the `team` graph.
@@ -202,25 +194,12 @@ async fn a_subgraph_runs_with_its_mapped_state_and_gives_back_its_output() {
     assert_eq!(host.tools.calls_of("publish"), 0);
 }
 
-/// `research_team` with a publish step of its own, behind an approval: the question asked
-/// inside the subgraph pauses the thread.
+/// A subgraph with a publish step of its own, behind an approval: the question asked inside the
+/// subgraph pauses the thread.
 #[tokio::test]
 async fn an_approval_inside_a_subgraph_pauses_the_thread_and_its_answer_continues_it() {
-    let artifact = compile_patched(TEAM, |artifact| {
-        let graph = artifact.graphs.get_mut("team").unwrap();
-        graph.nodes.insert(
-            "research".into(),
-            Node {
-                kind: NodeKind::Graph,
-                reference: "publishing_team".into(),
-            },
-        );
-        graph.subgraphs = vec![SubgraphCall {
-            node: "research".into(),
-            input: [("topic".to_owned(), "subject".to_owned())].into(),
-            output: std::collections::BTreeMap::new(),
-        }];
-    });
+    let artifact = compile(&team_publishing());
+    assert_eq!(artifact.artifact.graphs["team"].subgraphs[0].output.len(), 0);
     let tools = FakeTools::new()
         .returns("search", json!("found"))
         .returns("publish", json!("ok"));

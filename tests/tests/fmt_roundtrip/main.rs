@@ -17,6 +17,8 @@
 
 #[path = "../check_implies_build/mutate.rs"]
 mod mutate;
+#[path = "../check_implies_build/mutate_fork.rs"]
+mod mutate_fork;
 #[path = "../check_implies_build/mutate_retry.rs"]
 mod mutate_retry;
 #[path = "../check_implies_build/mutate_risk.rs"]

@@ -23,6 +23,7 @@ mod conformance;
 mod console;
 mod contract;
 mod event_source;
+mod forks;
 mod jwt_keys;
 mod limits;
 mod logs;

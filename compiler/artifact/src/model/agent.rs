@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Schema, Script, ValidatorUse};
+use super::{AgentInput, Schema, Script, ValidatorUse};
 
 use super::sort_unique;
 
@@ -30,6 +30,29 @@ pub struct Agent {
     /// `output_schema` (at most [`MAX_RETRIES`]); when they are used up the node fails with
     /// `NODE_001`.
     pub retries: u64,
+    /// What the model is shown of the conversation before the agent's own turn.
+    pub input: AgentInput,
+    /// Other agents this agent's model may call as tools, sorted by tool name (see
+    /// [`AgentTool`]).
+    pub agent_tools: Vec<AgentTool>,
+}
+
+/// An agent offered to another agent's model as a tool. A call runs the agent on its own: a
+/// conversation of one user message (the value of the only string parameter, else the arguments
+/// as canonical JSON), its own prompt, tools, approvals, guards and retries; its final answer
+/// (its `output_schema` object, else its text) is the call's result. A question asked inside
+/// pauses the thread; agents never call each other in a circle.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentTool {
+    /// The model-facing tool name.
+    pub tool_name: String,
+    /// The agent (a key of `agents`) that answers the call.
+    pub agent: String,
+    /// What the calling model is told the tool does.
+    pub description: String,
+    /// JSON Schema of the call's arguments: an object schema.
+    pub parameters: Schema,
 }
 
 /// The most times a model may be asked again after an answer that fails its guards or schema.
@@ -42,6 +65,7 @@ impl Agent {
     pub(crate) fn normalize(&mut self) {
         sort_unique(&mut self.allowed_tools);
         sort_unique(&mut self.handoffs);
+        sort_unique(&mut self.agent_tools);
     }
 }
 

@@ -7,6 +7,7 @@
 //! artifact has exactly one byte form.
 
 mod agent;
+mod agent_input;
 mod approval;
 pub mod binding;
 pub mod bound;
@@ -27,7 +28,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use agent::{Agent, DEFAULT_RETRIES, EMPTY_PAYLOAD, Handoff, MAX_RETRIES, Model, Provider};
+pub use agent::{Agent, AgentTool, DEFAULT_RETRIES, EMPTY_PAYLOAD, Handoff, MAX_RETRIES, Model, Provider};
+pub use agent_input::{AgentInput, MAX_INPUT_LAST};
 pub use approval::{Approvers, DEFAULT_ON_REJECT, Decision, Evidence, TOOL_RESULT_PROPERTY, rejection_text};
 pub use bound::{BoundSource, CallerAttribute};
 pub use condition::{CompareOp, Condition};

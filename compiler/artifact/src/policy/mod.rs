@@ -14,8 +14,9 @@
 //! - A tool's own `approval` is asked before each of its executions by the runtime, so it holds
 //!   by construction. A tool approved only by interrupts (an *interrupt-approved* tool, whatever
 //!   its risk) is approved by graph steps, so in every graph:
-//!   - no node reachable from an entry runs an agent allowed to call it: an interrupt earlier
-//!     in the graph is not bound to the call the model makes later;
+//!   - no node reachable from an entry runs an agent allowed to call it, itself or through an
+//!     agent it calls as a tool: an interrupt earlier in the graph is not bound to the call the
+//!     model makes later;
 //!   - every node that runs it is unreachable from every entry once its approving interrupt nodes
 //!     are removed (they dominate it), and unreachable from its own previous run without passing
 //!     one of them again (each run needs a fresh approval);
@@ -104,6 +105,20 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
             }
             if interrupt_approved(tool) {
                 calls.entry(agent).or_default().push((name, tool));
+            }
+        }
+        // An agent that calls another agent as a tool calls, through it, every tool that agent
+        // may call: an interrupt in the graph approves none of them.
+        for used in &spec.agent_tools {
+            let inner = artifact
+                .agents
+                .get(&used.agent)
+                .map(|inner| inner.allowed_tools.as_slice())
+                .unwrap_or_default();
+            for (name, tool) in inner.iter().filter_map(|name| guarded.get(name)) {
+                if interrupt_approved(tool) {
+                    calls.entry(agent).or_default().push((name, tool));
+                }
             }
         }
     }

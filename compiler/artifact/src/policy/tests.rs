@@ -39,6 +39,8 @@ fn agent(allowed: &[&str]) -> Agent {
         output_schema: None,
         output_guards: Vec::new(),
         retries: 2,
+        agent_tools: Vec::new(),
+        input: crate::model::AgentInput::Conversation,
     }
 }
 

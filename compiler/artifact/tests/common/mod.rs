@@ -189,6 +189,8 @@ pub fn sample() -> Artifact {
             output_schema: None,
             output_guards: Vec::new(),
             retries: 2,
+            agent_tools: Vec::new(),
+            input: tenx_artifact::AgentInput::Conversation,
         },
     );
     artifact.agents.insert(
@@ -201,6 +203,8 @@ pub fn sample() -> Artifact {
             output_schema: Some(json!({"type": "object", "properties": {"route": {"type": "string"}}}).into()),
             output_guards: Vec::new(),
             retries: 2,
+            agent_tools: Vec::new(),
+            input: tenx_artifact::AgentInput::Conversation,
         },
     );
 

@@ -372,6 +372,12 @@ pub struct AgentDecl {
     /// The typed payloads of `handoffs`: one per item written with a parameter list,
     /// `escalation(reason: string "Why")`, in the order written.
     pub payloads: Vec<HandoffPayload>,
+    /// `input = …`: what the model is shown of the conversation (left out: all of it).
+    pub input: Option<super::AgentInput>,
+    /// `agents = [spanish(text: string "…"), critic]`: other agents the model may call as tools.
+    pub agent_tools: Vec<super::AgentToolUse>,
+    /// `description = "…"`: what a model that calls this agent as a tool is told it does.
+    pub description: Option<Expr>,
 }
 
 /// The payload of one handoff: the parameters the model passes when it hands off.

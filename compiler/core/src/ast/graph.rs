@@ -1,6 +1,6 @@
 //! Graph declarations: entry, nodes, edges, routes, state, validators.
 
-use super::{Arg, Expr, Ident, Param};
+use super::{Arg, Expr, Fork, Ident, Param, ReducerDecl};
 use tenx_diagnostics::Span;
 
 /// `graph NAME { ... }`.
@@ -41,6 +41,13 @@ pub struct GraphDecl {
     pub resume: Option<Ident>,
     /// `retry = { node: { attempts: 2, … } }`: retry policies by node, in source order.
     pub retry: Vec<NodeRetry>,
+    /// `subgraphs = { graph: { input: {…}, output: {…} } }`: the state mappings of subgraph
+    /// nodes, in source order.
+    pub subgraphs: Vec<super::SubgraphMap>,
+    /// `parallel node { … }` and `map node { … }`, in source order.
+    pub forks: Vec<Fork>,
+    /// `reduce = { field: append, … }`, in source order.
+    pub reduce: Vec<ReducerDecl>,
 }
 
 /// One entry of a graph's `visits`: a run enters `node` at most `max` times; a way that would

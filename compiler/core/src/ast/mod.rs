@@ -1,14 +1,20 @@
 //! The typed AST: what the syntax stage produces from pest pairs. Every node carries byte spans;
 //! no pest type appears here.
 
+mod agent_input;
+mod compose;
 mod decls;
 mod expr;
+mod fork;
 mod graph;
 mod shift;
 mod test;
 
+pub use agent_input::AgentInput;
+pub use compose::*;
 pub use decls::*;
 pub use expr::*;
+pub use fork::*;
 pub use graph::*;
 pub use shift::Shift;
 pub use test::*;

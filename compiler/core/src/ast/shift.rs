@@ -38,6 +38,7 @@ no_span!(
     u64,
     Risk,
     CompareOp,
+    ForkKind,
     serde_json::Value,
     serde_json::Map<String, serde_json::Value>,
     serde_json::Number,
@@ -112,7 +113,8 @@ fields! {
         idempotency_key, run, span, bind, risk_rules, retry,
     }
     RiskRule { risk, risk_span, condition, span }
-    AgentDecl { name, model, prompt, tools, handoffs, output, span, guard, retries, payloads }
+    AgentDecl { name, model, prompt, tools, handoffs, output, span, guard, retries, payloads, input, agent_tools, description }
+    AgentToolUse { agent, params }
     HandoffPayload { target, params }
     ValidatorDecl { name, params, description, builtin, deny_patterns, deny_keywords, max_length, span }
     InterruptDecl {
@@ -121,8 +123,12 @@ fields! {
     }
     GraphDecl {
         name, entry, nodes, validate, recursion_limit, state, edges, routes, span, entries,
-        results, answers, visits, on_error, resume, retry,
+        results, answers, visits, on_error, resume, retry, subgraphs, forks, reduce,
     }
+    SubgraphMap { node, input, output, span }
+    FieldMap { to, from }
+    Fork { kind, from, branches, branches_span, over, item, join, max_concurrency, span }
+    ReducerDecl { field, reduce, order, span }
     VisitLimit { node, max, exit }
     ErrorExit { node, target }
     AnswerWrite { node, property, field }

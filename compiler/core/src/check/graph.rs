@@ -12,13 +12,17 @@ use tenx_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
 mod answers;
 mod entries;
+pub(crate) mod forks;
 mod handoff_edges;
 mod loops;
+mod reducers;
 mod results;
 mod resume;
 mod retries;
 pub(crate) mod routes;
 mod tool_nodes;
+// Subgraph nodes and their state mappings.
+mod subgraphs;
 
 /// How many nodes and transitions of a cycle a diagnostic names; a bigger cycle is summarised.
 const SHOWN: usize = 8;
@@ -72,6 +76,9 @@ impl GraphCheck<'_, '_> {
         answers::check(self);
         loops::check(self);
         retries::check(self);
+        subgraphs::check(self);
+        forks::check(self);
+        reducers::check(self);
         self.successors();
         self.reachability();
     }
@@ -331,6 +338,10 @@ impl GraphCheck<'_, '_> {
                 .or_default()
                 .push(route.span);
         }
+        // A fork is a way on too: a node with a fork and an edge or a route has two.
+        for fork in &graph.forks {
+            routes_from.entry(fork.from.name.as_str()).or_default().push(fork.span);
+        }
         let mut found = Vec::new();
         for node in &self.topology.nodes {
             let handoff_targets: BTreeSet<String> = node
@@ -377,7 +388,19 @@ impl GraphCheck<'_, '_> {
                 if let Some(first) = ways.first() {
                     d = d.secondary(file, *first, "first way to continue");
                 }
-                d = d.help("keep one edge, or decide with one `route` (arms are tried in order, `else` last)");
+                let targets: Vec<&str> = out_edges
+                    .iter()
+                    .filter(|e| !handoff_targets.contains(&e.to.name) && e.to.name != END)
+                    .map(|e| e.to.name.as_str())
+                    .collect();
+                let one = "keep one edge, or decide with one `route` (arms are tried in order, `else` last)";
+                d = match targets.as_slice() {
+                    [first, second, ..] if first != second => d.help(format!(
+                        "{one}; to run `{first}` and `{second}` at the same time, write `parallel {} {{ branches = [{first}, {second}]  join = ... }}`",
+                        node.name
+                    )),
+                    _ => d.help(one),
+                };
                 if !handoff_targets.is_empty() {
                     d = d.note("edges to an agent's `handoffs` targets are handoff choices and do not count");
                 }
@@ -494,6 +517,7 @@ impl GraphCheck<'_, '_> {
             .iter()
             .map(|e| e.from.name.as_str())
             .chain(self.g().routes.iter().map(|r| r.from.name.as_str()))
+            .chain(self.g().forks.iter().map(|f| f.from.name.as_str()))
             .collect();
         let mut found = Vec::new();
         for (n, node) in t.nodes.iter_enumerated() {
@@ -527,7 +551,12 @@ impl GraphCheck<'_, '_> {
                 .iter()
                 .flat_map(|r| r.arms.iter().map(move |a| (&r.from.name, &a.target.name))),
         );
-        for (from, to) in targets {
+        let forks = self
+            .g()
+            .forks
+            .iter()
+            .flat_map(|f| f.branches.iter().chain(&f.join).map(move |to| (&f.from.name, &to.name)));
+        for (from, to) in targets.chain(forks) {
             if !known(to)
                 && let Some(slot) = t.index.get(from).and_then(|&n| open.get_mut(n))
             {

@@ -25,6 +25,8 @@ pub mod topology;
 mod unused;
 mod validators;
 pub mod writers;
+// Agents called as tools by other agents.
+mod agent_tools;
 
 pub use facts::Facts;
 
@@ -63,6 +65,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         risk_rules::check(&facts, diagnostics);
         retries::check(&facts, diagnostics);
         test_blocks::check(&facts, diagnostics);
+        agent_tools::check(&facts, diagnostics);
         if names_resolve {
             unused::check(&facts, diagnostics);
         }

@@ -4,7 +4,8 @@
 //! `A-Z a-z 0-9 _ -` (`TENX0205`), no non-ASCII character, however much it looks like a letter
 //! (`TENX0206`), no name longer than 64 characters (`TENX0207`), and no handoff whose generated
 //! `transfer_to_<agent>` name is longer than 64 characters because of the agent's name
-//! (`TENX0208`).
+//! (`TENX0208`); an agent called as a tool (`agents = [...]`) is offered under the agent's
+//! name, which is no longer than 64 characters either (`TENX0207`).
 //!
 //! Declared names are identifiers (ASCII letters, digits and `_`), so only a `name = "…"` can
 //! be empty or hold a bad character; a declared name or a generated handoff name can only be
@@ -32,6 +33,26 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         tool_name(facts, tool, diagnostics);
     }
     for agent in &program.agents {
+        // An agent called as a tool is offered under its own name.
+        for used in &agent.decl.agent_tools {
+            let length = used.agent.name.chars().count();
+            if length > MAX_NAME {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0207,
+                        format!(
+                            "the agent tool `{}…` has a name of {length} characters, longer than {MAX_NAME}",
+                            used.agent.name.chars().take(20).collect::<String>()
+                        ),
+                        agent.file,
+                        used.agent.span,
+                    )
+                    .label("an agent called as a tool is offered under the agent's name")
+                    .help(format!("shorten the agent's name to at most {MAX_NAME} characters"))
+                    .note(RULE),
+                );
+            }
+        }
         for target in &agent.decl.handoffs {
             // A target that is not an agent is `TENX0101`/`TENX0102`, and generates nothing.
             let Some(symbol) = program.lookup(&target.name).filter(|s| s.kind() == DeclKind::Agent) else {

@@ -192,7 +192,7 @@ fn dominance(
     for node in &topology.nodes {
         match node.decl {
             DeclRef::Tool(t) => candidates.push(t),
-            DeclRef::Agent(a) => candidates.extend(facts.visible_tools.get(a).into_iter().flatten().copied()),
+            DeclRef::Agent(a) => candidates.extend(super::agent_tools::called_tools(facts, a)),
             _ => {}
         }
     }
@@ -244,7 +244,10 @@ fn dominance(
         // Agents that call the tool directly.
         for (n, node) in topology.nodes.iter_enumerated() {
             let Some(agent) = node.decl.agent() else { continue };
-            if !facts.visible_tools.get(agent).is_some_and(|v| v.contains(&t)) {
+            let direct = facts.visible_tools.get(agent).is_some_and(|v| v.contains(&t));
+            // Else the tool of an agent it calls as a tool: that call runs on this path too.
+            let via = super::agent_tools::via_agent_tool(facts, agent, t);
+            if !direct && via.is_none() {
                 continue;
             }
             let parents = if around.get(n).is_some_and(Option::is_some) {
@@ -257,22 +260,49 @@ fn dominance(
             }
             let mut path = step_names(topology, parents, n);
             mark_entry(&mut path);
-            path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
-            let Some((file, span)) = selection_span(facts, agent, decl) else {
+            let (located, label, help) = match via.filter(|_| !direct) {
+                Some(inner) => {
+                    path.push(format!(
+                        "`{}` asks `{}`, which calls `{}`",
+                        node.name, inner.name, decl.name.name
+                    ));
+                    let file = facts.program.agents.get(agent).map(|a| a.file);
+                    (
+                        file.map(|f| (f, inner.span)),
+                        "this lets the model call the tool through another agent",
+                        format!(
+                            "remove `{}` from the agent's `agents` and run `{}` as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
+                            inner.name, decl.name.name
+                        ),
+                    )
+                }
+                None => {
+                    path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
+                    (
+                        selection_span(facts, agent, decl),
+                        "this lets the model call the tool directly",
+                        format!(
+                            "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
+                            decl.name.name
+                        ),
+                    )
+                }
+            };
+            let Some((file, span)) = located else {
                 continue;
             };
             let d = Diagnostic::new(
                 Code::TENX0604,
-                format!("agent `{}` can call `{}` without passing its approval", node.name, decl.name.name),
+                format!(
+                    "agent `{}` can call `{}` without passing its approval",
+                    node.name, decl.name.name
+                ),
                 file,
                 span,
             )
-            .label("this lets the model call the tool directly")
+            .label(label)
             .note(format!("path in graph `{graph_name}`: {}", shorten(&path)))
-            .help(format!(
-                "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
-                decl.name.name
-            ));
+            .help(help);
             let d = entry_label(d, parents, n);
             diagnostics.push(with_approval_note(d));
         }
@@ -283,6 +313,12 @@ fn dominance(
         };
         // Where `nodes` lists the tool: a place in the graph's own file.
         let tool_span = topology.nodes.get(tool_node).map_or(graph.decl.name.span, |n| n.span);
+        // A branch's first node and a join are entered from the fork, never straight from an
+        // approval: the artifact refuses them whatever the paths (`ApprovalAcrossFork`).
+        if let Some(d) = across_fork(graph, topology, anywhere, tool_node, &decl.name.name, &approver_names) {
+            diagnostics.push(with_approval_note(d));
+            continue;
+        }
         if around.get(tool_node).is_some_and(Option::is_some) {
             let mut path = step_names(topology, &around, tool_node);
             mark_entry(&mut path);
@@ -387,6 +423,45 @@ fn dominance(
             }
         }
     }
+}
+
+/// `TENX0629` when the reachable tool node `tool_node` starts a branch of a fork or is its join.
+fn across_fork(
+    graph: &Located<GraphDecl>,
+    topology: &Topology,
+    anywhere: &Parents,
+    tool_node: NodeId,
+    tool: &str,
+    approver_names: &str,
+) -> Option<Diagnostic> {
+    anywhere.get(tool_node).copied().flatten()?;
+    let node = &topology.nodes.get(tool_node)?.name;
+    let forks = super::graph::forks::lowered_forks(&graph.decl, |n| topology.index.contains_key(n));
+    let (fork, at, role) = forks.iter().find_map(|fork| {
+        if let Some(branch) = fork.branches.iter().find(|b| b.name == *node) {
+            return Some((fork, branch.span, "starts a branch of"));
+        }
+        fork.join
+            .as_ref()
+            .filter(|j| j.name == *node)
+            .map(|j| (fork, j.span, "is the join of"))
+    })?;
+    let from = &fork.from.name;
+    let keyword = fork.kind.keyword();
+    Some(
+        Diagnostic::new(
+            Code::TENX0629,
+            format!("`{tool}` {role} the {keyword} out of `{from}`, so its approval would cross the fork"),
+            graph.file,
+            at,
+        )
+        .label("entered from the fork, not straight from its approval")
+        .secondary(graph.file, fork.span, format!("the {keyword} out of `{from}`"))
+        .help(format!(
+            "run `{tool}` inside a branch, straight after {approver_names}: start the branch at the approval, not at the tool"
+        ))
+        .note("an approval asked before a fork stays behind in the branch that asked it, and one asked inside a branch does not carry over to the join"),
+    )
 }
 
 /// Where the graph names `node` as a start: its `entry`, or its place in `entries`.

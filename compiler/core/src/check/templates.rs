@@ -1,6 +1,6 @@
 //! Template placeholders: every `{name}` in a tool's approval message and target and its
-//! idempotency key names a parameter of the tool, and every `{name}` in an agent prompt or an
-//! interrupt's message, target and value names a state field of each graph that uses it
+//! idempotency key names a parameter of the tool, and every `{name}` in an agent's prompt and
+//! template `input` or an interrupt's message, target and value names a state field of each graph that uses it
 //! (`TENX0501`); no placeholder is malformed (`TENX0502`). The scanner is [`crate::template`].
 //! Evidence is no template (a string is shown as written): `check/evidence` checks its names.
 
@@ -21,19 +21,31 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             if !list.contains(&g) {
                 list.push(g);
             }
+            // An agent called as a tool by an agent node runs over this graph's state too.
+            for used in program.agent(&node.name).into_iter().flat_map(|a| &a.decl.agent_tools) {
+                let list = graphs_of.entry(used.agent.name.as_str()).or_default();
+                if !list.contains(&g) {
+                    list.push(g);
+                }
+            }
         }
     }
     for tool in &program.tools {
         check_tool(facts, tool, diagnostics);
     }
     for agent in &program.agents {
-        let Some(prompt) = &agent.decl.prompt else { continue };
+        let input = agent.decl.input.as_ref().and_then(crate::ast::AgentInput::template);
+        if agent.decl.prompt.is_none() && input.is_none() {
+            continue;
+        }
         let scopes = state_scopes(facts, graphs_of.get(agent.decl.name.name.as_str()));
         let owner = Owner::Node {
             kind: "agent",
             name: &agent.decl.name.name,
         };
-        check_template(facts, agent.file, prompt, &owner, &scopes, diagnostics);
+        for template in agent.decl.prompt.iter().chain(input) {
+            check_template(facts, agent.file, template, &owner, &scopes, diagnostics);
+        }
     }
     for interrupt in &program.interrupts {
         let decl = &interrupt.decl;
@@ -212,12 +224,18 @@ fn check_template(
             let mut d = Diagnostic::new(Code::TENX0501, message, file, span)
                 .label(label)
                 .help(unknown_help(root, &scope.names, owner, scope.graph));
-            if let (Owner::Node { kind, name: node }, Some((_, graph_file, graph_span))) = (owner, scope.graph) {
-                d = d.secondary(
-                    graph_file,
-                    graph_span,
-                    format!("this graph uses {kind} `{node}` as a node"),
-                );
+            if let (Owner::Node { kind, name: node }, Some((graph, graph_file, graph_span))) = (owner, scope.graph) {
+                let listed = facts
+                    .program
+                    .graphs
+                    .iter()
+                    .any(|g| g.decl.name.name == graph && g.decl.nodes.iter().any(|n| n.name == *node));
+                let text = if listed {
+                    format!("this graph uses {kind} `{node}` as a node")
+                } else {
+                    format!("an agent node of this graph calls agent `{node}` as a tool")
+                };
+                d = d.secondary(graph_file, graph_span, text);
             }
             diagnostics.push(d);
         }

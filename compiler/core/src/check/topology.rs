@@ -1,6 +1,7 @@
 //! The shape of each graph as indexes: its nodes (agents, tool nodes, interrupt steps), the
 //! nodes a run may start at (`entry` and `entries`), its successor lists from edges, route
-//! arms, `on_error` handlers and visit-limit exits, and `END`. Built once and shared by the graph structure checks and the approval
+//! arms, forks (into each branch and to the join), `on_error` handlers and visit-limit exits,
+//! and `END`. Built once and shared by the graph structure checks and the approval
 //! dominance check. Names that do not resolve to nodes are left out here; the graph checks
 //! report them.
 
@@ -47,7 +48,7 @@ pub const RESUME_ENTRY: &str = "entry";
 pub struct Node {
     /// The node's name (the declaration's name).
     pub name: String,
-    /// The declaration: an agent, tool or interrupt.
+    /// The declaration: an agent, tool, interrupt or graph (a subgraph node).
     pub decl: DeclRef,
     /// Where `nodes` lists it.
     pub span: Span,
@@ -72,13 +73,16 @@ pub enum Via {
     /// A way into a node whose `visits` are used up, which leads to the limit's exit instead,
     /// with the span of the exit in `visits`.
     VisitExit(Span),
+    /// The way out of a `parallel` or `map` node into one of its branches or to its join, with
+    /// the span of the branch's (or join's) name in the block.
+    Fork(Span),
 }
 
 impl Via {
     /// The span of the edge or arm.
     pub fn span(self) -> Span {
         match self {
-            Via::Edge(s) | Via::Route(s) | Via::OnError(s) | Via::VisitExit(s) => s,
+            Via::Edge(s) | Via::Route(s) | Via::OnError(s) | Via::VisitExit(s) | Via::Fork(s) => s,
         }
     }
 }
@@ -123,8 +127,10 @@ impl Topology {
         for ident in &graph.nodes {
             // A name also claimed by a declaration of another kind (a reported duplicate) still
             // names its node here, so one duplicate costs one error.
-            let Some(symbol) = program.lookup_as(&ident.name, &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt])
-            else {
+            let Some(symbol) = program.lookup_as(
+                &ident.name,
+                &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt, DeclKind::Graph],
+            ) else {
                 continue;
             };
             if index.contains_key(&ident.name) {
@@ -164,6 +170,20 @@ impl Topology {
                 }
             }
         }
+        // A fork leads from its node into each branch and, once they have all ended, to its
+        // join (the artifact's policy topology counts the same ways).
+        for fork in &graph.forks {
+            let Some(&from) = index.get(&fork.from.name) else {
+                continue;
+            };
+            for to in fork.branches.iter().chain(&fork.join) {
+                if let Some(target) = target(to)
+                    && let Some(list) = successors.get_mut(from)
+                {
+                    list.push((target, Via::Fork(to.span)));
+                }
+            }
+        }
         loops::add(graph, &index, &mut successors);
         let entry = graph.entry.as_ref().and_then(|e| index.get(&e.name).copied());
         let mut starts: Vec<NodeId> = Vec::with_capacity(1 + graph.entries.len());
@@ -196,16 +216,17 @@ impl Topology {
     }
 
     /// The agent nodes with an edge or a route arm to `END`: where a run can end straight after
-    /// an agent answered.
+    /// an agent answered (a fork that joins at `END` does not count, as in the artifact's
+    /// `Graph::resume_nodes`).
     pub fn agents_ending_runs(&self) -> Vec<NodeId> {
         self.nodes
             .iter_enumerated()
             .filter(|(n, node)| {
                 node.kind() == DeclKind::Agent
-                    && self
-                        .successors
-                        .get(*n)
-                        .is_some_and(|s| s.iter().any(|(t, _)| *t == Target::End))
+                    && self.successors.get(*n).is_some_and(|s| {
+                        s.iter()
+                            .any(|(t, via)| *t == Target::End && matches!(via, Via::Edge(_) | Via::Route(_)))
+                    })
             })
             .map(|(n, _)| n)
             .collect()

@@ -1,6 +1,7 @@
 //! Validators: every regular expression compiles (`TENX0701`), every limit is in range
 //! (`TENX0702`: a declared validator's `max_length`, a graph's `recursion_limit`, an agent's
-//! `retries`, a graph's visit limits, and the
+//! `retries` and the `N` of its `input = last(N)`, a graph's visit limits and fork widths
+//! (`max_concurrency`), and the
 //! arguments of a validator use against the parameter types of its declaration), and every
 //! argument of a validator use (a graph's `validate`, an agent's `guard`) is known, well-typed and present when required (`TENX0703`).
 //! A declared validator that checks nothing is `TENX0704`.
@@ -8,7 +9,7 @@
 use super::Facts;
 use crate::ast::{Arg, Expr, ExprKind, Param, TypeExpr, ValidatorDecl, ValidatorUse};
 use crate::resolve::Located;
-use tenx_artifact::{DEFAULT_RETRIES, MAX_RETRIES, MAX_VISITS};
+use tenx_artifact::{DEFAULT_RETRIES, MAX_INPUT_LAST, MAX_RETRIES, MAX_VISITS, MAX_WIDTH};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 /// The largest `max_length` of a declared validator.
@@ -58,6 +59,28 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 );
             }
         }
+        for fork in &decl.forks {
+            if let Some((width, span)) = fork.max_concurrency
+                && !(1..=MAX_WIDTH).contains(&width)
+            {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::TENX0702,
+                        format!(
+                            "`max_concurrency` of the {} out of `{}` is out of range",
+                            fork.kind.keyword(),
+                            fork.from.name
+                        ),
+                        file,
+                        span,
+                    )
+                    .label(format!("must be between 1 and {MAX_WIDTH}"))
+                    .help(
+                        "`max_concurrency` counts the branches running at once; leave it out to run them all at once",
+                    ),
+                );
+            }
+        }
     }
     for agent in &program.agents {
         for use_ in &agent.decl.guard {
@@ -77,6 +100,20 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 .help(format!(
                     "the model is asked again at most this many times after an answer fails its guard or `output` schema; leave it out for the default of {DEFAULT_RETRIES}"
                 )),
+            );
+        }
+        if let Some(crate::ast::AgentInput::Last { count, span }) = agent.decl.input
+            && !u64::try_from(count).is_ok_and(|n| (1..=MAX_INPUT_LAST).contains(&n))
+        {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TENX0702,
+                    format!("`last({count})` in the `input` of agent `{}` is out of range", agent.decl.name.name),
+                    agent.file,
+                    span,
+                )
+                .label(format!("must be between 1 and {MAX_INPUT_LAST}"))
+                .help("`last(N)` shows the model the last `N` messages before its own turn; `input = none` shows none of them"),
             );
         }
     }

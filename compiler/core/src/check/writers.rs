@@ -5,8 +5,10 @@
 //! written by the run's input when it is required at the start or has a default, by the final
 //! answer of an agent node whose `output` declares a property of its name, by the payload of a
 //! handoff an agent node takes when the payload declares a parameter of its name, by a tool
-//! result the graph's `results` names, and by an interrupt answer its `answers` names. It is read by a route
-//! (`by` and conditions), by the prompt of an agent node, by the message, target, value and
+//! result the graph's `results` names, by an interrupt answer its `answers` names, by the
+//! `output` of a subgraph node's mapping in `subgraphs`, and (in each branch of a `map`) by the
+//! map's item in its `item` field. It is read by a subgraph node's `input`, by a route
+//! (`by` and conditions), by the prompt and template `input` of an agent node, by the message, target, value and
 //! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
 //! takes `else`, and a placeholder always renders empty.
@@ -20,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 mod labels;
-mod types;
+pub(crate) mod types;
 
 /// One place that writes a state field.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,6 +37,10 @@ pub enum Writer {
     Answer(String),
     /// The payload of a handoff this agent node takes (a payload parameter of the field's name).
     Payload(String),
+    /// The `output` of this subgraph node's mapping in `subgraphs`.
+    Subgraph(String),
+    /// The item of a `map` out of this node, in each of its branches (the map's `item`).
+    MapItem(String),
 }
 
 /// Every writer of every top-level state field of `graph`, by field name.
@@ -84,6 +90,20 @@ pub fn writers(facts: &Facts<'_>, graph: &Located<GraphDecl>) -> BTreeMap<String
             .or_default()
             .insert(Writer::Answer(write.node.name.clone()));
     }
+    for map in &decl.subgraphs {
+        for pair in &map.output {
+            out.entry(pair.to.name.clone())
+                .or_default()
+                .insert(Writer::Subgraph(map.node.name.clone()));
+        }
+    }
+    for fork in &decl.forks {
+        if let Some(item) = &fork.item {
+            out.entry(item.name.clone())
+                .or_default()
+                .insert(Writer::MapItem(fork.from.name.clone()));
+        }
+    }
     out
 }
 
@@ -119,7 +139,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             }
             d = d
                 .help(format!(
-                    "write `{name}`: give it a default, make it required at the start, or name it in `results`, `answers`, an agent's `output` or a handoff's payload"
+                    "write `{name}`: give it a default, make it required at the start, or name it in `results`, `answers`, an agent's `output`, a handoff's payload or a subgraph's `output`"
                 ))
                 .note("a field nothing writes is unset on every run: a route on it always takes `else`, a placeholder always renders empty");
             diagnostics.push(d);
@@ -160,6 +180,11 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
             }
         }
     }
+    for map in &graph.decl.subgraphs {
+        for pair in &map.input {
+            add(&pair.from.name, file, pair.from.span, "a subgraph node's `input`");
+        }
+    }
     for node in &graph.decl.nodes {
         let Some(symbol) = program.lookup(&node.name) else {
             continue;
@@ -167,6 +192,10 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
         if let Some(agent) = symbol.decl.agent().and_then(|a| program.agents.get(a)) {
             for (root, span) in template_roots(facts, agent.file, agent.decl.prompt.as_ref()) {
                 add(root, agent.file, span, "a prompt");
+            }
+            let input = agent.decl.input.as_ref().and_then(crate::ast::AgentInput::template);
+            for (root, span) in template_roots(facts, agent.file, input) {
+                add(root, agent.file, span, "an agent's input");
             }
         } else if let Some(interrupt) = symbol.decl.interrupt().and_then(|i| program.interrupts.get(i)) {
             let d = &interrupt.decl;

@@ -194,7 +194,7 @@ impl<'a> Printer<'a> {
     /// One entry of a block.
     pub(crate) fn block_entry(&mut self, node: &Node, indent: usize) -> Shape<'a> {
         match node.rule {
-            Rule::entry | Rule::handoffs_entry => self.assignment(node),
+            Rule::entry | Rule::handoffs_entry | Rule::agents_entry => self.assignment(node),
             Rule::nested_block => {
                 let mut doc = self.nil();
                 for child in &node.children {
@@ -222,7 +222,7 @@ impl<'a> Printer<'a> {
         let mut tail_width = None;
         for child in &node.children {
             match child.rule {
-                Rule::key | Rule::kw_handoffs => {
+                Rule::key | Rule::kw_handoffs | Rule::kw_agents => {
                     head = self.all_tokens(child);
                     head_width = self.flat(&head).map(|t| t.chars().count());
                 }

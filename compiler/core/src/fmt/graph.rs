@@ -1,5 +1,5 @@
 //! Graph blocks: fields, edges `a -> b` (arrows aligned down runs of edges), routes with their
-//! arms (arrows aligned), and the `state { … }` block. Conditions stay on one line.
+//! arms (arrows aligned), `parallel`/`map` blocks, and the `state { … }` block. Conditions stay on one line.
 
 use super::blocks::{INDENT, Shape};
 use super::cst::Node;
@@ -22,6 +22,7 @@ impl<'a> Printer<'a> {
             Rule::edge => self.arrow_line(node, EDGE),
             Rule::route => Shape::Plain(self.route(node, indent)),
             Rule::state_block => Shape::Plain(self.state_block(node, indent)),
+            Rule::fork_block => Shape::Plain(self.fork_block(node, indent)),
             _ => self.block_entry(node, indent),
         }
     }
@@ -102,6 +103,22 @@ impl<'a> Printer<'a> {
             .map_or(open_at, |n| open_at + n);
         let arms = self.statements(node, open_at, indent + INDENT, Printer::route_arm);
         doc.append(self.text(" ")).append(arms)
+    }
+
+    /// `parallel node { … }` or `map node { … }`: the keyword, the node and an ordinary block.
+    fn fork_block(&mut self, node: &Node, indent: usize) -> Doc<'a> {
+        let mut doc = self.nil();
+        for (i, child) in node.children.iter().enumerate() {
+            let part = match child.rule {
+                Rule::block => self.block(child, indent + INDENT),
+                _ => self.all_tokens(child),
+            };
+            if i > 0 {
+                doc = doc.append(self.text(" "));
+            }
+            doc = doc.append(part);
+        }
+        doc
     }
 
     /// One arm of a route.

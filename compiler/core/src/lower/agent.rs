@@ -1,9 +1,11 @@
 //! Lowering of agents: model, prompt, the exact tools the model may call (tags and names already
 //! resolved by the check stage's facts) and the handoffs with their generated tool names and
-//! payload schemas (an object schema, empty for a handoff without a payload).
+//! payload schemas (an object schema, empty for a handoff without a payload), and what the model
+//! sees of the conversation (`input`).
 
 use super::Lowerer;
-use tenx_artifact::{Agent, Artifact, DEFAULT_RETRIES, Handoff, Schema};
+use crate::ast;
+use tenx_artifact::{Agent, AgentInput, Artifact, DEFAULT_RETRIES, Handoff, Schema};
 
 /// The prefix of the generated tool a handoff gives its agent: `transfer_to_billing`.
 pub const HANDOFF_PREFIX: &str = "transfer_to_";
@@ -48,10 +50,28 @@ impl Lowerer<'_, '_> {
                     .map(Schema::from),
                 output_guards: self.validator_uses(&decl.guard),
                 retries: decl.retries.map_or(DEFAULT_RETRIES, |(n, _)| n),
+                agent_tools: self.agent_tools(located.file, decl),
+                input: decl.input.as_ref().map_or(AgentInput::Conversation, input),
             };
             let name = &decl.name.name;
             self.locate(artifact, format!("agent.{name}"), located.file, decl.name.span);
             artifact.agents.insert(name.clone(), agent);
         }
+    }
+}
+
+/// An `input` as the artifact holds it. A count out of range is refused by the check stage
+/// (`TENX0702`) before lowering; were one lowered, a negative count would become 0, which the
+/// artifact's own check refuses like any count out of range.
+fn input(written: &ast::AgentInput) -> AgentInput {
+    match written {
+        ast::AgentInput::Conversation(_) => AgentInput::Conversation,
+        ast::AgentInput::None(_) => AgentInput::None,
+        ast::AgentInput::Last { count, .. } => AgentInput::Last {
+            count: u64::try_from(*count).unwrap_or(0),
+        },
+        ast::AgentInput::Template(expr) => AgentInput::Template {
+            template: super::text(expr).unwrap_or_default(),
+        },
     }
 }

@@ -31,6 +31,7 @@ impl Lowerer<'_, '_> {
                     DeclKind::Agent => NodeKind::Agent,
                     DeclKind::Tool => NodeKind::Tool,
                     DeclKind::Interrupt => NodeKind::Interrupt,
+                    DeclKind::Graph => NodeKind::Graph,
                     _ => continue,
                 };
                 nodes.insert(
@@ -66,6 +67,10 @@ impl Lowerer<'_, '_> {
                     lower_route(route)
                 })
                 .collect();
+            for fork in &decl.forks {
+                let from = &fork.from.name;
+                self.locate(artifact, format!("graph.{name}.fork.{from}"), file, fork.span);
+            }
             let state = self.params_schema(file, &decl.state);
             let writes = super::writes::writes(self.facts, decl, topology, &state);
             let graph = Graph {
@@ -82,9 +87,9 @@ impl Lowerer<'_, '_> {
                 on_error: super::loops::error_exits(decl, topology),
                 resume: resume_mode(decl),
                 retries: super::retries::node_retries(decl, topology),
-                forks: Vec::new(),
-                reducers: Vec::new(),
-                subgraphs: Vec::new(),
+                forks: super::forks::forks(decl, topology),
+                reducers: super::forks::reducers(decl),
+                subgraphs: super::subgraphs::subgraph_calls(decl, topology),
             };
             artifact.graphs.insert(name.clone(), graph);
         }

@@ -70,6 +70,18 @@
 //!   than itself (`TENX0350`, `TENX0352`); a limit's `max` is 1 to `MAX_VISITS` (`TENX0702`).
 //!   Sealing sorts both lists. Their ways are part of the check's topology, so the risk policy
 //!   below is proved on them too.
+//! - *Forks and reducers* (`check/forks` in the artifact): a fork leaves a node (`TENX0302`)
+//!   that has no edge, route or other fork (`TENX0312`); its branches and join are nodes or
+//!   `END` (`TENX0302`), at least two distinct branches for a `parallel`, none the fork's node or
+//!   its join, and a join other than the fork's node (`TENX0380`); a `map` has exactly one
+//!   branch by construction (`node`, required, `TENX0106`) and `over` and `item` that are two
+//!   state fields (`TENX0382`, `TENX0383`); `max_concurrency` is 1 to `MAX_WIDTH` (`TENX0702`);
+//!   every branch is a region (`TENX0381`), computed on the same ways as the artifact
+//!   (`check/graph/forks.rs`). A reducer names a state field (`TENX0391`), once (`TENX0107`;
+//!   lowering keeps the first), with an order only for `last` (`TENX0392`), of distinct first
+//!   nodes of parallel branches (`TENX0392`). An interrupt-approved tool is never a branch's
+//!   first node or a join (`TENX0629`), and the fork's ways are in the check topology, so the
+//!   approval proof below holds on them. Sealing sorts both lists.
 //! - *Retry policies*: every policy, a tool's `retry` and a graph's `retries`, has `attempts`
 //!   2 to 10 (`TENX0707`), waits above zero with `backoff` at most `max_backoff` (`TENX0708`)
 //!   and known classes (`TENX0709`; sorted and deduplicated by lowering), written as a map of
@@ -122,6 +134,9 @@
 //!   `TENX0102`; `Reachable` lowers the validators guards name) whose builtin, if any, reads
 //!   model output (`TENX0705`), with arguments that are a map by construction; `retries` is at
 //!   most `MAX_RETRIES` (`TENX0702`; left out, it is `DEFAULT_RETRIES`).
+//! - *Agent inputs*: a `last` input's `count` is 1 to `MAX_INPUT_LAST` (`TENX0702`); every other
+//!   form has nothing to check (`TENX0210` refuses a value of no form; left out, it is
+//!   `conversation`).
 //! - *JSON*: every value other than a schema nests at most as deep as the source allows
 //!   (`syntax::chunks::MAX_NESTING` brackets, far below what loaders read); keys are unique
 //!   (`BTreeMap`s).
@@ -143,12 +158,31 @@
 //!   reads is a parameter (`TENX0625`; the conditions parse, `TENX0622`, and give a risk level,
 //!   `TENX0623`, or are not lowered). That comparisons fit the parameter types (`TENX0626`) is
 //!   proved by check only.
+//! - *Subgraphs* (`check/subgraphs` in the artifact): a subgraph node's `ref` is a graph
+//!   (`TENX0101`, `TENX0102`), never its own or one that leads back to it (`TENX0384`), whose
+//!   graph has no subgraph node (`TENX0385`; forks and nodes inside a fork's branch: not yet
+//!   checked here, see `check/graph/subgraphs`); every subgraph node has exactly one entry in
+//!   `subgraphs`, sorted by node (`lower/subgraphs` writes one per node, by construction), whose
+//!   fields are state fields on the side they name (`TENX0386`); a subgraph node has no retry
+//!   policy (`TENX0360`; lowering drops it).
+//! - *Agent tools* (`check_agent` in the artifact): each names a lowered agent (`TENX0101`;
+//!   `Reachable` follows `agents`) other than the caller, without agent tools or handoffs of its
+//!   own (`TENX0211`); sorted without repeats (lowering keeps the first, `TENX0212` reports it);
+//!   `parameters` is an object schema by construction (a parameter list or `{ input: string }`);
+//!   the tool name is an identifier and not one of the caller's tool or handoff names
+//!   (`TENX0212`), at most 64 characters (`TENX0207`).
 
 mod agent;
+mod agent_tools;
+#[cfg(test)]
+mod compose_tests;
 mod confirmation;
 mod decision;
 #[cfg(test)]
 mod decision_tests;
+#[cfg(test)]
+mod fork_tests;
+mod forks;
 mod graph;
 #[cfg(test)]
 mod guard_tests;
@@ -159,6 +193,7 @@ mod reachable;
 mod retries;
 pub(crate) mod script;
 mod source_map;
+mod subgraphs;
 #[cfg(test)]
 mod tests;
 mod tool;
@@ -175,6 +210,7 @@ use tenx_diagnostics::{FileId, Span};
 
 pub use agent::HANDOFF_PREFIX;
 pub use confirmation::CONFIRMATION_REASON;
+pub(crate) use forks::reduction;
 pub use graph::{DEFAULT_RECURSION_LIMIT, lower_condition};
 pub use interrupt::DEFAULT_INTERRUPT_REASON;
 pub use reachable::Reachable;

@@ -2,7 +2,7 @@
 //!
 //! Starting from every graph, the closure takes in its nodes (agents, tool nodes, interrupts) and
 //! its input validators; for an agent, its model, the tools it sees and the agents it hands off
-//! to; for an interrupt, the tools it approves; for a tool, the interrupts that approve it (so
+//! to or calls as tools; for an interrupt, the tools it approves; for a tool, the interrupts that approve it (so
 //! that `approves` and `approved_by` mirror each other in the artifact). Declarations nothing
 //! reaches, such as the unused parts of an `import std.tools.*`, are left out.
 
@@ -72,6 +72,9 @@ impl Reachable {
                     }
                     for target in &agent.decl.handoffs {
                         work.extend(program.lookup(&target.name).map(|s| s.decl));
+                    }
+                    for used in &agent.decl.agent_tools {
+                        work.extend(program.lookup(&used.agent.name).map(|s| s.decl));
                     }
                     for used in &agent.decl.guard {
                         work.extend(program.lookup(&used.name.name).map(|s| s.decl));

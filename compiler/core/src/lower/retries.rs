@@ -20,7 +20,8 @@ pub(super) fn node_retries(decl: &GraphDecl, topology: &Topology) -> Vec<NodeRet
         else {
             continue;
         };
-        if node.kind() == DeclKind::Interrupt || out.iter().any(|r| r.node == retry.node.name) {
+        if matches!(node.kind(), DeclKind::Interrupt | DeclKind::Graph) || out.iter().any(|r| r.node == retry.node.name)
+        {
             continue;
         }
         if let Some(policy) = crate::retry::lower(&retry.policy) {

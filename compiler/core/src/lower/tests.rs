@@ -529,3 +529,58 @@ graph g {
         vec!["audit.log".to_owned(), "crm.lookup".to_owned()]
     );
 }
+
+#[test]
+fn an_agents_input_is_lowered_as_written_and_defaults_to_the_conversation() {
+    let artifact = lower(
+        r#"
+model m {
+  provider = scripted
+}
+
+agent whole {
+  model  = m
+  prompt = "All of it."
+}
+
+agent fresh {
+  model  = m
+  prompt = "None of it."
+  input  = none
+}
+
+agent critic {
+  model  = m
+  prompt = "The end of it."
+  input  = last(3)
+}
+
+agent section {
+  model  = m
+  prompt = "A part of it."
+  input  = """Section {topic}"""
+}
+
+graph g {
+  entry = whole
+  nodes = [whole, fresh, critic, section]
+  state {
+    topic: string
+  }
+
+  whole -> fresh
+  fresh -> critic
+  critic -> section
+  section -> END
+}
+"#,
+    );
+    let input = |name: &str| serde_json::to_value(&artifact.agents[name].input).unwrap();
+    assert_eq!(input("whole"), json!({"kind": "conversation"}));
+    assert_eq!(input("fresh"), json!({"kind": "none"}));
+    assert_eq!(input("critic"), json!({"kind": "last", "count": 3}));
+    assert_eq!(
+        input("section"),
+        json!({"kind": "template", "template": "Section {topic}"})
+    );
+}

@@ -46,7 +46,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "graph",
     "test",
 ];
-const NODE_KINDS: &[DeclKind] = &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt];
+const NODE_KINDS: &[DeclKind] = &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt, DeclKind::Graph];
 
 struct Out<'a> {
     program: &'a Program,
@@ -112,7 +112,7 @@ impl Out<'_> {
                 }
             }
             "tags" => self.decls(&[DeclKind::Tag]),
-            "handoffs" => self.decls(&[DeclKind::Agent]),
+            "handoffs" | "agents" => self.decls(&[DeclKind::Agent]),
             "output" | "response" => self.decls(&[DeclKind::Schema]),
             "guard" | "validate" => self.decls(&[DeclKind::Validator]),
             "nodes" => self.decls(NODE_KINDS),

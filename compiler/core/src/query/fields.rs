@@ -206,6 +206,18 @@ const AGENT: &[Field] = &[
         "retries",
         "How many times the model is asked again after an answer fails its guard or `output`.",
     ),
+    value(
+        "input",
+        "What the model sees of the conversation: `conversation` (the default), `none`, `last(N)` or a template string.",
+    ),
+    value(
+        "agents",
+        "Other agents the model may call as tools, each optionally with a parameter list.",
+    ),
+    value(
+        "description",
+        "What a model that calls this agent as a tool is told it does.",
+    ),
 ];
 
 const VALIDATOR: &[Field] = &[
@@ -275,4 +287,12 @@ const GRAPH: &[Field] = &[
         "Where a thread's next run starts (`entry` when not set), such as `last_agent`.",
     ),
     value("retry", "Retry policies by node: `{ node: { attempts: 2 } }`."),
+    value(
+        "subgraphs",
+        "How subgraph nodes map state: `{ graph: { input: { inner: outer }, output: { outer: inner } } }`.",
+    ),
+    value(
+        "reduce",
+        "How the values parallel branches wrote into a field merge at the join: `{ notes: append }`.",
+    ),
 ];

@@ -1,6 +1,6 @@
 //! Every place a program names one of its declarations: the declared names themselves and each
 //! use of them (tags, models, tools, agents, handoffs, schemas, validators, interrupts, graph
-//! nodes, edges and routes, named types, and the last segment of `import std.m.name`). Read by
+//! nodes, edges, routes and forks, named types, and the last segment of `import std.m.name`). Read by
 //! definition, references, hover and rename.
 
 use crate::ast::{Ident, Param, SchemaRef, ToolSelector, TypeExpr};
@@ -20,7 +20,7 @@ pub struct Occurrence {
     pub is_declaration: bool,
 }
 
-const NODE_KINDS: &[DeclKind] = &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt];
+const NODE_KINDS: &[DeclKind] = &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt, DeclKind::Graph];
 
 struct Walk<'a> {
     program: &'a Program,
@@ -110,6 +110,10 @@ pub fn occurrences(program: &Program, sources: &SourceSet) -> Vec<Occurrence> {
         for payload in &a.payloads {
             walk.params(file, &payload.params);
         }
+        for used in &a.agent_tools {
+            walk.name(file, &used.agent, &[DeclKind::Agent]);
+            walk.params(file, used.params.iter().flatten());
+        }
         walk.schema_ref(file, a.output.as_ref());
         for use_ in &a.guard {
             walk.name(file, &use_.name, &[DeclKind::Validator]);
@@ -143,7 +147,14 @@ pub fn occurrences(program: &Program, sources: &SourceSet) -> Vec<Occurrence> {
             .chain(g.answers.iter().map(|a| &a.node))
             .chain(g.visits.iter().flat_map(|v| [&v.node, &v.exit]))
             .chain(g.on_error.iter().flat_map(|e| [&e.node, &e.target]))
-            .chain(g.retry.iter().map(|r| &r.node));
+            .chain(g.retry.iter().map(|r| &r.node))
+            .chain(g.subgraphs.iter().map(|s| &s.node))
+            .chain(
+                g.forks
+                    .iter()
+                    .flat_map(|f| std::iter::once(&f.from).chain(&f.branches).chain(&f.join)),
+            )
+            .chain(g.reduce.iter().flat_map(|r| r.order.iter().flatten()));
         for node in nodes {
             walk.name(file, node, NODE_KINDS);
         }

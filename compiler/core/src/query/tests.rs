@@ -118,6 +118,66 @@ fn rename_edits_every_file_and_refuses_collisions() {
 }
 
 #[test]
+fn references_and_rename_reach_fork_blocks() {
+    const FORKED: &str = r#"model m {
+  provider = scripted
+}
+
+agent plan {
+  model  = m
+  prompt = "Plan."
+}
+
+agent web {
+  model  = m
+  prompt = "Search."
+  output = { "type": "object", "properties": { "title": { "type": "string" } } }
+}
+
+agent papers {
+  model  = m
+  prompt = "Read."
+  output = { "type": "object", "properties": { "title": { "type": "string" } } }
+}
+
+agent write {
+  model  = m
+  prompt = "Write."
+}
+
+graph g {
+  entry  = plan
+  nodes  = [plan, web, papers, write]
+  reduce = { title: last(papers, web) }
+
+  state {
+    title?: string "A title"
+  }
+
+  parallel plan {
+    branches = [web, papers]
+    join     = write
+  }
+  web    -> write
+  papers -> write
+  write  -> END
+}
+"#;
+    let mut sources = SourceSet::new();
+    let root = sources.add("app/main.tenx", FORKED);
+    let checked = check(&mut sources, root, &LintLevels::default());
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    let index = Index::new(&checked.program, &sources);
+    let web = index.definition(root, at(FORKED, "web", 0)).unwrap();
+    // The declaration, `nodes`, `last(…)`, `branches` and the edge.
+    assert_eq!(index.references(&web).len(), 5);
+    let write = index.definition(root, at(FORKED, "write", 0)).unwrap();
+    let edits = rename(&index, &write, "report").unwrap();
+    // The declaration, `nodes`, the join, two edges into it and the one out of it.
+    assert_eq!(edits.iter().filter(|(f, _)| *f == root).count(), 6, "{edits:?}");
+}
+
+#[test]
 fn hover_shows_signature_description_fields_and_codes() {
     let (sources, checked, root, _) = program();
     let index = Index::new(&checked.program, &sources);

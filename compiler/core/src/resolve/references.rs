@@ -45,6 +45,10 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
         for target in &a.handoffs {
             program.expect(target, file, &[DeclKind::Agent], diagnostics);
         }
+        for used in &a.agent_tools {
+            program.expect(&used.agent, file, &[DeclKind::Agent], diagnostics);
+            check_params(program, file, "parameter", used.params.iter().flatten(), diagnostics);
+        }
         for payload in &a.payloads {
             check_params(program, file, "payload parameter", payload.params.iter(), diagnostics);
         }
@@ -83,7 +87,7 @@ pub(crate) fn check(program: &Program, diagnostics: &mut Vec<Diagnostic>) {
             program.expect(
                 node,
                 file,
-                &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt],
+                &[DeclKind::Agent, DeclKind::Tool, DeclKind::Interrupt, DeclKind::Graph],
                 diagnostics,
             );
         }

@@ -32,6 +32,11 @@ impl Lower<'_> {
             .map(|v| self.validator_uses("guard", &v))
             .unwrap_or_default();
         let retries = fields.count(self, "retries");
+        let input = fields
+            .value(self, "input")
+            .and_then(|v| self.agent_input(&name.name, v));
+        let agent_tools = fields.agent_tools(self);
+        let description = fields.string(self, "description");
         fields.require(self, &model, "model", "model = my_model");
         fields.require(self, &prompt, "prompt", "prompt = \"You are …\"");
         fields.finish(self);
@@ -46,6 +51,9 @@ impl Lower<'_> {
             guard,
             retries,
             payloads,
+            input,
+            agent_tools,
+            description,
         }
     }
 

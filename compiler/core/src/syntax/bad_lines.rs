@@ -31,6 +31,9 @@ const GRAPH_ONLY: &[Rule] = &[
     Rule::kw_route,
     Rule::state_block,
     Rule::kw_state,
+    Rule::fork_block,
+    Rule::kw_parallel,
+    Rule::kw_map,
 ];
 
 const ARMS: &str = "a route arm (`\"label\" -> node`, `when … -> node` or `else -> node`)";
@@ -186,6 +189,7 @@ impl Lower<'_> {
                         Rule::edge => "an edge",
                         Rule::route => "a route",
                         Rule::state_block => "a `state` block",
+                        Rule::fork_block => "a `parallel` or `map` block",
                         _ => "this",
                     });
                 self.diag(
@@ -290,6 +294,7 @@ fn graph_item(text: &str) -> Option<&'static str> {
         Rule::edge => Some("an edge"),
         Rule::route => Some("a route"),
         Rule::state_block => Some("a `state` block"),
+        Rule::fork_block => Some("a `parallel` or `map` block"),
         _ => None,
     }
 }

@@ -96,7 +96,7 @@ impl Lower<'_> {
                     });
                 }
             }
-            Rule::handoffs_entry => {
+            Rule::handoffs_entry | Rule::agents_entry => {
                 if let Some(field) = self.handoffs_entry(part) {
                     fields.push(field);
                 }

@@ -16,6 +16,7 @@ impl Lower<'_> {
         let name = decl_name(self, &pair);
         let mut edges = Vec::new();
         let mut routes = Vec::new();
+        let mut forks = Vec::new();
         let mut state = Vec::new();
         let mut state_span: Option<Span> = None;
         let mut block = BlockData::new(span);
@@ -30,6 +31,7 @@ impl Lower<'_> {
                         }
                     }
                     Rule::route => routes.push(self.route(part)),
+                    Rule::fork_block => forks.push(self.fork(part)),
                     Rule::state_block => {
                         let here = self.state_keyword(&part);
                         if let Some(first) = state_span {
@@ -136,6 +138,14 @@ impl Lower<'_> {
             .value(self, "retry")
             .map(|v| self.node_retries(&v))
             .unwrap_or_default();
+        let subgraphs = fields
+            .value(self, "subgraphs")
+            .map(|v| self.subgraph_maps(&v))
+            .unwrap_or_default();
+        let reduce = fields
+            .value(self, "reduce")
+            .map(|v| self.reducers(&v))
+            .unwrap_or_default();
         fields.finish(self);
         GraphDecl {
             name,
@@ -154,6 +164,9 @@ impl Lower<'_> {
             on_error,
             resume,
             retry,
+            subgraphs,
+            forks,
+            reduce,
         }
     }
 

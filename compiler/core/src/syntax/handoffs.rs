@@ -13,8 +13,8 @@ use tenx_grammar::Rule;
 use tenx_grammar::pest::iterators::Pair;
 
 impl Lower<'_> {
-    /// A `handoffs_entry` pair, as the field `handoffs`: the list of target names as its value,
-    /// and the payloads beside it.
+    /// A `handoffs_entry` (or `agents_entry`) pair, as the field `handoffs` (`agents`): the list
+    /// of names as its value, and the parameter lists beside it.
     pub(super) fn handoffs_entry(&mut self, pair: Pair<'_, Rule>) -> Option<Field> {
         let span = self.span(&pair);
         let mut key = None;
@@ -23,7 +23,7 @@ impl Lower<'_> {
         let mut list_span = span;
         for part in pair.into_inner() {
             match part.as_rule() {
-                Rule::kw_handoffs => key = Some(self.ident(&part)),
+                Rule::kw_handoffs | Rule::kw_agents => key = Some(self.ident(&part)),
                 Rule::handoff_list => {
                     list_span = self.span(&part);
                     for item in part.into_inner().filter(|p| p.as_rule() == Rule::handoff_item) {

@@ -8,6 +8,7 @@
 //! stages do not report every use of them as unknown.
 
 mod agent;
+mod agent_input;
 mod answers;
 mod approval_fields;
 mod bad_lines;
@@ -16,6 +17,7 @@ mod cache;
 mod characters;
 pub mod chunks;
 pub mod errors;
+mod forks;
 mod graph;
 mod handoffs;
 mod interrupt;
@@ -32,6 +34,9 @@ mod typed_output;
 mod types;
 mod validator;
 mod values;
+// Composition: subgraph mappings and agents as tools.
+mod agent_tools;
+mod subgraphs;
 
 pub use cache::ParseCache;
 

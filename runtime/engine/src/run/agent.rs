@@ -1,6 +1,6 @@
-//! Agent nodes: call the agent's model with its prompt, the conversation and only its allowed
-//! tools and handoffs; run the calls it makes (see [`super::calls`]); repeat until it answers
-//! without a call. Each model call and each round of calls is one step, and the checkpoint is
+//! Agent nodes: call the agent's model with its prompt, what it sees of the conversation (its
+//! `input`, see [`super::input_scope`]) and only its allowed tools and handoffs; run the calls
+//! it makes (see [`super::calls`]); repeat until it answers without a call. Each model call and each round of calls is one step, and the checkpoint is
 //! committed after each. An answer that fails the agent's output guards or `output` schema is
 //! dropped and the model asked again (at most `retries` times), never used.
 
@@ -39,6 +39,10 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
                 CallsFlow::Continue => working.commit().await?,
                 CallsFlow::Paused => return Ok(Flow::Paused),
                 CallsFlow::Handoff(target) => return Ok(Flow::Go(target)),
+                CallsFlow::AgentCall(call) => {
+                    working.agent_call = Some(call);
+                    return Ok(Flow::Go(super::fork::FORK.to_owned()));
+                }
             }
             continue;
         }
@@ -150,6 +154,11 @@ pub(crate) fn tool_specs(working: &Working<'_>, agent: &Agent) -> Vec<ToolSpec> 
         description: format!("Hand the conversation to `{}`.", handoff.target),
         parameters: super::glue::handoff_parameters(handoff),
     }));
+    specs.extend(agent.agent_tools.iter().map(|used| ToolSpec {
+        name: used.tool_name.clone(),
+        description: used.description.clone(),
+        parameters: used.parameters.to_value(),
+    }));
     specs
 }
 
@@ -187,8 +196,16 @@ async fn ask_model(
     };
     let system = super::glue::render(&agent.prompt, working.state());
     let tools = cached_tool_specs(working, agent_name, agent);
-    // The conversation is lent to the model as it is; only a retry copies it, to add its note.
-    let mut conversation: Cow<'_, [Message]> = Cow::Borrowed(&working.record.context);
+    // What the agent sees of the conversation (its `input`, then its own turn) is lent to the
+    // model when it is the conversation as it is; only a retry copies it, to add its note.
+    let mut conversation: Cow<'_, [Message]> = super::input_scope::shown(
+        &agent.input,
+        &working.record.context,
+        node,
+        &system,
+        working.state(),
+        working.now_seconds(),
+    );
     let output_schema = agent.output_schema.as_ref().map(tenx_artifact::Schema::to_value);
     let attempts = agent.retries.saturating_add(1);
     let mut last_check = String::new();

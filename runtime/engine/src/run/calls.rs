@@ -21,6 +21,9 @@ pub(crate) enum CallsFlow {
     Paused,
     /// A handoff: go to this node.
     Handoff(String),
+    /// A call of an agent used as a tool: the agent runs on its own (see `fork::start`); the
+    /// turn's later calls wait for its answer.
+    AgentCall(super::fork::AgentCall),
 }
 
 /// Runs the calls of one model turn that have no result yet.
@@ -66,6 +69,30 @@ pub(crate) async fn run_calls(
             working.commit().await?;
             return Ok(CallsFlow::Handoff(target));
         }
+        if let Some(used) = agent.agent_tools.iter().find(|used| used.tool_name == call.name) {
+            match agent_call_input(used, &call) {
+                Ok(input) => {
+                    return Ok(CallsFlow::AgentCall(super::fork::AgentCall {
+                        call_id: call.id.clone(),
+                        tool_name: used.tool_name.clone(),
+                        arguments: call.arguments.clone(),
+                        agent: used.agent.clone(),
+                        input,
+                    }));
+                }
+                Err(reason) => {
+                    refuse(
+                        working,
+                        node,
+                        &call,
+                        &call.name,
+                        format!("Tool '{}' failed: {reason}", call.name),
+                        "invalid_arguments",
+                    );
+                    continue;
+                }
+            }
+        }
         match one_call(working, node, agent, &call).await? {
             CallFlow::Answered => {}
             CallFlow::Paused => return Ok(CallsFlow::Paused),
@@ -77,6 +104,33 @@ pub(crate) async fn run_calls(
 enum CallFlow {
     Answered,
     Paused,
+}
+
+/// The message an agent called as a tool starts from: the value of the call's only string
+/// argument when its parameters have exactly one property and it is a string, else the arguments
+/// as canonical JSON. Arguments that do not match the parameters are refused.
+fn agent_call_input(used: &tenx_artifact::AgentTool, call: &QueuedCall) -> Result<String, String> {
+    let text = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
+    let arguments = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(arguments)) => arguments,
+        _ => return Err("the arguments are not a JSON object".to_owned()),
+    };
+    let arguments = super::glue::with_defaults(&used.parameters, Value::Object(arguments));
+    super::glue::check_schema(&used.parameters, &arguments).map_err(|error| format!("invalid arguments: {error}"))?;
+    let declared = super::glue::schema_value(&used.parameters);
+    let properties = declared.get("properties").and_then(Value::as_object);
+    if let (Some(properties), Value::Object(given)) = (properties, &arguments)
+        && properties.len() == 1
+        && let Some((name, _)) = properties.iter().next()
+        && let Some(Value::String(only)) = given.get(name)
+    {
+        return Ok(only.clone());
+    }
+    Ok(super::glue::canonical_text(&arguments))
 }
 
 /// A handoff's payload: validated against the handoff's `payload` schema (defaults filled in),

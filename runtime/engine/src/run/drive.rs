@@ -91,6 +91,10 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
 
 /// Runs one node.
 async fn step_node(working: &mut Working<'_>, node: &str) -> Result<Flow, StepError> {
+    // A lane that answers an agent's call runs that agent alone; it is no node of the graph.
+    if let Some(agent) = working.lane.as_ref().and_then(|lane| lane.agent.clone()) {
+        return super::agent::agent_node(working, node, &agent).await;
+    }
     let Some(declared) = working.graph.nodes.get(node) else {
         return Err(StepError::Run(unknown_target(
             working.graph_name.as_str(),
@@ -162,6 +166,10 @@ pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), Run
 /// its fork ([`super::fork::FORK`]), else its plain edge.
 pub(crate) fn next_after(working: &Working<'_>, node: &str) -> Result<String, RunError> {
     let graph = working.graph;
+    // An agent called as a tool ends with its answer.
+    if working.lane.as_ref().is_some_and(|lane| lane.agent.is_some()) {
+        return Ok(END.to_owned());
+    }
     if let Some(route) = graph.routes.iter().find(|route| route.from == node) {
         return match super::glue::choose(route, working.state()) {
             Some(target) => Ok(target.to_owned()),

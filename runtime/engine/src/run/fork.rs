@@ -44,6 +44,18 @@ pub(crate) enum ForkFlow {
     Stopped,
 }
 
+/// A call of an agent used as a tool, as the calling agent's round found it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AgentCall {
+    pub(crate) call_id: String,
+    pub(crate) tool_name: String,
+    pub(crate) arguments: String,
+    /// The agent that answers.
+    pub(crate) agent: String,
+    /// The user message it starts from.
+    pub(crate) input: String,
+}
+
 /// What makes a working copy a lane: where its commits go and where it ends.
 pub(crate) struct Lane<'e> {
     pub(crate) hub: &'e dyn Hub,
@@ -55,6 +67,9 @@ pub(crate) struct Lane<'e> {
     pub(crate) base_context: usize,
     /// How the branch ended, once it has.
     pub(crate) status: BranchStatus,
+    /// For the call of an agent used as a tool: that agent, which the lane runs alone (its node is
+    /// the agent's name, its answer ends the lane).
+    pub(crate) agent: Option<String>,
 }
 
 /// Commits a lane's branch into the thread.
@@ -191,6 +206,9 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
 /// thread's state (a map's item set in its own), are recorded in the progress. Nothing runs yet:
 /// the step loop finds the fork and runs it ([`run`]).
 pub(crate) fn start(working: &mut Working<'_>, node: &str) -> Result<(), RunError> {
+    if let Some(call) = working.agent_call.take() {
+        return start_agent_call(working, node, call);
+    }
     let graph = working.graph;
     if graph.subgraph_of(node).is_some() {
         return start_subgraph(working, node);
@@ -228,6 +246,48 @@ pub(crate) fn start(working: &mut Working<'_>, node: &str) -> Result<(), RunErro
         width,
         branches,
         subgraph: None,
+        agent_call: None,
+    });
+    Ok(())
+}
+
+/// Starts the call of an agent used as a tool by the agent node `node`: one branch that runs the
+/// agent alone, on a conversation of its input, with the thread's state for its prompt.
+fn start_agent_call(working: &mut Working<'_>, node: &str, call: AgentCall) -> Result<(), RunError> {
+    let path = format!("{}@{}", call.agent, call.call_id);
+    let message = Message::text(
+        working.message_id(),
+        crate::wire::Role::User,
+        call.input,
+        working.now_seconds(),
+    );
+    let branch = Branch {
+        node: call.agent.clone(),
+        ..Branch::default()
+    };
+    let state = working.record.state.clone();
+    let cursors = working.record.model_cursors.clone();
+    let run = working.progress_mut()?;
+    run.branches.insert(path.clone(), branch);
+    run.fork = Some(ForkProgress {
+        from: node.to_owned(),
+        join: END.to_owned(),
+        width: 1,
+        branches: vec![BranchRun {
+            path,
+            state,
+            messages: vec![message],
+            pending: None,
+            model_cursors: cursors,
+            status: BranchStatus::Running,
+        }],
+        subgraph: None,
+        agent_call: Some(crate::thread::AgentCallProgress {
+            call_id: call.call_id,
+            tool_name: call.tool_name,
+            arguments: call.arguments,
+            agent: call.agent,
+        }),
     });
     Ok(())
 }
@@ -290,6 +350,7 @@ fn start_subgraph(working: &mut Working<'_>, node: &str) -> Result<(), RunError>
             status: BranchStatus::Running,
         }],
         subgraph: Some(declared.reference.clone()),
+        agent_call: None,
     });
     Ok(())
 }
@@ -417,11 +478,18 @@ async fn run_lanes(parent: &mut Working<'_>, jobs: Vec<(String, Job)>, width: us
                 .ok_or_else(|| super::drive::unknown_target(&parent.graph_name, &fork.from, inner))?;
             (name.clone(), graph, Some(fork.from.clone()))
         }
+        None if fork.agent_call.is_some() => (parent.graph_name.clone(), parent.graph, Some(fork.from.clone())),
         None => (parent.graph_name.clone(), parent.graph, None),
     };
+    let agent = fork.agent_call.as_ref().map(|call| call.agent.clone());
     let cancel = parent.cancel.clone();
     let listening = parent.listening();
-    let base_context = parent.record.context.len();
+    // An agent called as a tool sees only its own conversation.
+    let base_context = if agent.is_some() {
+        0
+    } else {
+        parent.record.context.len()
+    };
     let stored_version = parent.stored_version;
     let hub = ParentHub {
         parent: tokio::sync::Mutex::new(parent),
@@ -434,6 +502,7 @@ async fn run_lanes(parent: &mut Working<'_>, jobs: Vec<(String, Job)>, width: us
             let join = join.clone();
             let cancel = cancel.clone();
             let prefix = prefix.clone();
+            let agent = agent.clone();
             async move {
                 let mut sink = LaneSink {
                     events: &hub.events,
@@ -447,6 +516,7 @@ async fn run_lanes(parent: &mut Working<'_>, jobs: Vec<(String, Job)>, width: us
                     join,
                     base_context,
                     status: BranchStatus::Running,
+                    agent,
                 });
                 // The thread's version moves with every branch's commit; a lane reads it from the
                 // thread when it starts.
@@ -485,7 +555,9 @@ fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunErro
     let branch = progress.branches.get(path).ok_or_else(damaged)?;
     let record = &parent.record;
     let mut context = Vec::with_capacity(record.context.len().saturating_add(run.messages.len()));
-    context.extend(record.context.iter().cloned());
+    if fork.agent_call.is_none() {
+        context.extend(record.context.iter().cloned());
+    }
     context.extend(run.messages.iter().cloned());
     let mut execution = record.execution.clone();
     execution.current_node.clone_from(&branch.node);
@@ -574,6 +646,21 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
         // A lane stopped without ending or waiting: only a failure it could not record does that,
         // and that failure was returned already.
         return Err(damaged());
+    }
+    if fork.agent_call.is_some() {
+        if fork
+            .branches
+            .iter()
+            .any(|branch| branch.status == BranchStatus::Stopped)
+        {
+            return Ok(ForkFlow::Stopped);
+        }
+        // The agent's answer, or its failure, is the call's result; the calling agent's turn goes
+        // on where it was (its later calls, then its model).
+        super::join::answer_agent_call(parent)?;
+        parent.progress_mut()?.fork = None;
+        parent.commit().await?;
+        return Ok(ForkFlow::Joined);
     }
     if let Some((path, code, message)) = fork.branches.iter().find_map(|branch| match &branch.status {
         BranchStatus::Failed { code, message } => Some((branch.path.clone(), code.clone(), message.clone())),

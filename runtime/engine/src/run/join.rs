@@ -86,6 +86,59 @@ pub(crate) fn merge_subgraph(parent: &mut Working<'_>) -> Result<(), RunError> {
     take_branches(parent, state)
 }
 
+/// Answers the call of an agent used as a tool from its branch: the agent's final answer (its
+/// `output` object when it has an output schema, else its text), or, when it failed, an error the
+/// calling model sees, as a tool failure is. The agent's own conversation is kept in an
+/// `agent_call` record, not in the thread's conversation.
+pub(crate) fn answer_agent_call(parent: &mut Working<'_>) -> Result<(), RunError> {
+    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
+    let (Some(call), Some(branch)) = (fork.agent_call.clone(), fork.branches.first()) else {
+        return Err(damaged());
+    };
+    let from = fork.from.clone();
+    let answer = branch
+        .messages
+        .iter()
+        .rev()
+        .find(|message| message.role == crate::wire::Role::Assistant && !message.text_content().is_empty())
+        .map(crate::wire::Message::text_content);
+    let structured = parent
+        .artifact()
+        .agents
+        .get(&call.agent)
+        .is_some_and(|agent| agent.output_schema.is_some());
+    let (output, is_error, outcome) = match (&branch.status, answer) {
+        (crate::thread::BranchStatus::Failed { message, .. }, _) => (
+            json!(format!("Agent '{}' failed: {message}", call.agent)),
+            true,
+            "failed",
+        ),
+        (_, Some(text)) if structured => (
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            false,
+            "completed",
+        ),
+        (_, Some(text)) => (Value::String(text), false, "completed"),
+        (_, None) => (json!(format!("Agent '{}' gave no answer.", call.agent)), true, "failed"),
+    };
+    let messages = serde_json::to_value(&branch.messages).unwrap_or(Value::Null);
+    let cursors = furthest_cursors(parent.record.model_cursors.clone(), &fork.branches);
+    let path = branch.path.clone();
+    parent.progress_mut()?.branches.remove(&path);
+    parent.record.model_cursors = cursors;
+    parent.record(
+        "agent_call",
+        json!({"agent": call.agent, "tool": call.tool_name, "call_id": call.call_id, "node": from, "outcome": outcome, "messages": messages}),
+    );
+    let queued = crate::thread::QueuedCall {
+        id: call.call_id.clone(),
+        name: call.tool_name.clone(),
+        arguments: call.arguments.clone(),
+    };
+    super::calls::push_result(parent, &from, &queued, &call.tool_name, output, is_error);
+    Ok(())
+}
+
 /// Makes `state` the thread's, appends the branches' messages in order, moves scripted cursors
 /// to the furthest branch's and forgets the branches' progress.
 fn take_branches(parent: &mut Working<'_>, state: Map<String, Value>) -> Result<(), RunError> {
@@ -95,19 +148,7 @@ fn take_branches(parent: &mut Working<'_>, state: Map<String, Value>) -> Result<
         .iter()
         .flat_map(|branch| branch.messages.iter().cloned())
         .collect();
-    let mut cursors = parent.record.model_cursors.clone();
-    for branch in &fork.branches {
-        for (model, cursor) in &branch.model_cursors {
-            let further = match (cursors.get(model), cursor) {
-                (Some(Value::Number(had)), Value::Number(now)) => now.as_f64() > had.as_f64(),
-                (Some(had), now) => had != now,
-                (None, _) => true,
-            };
-            if further {
-                cursors.insert(model.clone(), cursor.clone());
-            }
-        }
-    }
+    let cursors = furthest_cursors(parent.record.model_cursors.clone(), &fork.branches);
     let paths: Vec<String> = fork.branches.iter().map(|branch| branch.path.clone()).collect();
     let run = parent.progress_mut()?;
     for path in paths {
@@ -119,6 +160,26 @@ fn take_branches(parent: &mut Working<'_>, state: Map<String, Value>) -> Result<
         parent.push_merged(message);
     }
     Ok(())
+}
+
+/// Each model's cursor moved to the furthest any branch took it.
+fn furthest_cursors(
+    mut cursors: std::collections::BTreeMap<String, Value>,
+    branches: &[BranchRun],
+) -> std::collections::BTreeMap<String, Value> {
+    for branch in branches {
+        for (model, cursor) in &branch.model_cursors {
+            let further = match (cursors.get(model), cursor) {
+                (Some(Value::Number(had)), Value::Number(now)) => now.as_f64() > had.as_f64(),
+                (Some(had), now) => had != now,
+                (None, _) => true,
+            };
+            if further {
+                cursors.insert(model.clone(), cursor.clone());
+            }
+        }
+    }
+    cursors
 }
 
 /// The first node of a branch: its path without a map item's index.

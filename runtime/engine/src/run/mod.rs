@@ -5,7 +5,8 @@
 //! what kind of request it is), [`input`] (client messages: roles, tool calls, remote results,
 //! validators), [`start`] (a new run: start node, state, progress), [`answer`] (an answer to the
 //! open question), [`drive`] (the step loop and its transitions), [`agent`] (agent nodes: model
-//! calls, guards, final answers), [`calls`] (one tool call of a model: refusals, bound
+//! calls, guards, final answers) and [`input_scope`] (what its model is shown of the
+//! conversation), [`calls`] (one tool call of a model: refusals, bound
 //! arguments, approvals), [`execute`] (exactly-once execution), [`tool_node`], [`interrupt`],
 //! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed),
 //! [`working`] (the working copy of the thread and its commits), [`fork`] (parallel branches:
@@ -29,6 +30,7 @@ mod fork;
 mod glue;
 mod in_flight;
 mod input;
+mod input_scope;
 mod interrupt;
 mod join;
 mod pause;

@@ -35,6 +35,8 @@ pub(crate) struct Working<'e> {
     /// Set when this working copy is one parallel branch of a fork: its commits go through the
     /// fork's hub into the thread's checkpoint (see [`super::fork`]).
     pub(crate) lane: Option<super::fork::Lane<'e>>,
+    /// The call of an agent used as a tool that the next fork starts (set by the agent node).
+    pub(crate) agent_call: Option<super::fork::AgentCall>,
 }
 
 impl<'e> Working<'e> {
@@ -63,6 +65,7 @@ impl<'e> Working<'e> {
             id_failures: engine.ports.ids.failures(),
             replacing: None,
             lane: None,
+            agent_call: None,
         }
     }
 

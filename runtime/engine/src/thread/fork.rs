@@ -27,6 +27,23 @@ pub struct ForkProgress {
     /// subgraph node, `join` is `END` of the inner graph).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subgraph: Option<String>,
+    /// For the call of an agent used as a tool: the call its one branch answers (the fork's
+    /// `from` is the calling agent node, `join` is `END`; the branch runs the agent alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_call: Option<AgentCallProgress>,
+}
+
+/// The call an agent-tool fork answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentCallProgress {
+    /// The call's id, in the calling agent's turn.
+    pub call_id: String,
+    /// The model-facing tool name.
+    pub tool_name: String,
+    /// The call's arguments, as the model wrote them.
+    pub arguments: String,
+    /// The agent that answers it.
+    pub agent: String,
 }
 
 /// One branch of a fork.

@@ -54,6 +54,7 @@ fn source<'a>(
         }
         let kind = match node.kind() {
             DeclKind::Agent => "an agent",
+            DeclKind::Graph => "a subgraph",
             _ => "an interrupt",
         };
         return Err(Some(Box::new(

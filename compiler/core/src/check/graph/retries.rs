@@ -47,5 +47,25 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
             .help("remove this entry: retries repeat calls to tools and models, and an answer is neither; `expires` bounds how long the question waits");
             c.report(d);
         }
+        let is_subgraph = c
+            .topology
+            .index
+            .get(&node.name)
+            .and_then(|&id| c.topology.nodes.get(id))
+            .is_some_and(|n| n.kind() == DeclKind::Graph);
+        if is_subgraph {
+            let d = Diagnostic::new(
+                Code::TENX0360,
+                format!("subgraph node `{}` cannot have a retry policy", node.name),
+                c.file,
+                node.span,
+            )
+            .label("a subgraph node runs a whole graph")
+            .help(format!(
+                "remove this entry, and give the nodes of graph `{}` their own `retry` policies",
+                node.name
+            ));
+            c.report(d);
+        }
     }
 }

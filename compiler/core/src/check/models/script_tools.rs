@@ -181,6 +181,8 @@ fn offered(facts: &Facts<'_>, agent: AgentId, name: &str) -> (Vec<String>, Optio
                 .iter()
                 .map(|h| format!("{HANDOFF_PREFIX}{}", h.name)),
         );
+        // An agent called as a tool is offered under its own name.
+        names.extend(agent.decl.agent_tools.iter().map(|used| used.agent.name.clone()));
     }
     (names, found)
 }

@@ -54,7 +54,9 @@ fn gives(
 ) -> Gives {
     let program = facts.program;
     match writer {
-        Writer::Input => Gives::Any,
+        // A subgraph's output gives whatever its inner field holds, and a map's item whatever the
+        // list holds: not a fixed set of labels.
+        Writer::Input | Writer::Subgraph(_) | Writer::MapItem(_) => Gives::Any,
         Writer::AgentOutput(agent) | Writer::Payload(agent) => {
             // An output property, or the payload parameter of each handoff of the node.
             let payload = matches!(writer, Writer::Payload(_));
@@ -176,6 +178,8 @@ fn describe(writer: &Writer) -> String {
         Writer::Payload(agent) => format!("a handoff payload of `{agent}`"),
         Writer::ToolResult(tool) => format!("the result of `{tool}`"),
         Writer::Answer(interrupt) => format!("the answer to `{interrupt}`"),
+        Writer::Subgraph(node) => format!("the `output` of subgraph node `{node}`"),
+        Writer::MapItem(node) => format!("the items of the map out of `{node}`"),
     }
 }
 

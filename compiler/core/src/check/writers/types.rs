@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic};
 
 /// The kind of a JSON Schema's values, when it says one: an enum of strings is a string.
-fn kind(schema: &Value) -> Option<&'static str> {
+pub(crate) fn kind(schema: &Value) -> Option<&'static str> {
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return values.iter().all(Value::is_string).then_some("a string");
     }
@@ -25,6 +25,21 @@ fn kind(schema: &Value) -> Option<&'static str> {
         Some("array") => Some("a list"),
         Some("object") => Some("an object"),
         _ => None,
+    }
+}
+
+/// Why a value of the schema `given` may not fit a field of the schema `held` ("gives a
+/// number", "can give \"x\""): a different kind of value, or a label the field does not hold.
+pub(crate) fn misfit(given: &Value, held: &Value) -> Option<String> {
+    match (kind(given), kind(held)) {
+        (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
+        _ => match (labels(given), labels(held)) {
+            (Some(given), Some(held)) => given
+                .iter()
+                .find(|v| !held.contains(v))
+                .map(|v| format!("can give {v}")),
+            _ => None,
+        },
     }
 }
 
@@ -99,18 +114,9 @@ pub(super) fn check(
     }
     for (name, (field, schema)) in &fields {
         for given in outputs.get(*name).into_iter().flatten() {
-            let property = &given.schema;
-            let problem = match (kind(property), kind(schema)) {
-                (Some(given), Some(held)) if given != held => Some(format!("gives {given}")),
-                _ => match (labels(property), labels(schema)) {
-                    (Some(given), Some(held)) => given
-                        .iter()
-                        .find(|v| !held.contains(v))
-                        .map(|v| format!("can give {v}")),
-                    _ => None,
-                },
+            let Some(problem) = misfit(&given.schema, schema) else {
+                continue;
             };
-            let Some(problem) = problem else { continue };
             let agent = &given.node;
             let d = match &given.handoff {
                 None => Diagnostic::new(

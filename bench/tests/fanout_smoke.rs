@@ -95,7 +95,6 @@ fn figures_are_the_median_and_the_90th_percentile() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the compiler's `parallel` (branch forks-lang); passes on a merge of it, run it once that is on main"]
 async fn the_parallel_program_seals_and_its_eight_fetches_wait_at_the_same_time() {
     let delay = Duration::from_millis(200);
     let standin = FetchStandIn::start(delay).unwrap();

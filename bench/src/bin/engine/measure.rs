@@ -14,25 +14,7 @@ use tenx_store_sqlite::SqliteStore;
 
 use crate::setup::{approve, ask, engine};
 
-/// A median and a 90th percentile, in microseconds.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Figures {
-    pub(crate) median_us: f64,
-    pub(crate) p90_us: f64,
-    pub(crate) samples: usize,
-}
-
-impl Figures {
-    pub(crate) fn of(mut samples: Vec<f64>) -> Self {
-        samples.sort_by(f64::total_cmp);
-        let at = |share: usize| samples.get(samples.len() * share / 100).copied().unwrap_or(f64::NAN);
-        Self {
-            median_us: at(50),
-            p90_us: at(90),
-            samples: samples.len(),
-        }
-    }
-}
+pub(crate) use tenx_bench::figures::Figures;
 
 /// (a): `count` lookup turns, each on a new thread, after a warm-up (regex and schema caches).
 pub(crate) async fn turns(artifact: LoadedArtifact, count: usize) -> Result<Figures, String> {

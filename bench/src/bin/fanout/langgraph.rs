@@ -1,0 +1,55 @@
+//! LangGraph beside it: `bench/langgraph/fanout.py` (the same flow with `Send`, and its one-branch
+//! version; its docstring says what differs) in the pinned venv of `tenx_bench::venv`, against
+//! the same fetch stand-in. Without `python3` or the package registry the bench says why
+//! LangGraph was skipped and goes on without it.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+use tenx_bench::figures::Figures;
+use tenx_bench::venv;
+
+/// What the script measured of one version: wall time and the process's CPU time per run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timed {
+    pub(crate) wall: Figures,
+    pub(crate) cpu: Figures,
+}
+
+/// What the script measured.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LangGraph {
+    pub(crate) one: Timed,
+    pub(crate) parallel: Timed,
+    /// The tool's function called bare (urllib's POST and answer, no LangGraph).
+    pub(crate) bare: Timed,
+}
+
+fn timed(part: Option<&Value>, runs: usize) -> Option<Timed> {
+    Some(Timed {
+        wall: Figures::from_json(part, runs)?,
+        cpu: Figures::from_json(part?.get("cpu"), runs)?,
+    })
+}
+
+/// Runs the script, preparing its venv first: `runs` of each version, against the stand-in at
+/// `url`. `Err` says why LangGraph was skipped.
+pub(crate) fn run(root: &Path, url: &str, runs: usize) -> Result<LangGraph, String> {
+    let python = venv::prepare(root)?;
+    let output = Command::new(&python)
+        .arg(root.join("bench/langgraph/fanout.py"))
+        .arg(url)
+        .env("RUNS", runs.to_string())
+        .output()
+        .map_err(|error| format!("running the LangGraph script: {error}"))?;
+    let parsed = venv::figures_of(&output)?;
+    match (
+        timed(parsed.get("one"), runs),
+        timed(parsed.get("parallel"), runs),
+        timed(parsed.get("bare"), runs),
+    ) {
+        (Some(one), Some(parallel), Some(bare)) => Ok(LangGraph { one, parallel, bare }),
+        _ => Err("the LangGraph script's figures are incomplete".to_owned()),
+    }
+}

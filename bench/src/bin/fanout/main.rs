@@ -1,0 +1,97 @@
+//! The fan-out benchmark (issue 14, "Speed"): eight branches, each an agent → tool → agent turn
+//! with scripted models whose tool waits on I/O (an `http` call to a loopback stand-in that
+//! answers after 20 ms), run in process:
+//!
+//! - one branch: `bench/programs/fanout_one.tenx`, planner → one worker → writer;
+//! - sequential 8: `fanout_sequential.tenx`, the eight workers one after another;
+//! - parallel 8: `fanout_parallel.tenx`, the eight workers as the branches of a `parallel` fork.
+//!
+//! Each is sealed with the compiler library, its engine built with the host's builder (the real
+//! `http` tool runner, the in-memory store), and timed as one full run on a new thread, the three
+//! interleaved. A program that does not seal is skipped with the compiler's first error. Beside
+//! them, in the same run and against the same stand-in, `bench/langgraph/fanout.py`: the same
+//! flow in LangGraph with `Send`, and its one-branch version.
+//!
+//! Run: `cargo build --release -p tenx-bench && ./target/release/fanout`.
+//! `TENX_BENCH_FANOUT_RUNS=N` changes how many runs each program has (30 by default);
+//! `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out.
+
+mod langgraph;
+mod measure;
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tenx_bench::fanout::Program;
+use tenx_bench::fetch::FetchStandIn;
+
+/// How long the stand-in waits before it answers a fetch.
+const DELAY: Duration = Duration::from_millis(20);
+/// Runs of each program by default.
+const RUNS: usize = 30;
+
+fn main() -> ExitCode {
+    // Two workers, as `tenx serve` has on this machine's two cores.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build();
+    let Ok(runtime) = runtime else {
+        eprintln!("cannot start a tokio runtime");
+        return ExitCode::from(2);
+    };
+    match runtime.block_on(bench()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+async fn bench() -> Result<(), String> {
+    let root = root();
+    let runs = std::env::var("TENX_BENCH_FANOUT_RUNS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|runs| *runs > 0)
+        .unwrap_or(RUNS);
+    let standin = FetchStandIn::start(DELAY)?;
+    let url = standin.url();
+    let mut programs = Vec::new();
+    let mut skipped = Vec::new();
+    for program in Program::ALL {
+        match tenx_bench::fanout::seal(&root, program) {
+            Ok(artifact) => programs.push((program, tenx_bench::fanout::engine(artifact, &url)?)),
+            Err(why) => {
+                eprintln!("skipping {}: {why}", program.label());
+                skipped.push((program, why));
+            }
+        }
+    }
+    eprintln!("tenx: {runs} runs of each program, interleaved …");
+    let rounds = measure::runs(&programs, &standin, runs).await?;
+    let langgraph = if std::env::var("TENX_BENCH_LANGGRAPH").is_ok_and(|value| value == "skip") {
+        Err("TENX_BENCH_LANGGRAPH=skip".to_owned())
+    } else {
+        eprintln!("LangGraph: {runs} runs of each …");
+        langgraph::run(&root, &url, runs)
+    };
+    report::print(&report::Results {
+        delay: DELAY,
+        tenx: rounds.programs,
+        bare: rounds.bare,
+        skipped,
+        langgraph,
+    });
+    Ok(())
+}

@@ -6,9 +6,9 @@
 
 use serde_json::{Value, json};
 use tenx_artifact::AgentTool;
+use tenx_engine::ErrorCode;
 use tenx_engine::testing::FakeTools;
 use tenx_engine::wire::{ExecutionStatus, Role};
-use tenx_engine::{ErrorCode, Identity};
 
 use crate::harness::{Host, Models, assistant_texts, compile_patched, dev, tool_outputs};
 
@@ -109,37 +109,14 @@ fn desk() -> tenx_artifact::LoadedArtifact {
     })
 }
 
-async fn say(host: &Host, text: &str) -> Result<tenx_engine::RunOutput, tenx_engine::RunError> {
-    host.run(tenx_engine::RunRequest {
-        graph: Some("desk_graph".into()),
-        thread_id: Some("t1".into()),
-        messages: vec![crate::harness::user(text)],
-        identity: Identity::anonymous(),
-        ..tenx_engine::RunRequest::default()
-    })
-    .await
-}
-
-async fn answer(host: &Host, id: &str, approved: bool) -> Result<tenx_engine::RunOutput, tenx_engine::RunError> {
-    host.run(tenx_engine::RunRequest {
-        graph: Some("desk_graph".into()),
-        thread_id: Some("t1".into()),
-        resume: Some(tenx_engine::ResumeAnswer {
-            value: json!({ "approved": approved }),
-            interrupt_id: Some(id.to_owned()),
-            note: None,
-        }),
-        identity: Identity::anonymous(),
-        ..tenx_engine::RunRequest::default()
-    })
-    .await
-}
-
 #[tokio::test]
 async fn an_agent_called_as_a_tool_answers_the_call_and_its_approval_pauses_the_thread() {
     let tools = FakeTools::new().returns("refund", json!("refund r-1"));
     let host = Host::from_artifact(desk(), tools, Models::Scripted, dev());
-    let paused = say(&host, "Translate hello, then refund 1042.").await.unwrap();
+    let paused = host
+        .say_to("desk_graph", "t1", "Translate hello, then refund 1042.")
+        .await
+        .unwrap();
     // `spanish` answered its call; `refunder` called `refund`, which asks a person first.
     assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedBefore);
     let pending = paused.thread.pending.as_ref().unwrap();
@@ -155,9 +132,9 @@ async fn an_agent_called_as_a_tool_answers_the_call_and_its_approval_pauses_the_
         paused.thread.context
     );
     let id = host.open_interrupt("t1").await;
-    let wrong = answer(&host, "nope", true).await.unwrap_err();
+    let wrong = host.approve_on("desk_graph", "t1", "nope", true).await.unwrap_err();
     assert_eq!(wrong.code, ErrorCode::InterruptMismatch);
-    let done = answer(&host, &id, true).await.unwrap();
+    let done = host.approve_on("desk_graph", "t1", &id, true).await.unwrap();
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
     assert_eq!(host.tools.calls_of("refund"), 1);
     assert_eq!(
@@ -213,7 +190,7 @@ async fn arguments_that_do_not_fit_an_agent_tool_are_a_tool_error_and_run_nothin
         script.turns.remove(1);
     });
     let host = Host::from_artifact(artifact, FakeTools::new(), Models::Scripted, dev());
-    let done = say(&host, "Translate hello.").await.unwrap();
+    let done = host.say_to("desk_graph", "t1", "Translate hello.").await.unwrap();
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
     let outputs = tool_outputs(&done.thread.context);
     assert_eq!(outputs.len(), 1);

@@ -101,24 +101,28 @@ graph research {
 /// The research program with `planner`'s way on a parallel fork into the three researchers,
 /// and `notes` merged by `append`.
 fn research() -> tenx_artifact::LoadedArtifact {
-    compile_patched(RESEARCH, |artifact| {
-        let graph = artifact.graphs.get_mut("research").unwrap();
-        graph.routes.retain(|route| route.from != "planner");
-        graph.forks = vec![Fork {
-            from: "planner".into(),
-            kind: ForkKind::Parallel,
-            branches: vec!["web".into(), "papers".into(), "news".into()],
-            over: None,
-            item: None,
-            max_concurrency: None,
-            join: "writer".into(),
-        }];
-        graph.reducers = vec![Reducer {
-            field: "notes".into(),
-            reduce: Reduce::Append,
-            order: Vec::new(),
-        }];
-    })
+    compile_patched(RESEARCH, |artifact| fork_research(artifact, None))
+}
+
+/// Makes `planner`'s way on the fork into the three researchers, at most `width` at once, with
+/// `notes` merged by `append`.
+fn fork_research(artifact: &mut tenx_artifact::Artifact, width: Option<u64>) {
+    let graph = artifact.graphs.get_mut("research").unwrap();
+    graph.routes.retain(|route| route.from != "planner");
+    graph.forks = vec![Fork {
+        from: "planner".into(),
+        kind: ForkKind::Parallel,
+        branches: vec!["web".into(), "papers".into(), "news".into()],
+        over: None,
+        item: None,
+        max_concurrency: width,
+        join: "writer".into(),
+    }];
+    graph.reducers = vec![Reducer {
+        field: "notes".into(),
+        reduce: Reduce::Append,
+        order: Vec::new(),
+    }];
 }
 
 #[tokio::test]
@@ -179,22 +183,7 @@ async fn three_branches_run_at_once_and_merge_in_branch_order() {
 async fn a_branch_that_fails_fails_the_run_once_the_others_have_ended() {
     // `papers` answers text where its `output` needs an object: its node fails (NODE_001).
     let artifact = compile_patched(RESEARCH, |artifact| {
-        let graph = artifact.graphs.get_mut("research").unwrap();
-        graph.routes.retain(|route| route.from != "planner");
-        graph.forks = vec![Fork {
-            from: "planner".into(),
-            kind: ForkKind::Parallel,
-            branches: vec!["web".into(), "papers".into(), "news".into()],
-            over: None,
-            item: None,
-            max_concurrency: None,
-            join: "writer".into(),
-        }];
-        graph.reducers = vec![Reducer {
-            field: "notes".into(),
-            reduce: Reduce::Append,
-            order: Vec::new(),
-        }];
+        fork_research(artifact, None);
         let script = artifact
             .models
             .get_mut("papers_model")
@@ -570,23 +559,8 @@ async fn the_recursion_limit_counts_the_steps_of_each_branch() {
     // Every branch takes three steps (two model calls and a tool round); a limit of 3 per
     // branch lets all of them finish, where one count for the whole run would stop at 3.
     let artifact = compile_patched(RESEARCH, |artifact| {
-        let graph = artifact.graphs.get_mut("research").unwrap();
-        graph.recursion_limit = 3;
-        graph.routes.retain(|route| route.from != "planner");
-        graph.forks = vec![Fork {
-            from: "planner".into(),
-            kind: ForkKind::Parallel,
-            branches: vec!["web".into(), "papers".into(), "news".into()],
-            over: None,
-            item: None,
-            max_concurrency: Some(1),
-            join: "writer".into(),
-        }];
-        graph.reducers = vec![Reducer {
-            field: "notes".into(),
-            reduce: Reduce::Append,
-            order: Vec::new(),
-        }];
+        fork_research(artifact, Some(1));
+        artifact.graphs.get_mut("research").unwrap().recursion_limit = 3;
     });
     let tools = FakeTools::new().returns("search", json!("ok"));
     let host = Host::from_artifact(artifact, tools, Models::Scripted, dev());

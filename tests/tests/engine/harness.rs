@@ -222,6 +222,35 @@ impl Host {
         .await
     }
 
+    /// A user message on `thread` of the graph `graph` (an artifact that serves several graphs
+    /// needs the name).
+    pub async fn say_to(&self, graph: &str, thread: &str, text: &str) -> Result<RunOutput, RunError> {
+        self.run(RunRequest {
+            graph: Some(graph.to_owned()),
+            thread_id: Some(thread.to_owned()),
+            messages: vec![user(text)],
+            identity: Identity::anonymous(),
+            ..RunRequest::default()
+        })
+        .await
+    }
+
+    /// An approval's answer `{"approved": approved}` to the question `id` on `thread` of `graph`.
+    pub async fn approve_on(&self, graph: &str, thread: &str, id: &str, approved: bool) -> Result<RunOutput, RunError> {
+        self.run(RunRequest {
+            graph: Some(graph.to_owned()),
+            thread_id: Some(thread.to_owned()),
+            resume: Some(ResumeAnswer {
+                value: json!({ "approved": approved }),
+                interrupt_id: Some(id.to_owned()),
+                note: None,
+            }),
+            identity: Identity::anonymous(),
+            ..RunRequest::default()
+        })
+        .await
+    }
+
     /// The stored thread, serialised: "records nothing" compares these byte for byte.
     pub async fn snapshot(&self, thread: &str) -> String {
         serde_json::to_string(&self.store.load(thread).await.unwrap()).unwrap()

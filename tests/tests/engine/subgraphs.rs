@@ -5,10 +5,10 @@
 //! the subgraph node in the language: a graph listed in `nodes`, mapped by `subgraphs`.
 
 use serde_json::json;
+use tenx_engine::ErrorCode;
 use tenx_engine::ports::Event;
 use tenx_engine::testing::FakeTools;
 use tenx_engine::wire::ExecutionStatus;
-use tenx_engine::{ErrorCode, Identity};
 
 use crate::harness::{Host, Models, assistant_texts, compile, dev};
 
@@ -122,34 +122,6 @@ fn team_publishing() -> String {
         )
 }
 
-/// A user message to the `team` graph.
-async fn say_team(host: &Host, text: &str) -> Result<tenx_engine::RunOutput, tenx_engine::RunError> {
-    host.run(tenx_engine::RunRequest {
-        graph: Some("team".into()),
-        thread_id: Some("t1".into()),
-        messages: vec![crate::harness::user(text)],
-        identity: Identity::anonymous(),
-        ..tenx_engine::RunRequest::default()
-    })
-    .await
-}
-
-/// An answer on the `team` thread.
-async fn answer_team(host: &Host, id: &str, approved: bool) -> Result<tenx_engine::RunOutput, tenx_engine::RunError> {
-    host.run(tenx_engine::RunRequest {
-        graph: Some("team".into()),
-        thread_id: Some("t1".into()),
-        resume: Some(tenx_engine::ResumeAnswer {
-            value: json!({ "approved": approved }),
-            interrupt_id: Some(id.to_owned()),
-            note: None,
-        }),
-        identity: Identity::anonymous(),
-        ..tenx_engine::RunRequest::default()
-    })
-    .await
-}
-
 #[tokio::test]
 async fn a_subgraph_runs_with_its_mapped_state_and_gives_back_its_output() {
     let tools = FakeTools::new()
@@ -161,7 +133,7 @@ async fn a_subgraph_runs_with_its_mapped_state_and_gives_back_its_output() {
         })
         .returns("publish", json!("published"));
     let host = Host::from_artifact(team(), tools, Models::Scripted, dev());
-    let done = say_team(&host, "Research tides and publish.").await.unwrap();
+    let done = host.say_to("team", "t1", "Research tides and publish.").await.unwrap();
     // The inner graph read `topic` from the outer `subject`.
     assert_eq!(host.tools.calls()[0].arguments, json!({"topic": "tides"}));
     // Its output came back into the outer state before `editor` ran.
@@ -204,15 +176,15 @@ async fn an_approval_inside_a_subgraph_pauses_the_thread_and_its_answer_continue
         .returns("search", json!("found"))
         .returns("publish", json!("ok"));
     let host = Host::from_artifact(artifact, tools, Models::Scripted, dev());
-    let paused = say_team(&host, "Research and publish.").await.unwrap();
+    let paused = host.say_to("team", "t1", "Research and publish.").await.unwrap();
     assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedBefore);
     let pending = paused.thread.pending.as_ref().unwrap();
     assert_eq!(pending.branch.as_deref(), Some("research"));
     assert_eq!(host.tools.calls_of("publish"), 0);
     let id = host.open_interrupt("t1").await;
-    let wrong = answer_team(&host, "nope", true).await.unwrap_err();
+    let wrong = host.approve_on("team", "t1", "nope", true).await.unwrap_err();
     assert_eq!(wrong.code, ErrorCode::InterruptMismatch);
-    let done = answer_team(&host, &id, true).await.unwrap();
+    let done = host.approve_on("team", "t1", &id, true).await.unwrap();
     assert_eq!(
         done.thread.execution.status,
         ExecutionStatus::Completed,

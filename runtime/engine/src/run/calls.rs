@@ -106,19 +106,24 @@ enum CallFlow {
     Paused,
 }
 
-/// The message an agent called as a tool starts from: the value of the call's only string
-/// argument when its parameters have exactly one property and it is a string, else the arguments
-/// as canonical JSON. Arguments that do not match the parameters are refused.
-fn agent_call_input(used: &tenx_artifact::AgentTool, call: &QueuedCall) -> Result<String, String> {
+/// The call's arguments as a JSON object (none written is `{}`).
+fn object_arguments(call: &QueuedCall) -> Result<Map<String, Value>, String> {
     let text = if call.arguments.trim().is_empty() {
         "{}"
     } else {
         call.arguments.as_str()
     };
-    let arguments = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(arguments)) => arguments,
-        _ => return Err("the arguments are not a JSON object".to_owned()),
-    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(arguments)) => Ok(arguments),
+        _ => Err("the arguments are not a JSON object".to_owned()),
+    }
+}
+
+/// The message an agent called as a tool starts from: the value of the call's only string
+/// argument when its parameters have exactly one property and it is a string, else the arguments
+/// as canonical JSON. Arguments that do not match the parameters are refused.
+fn agent_call_input(used: &tenx_artifact::AgentTool, call: &QueuedCall) -> Result<String, String> {
+    let arguments = object_arguments(call)?;
     let arguments = super::glue::with_defaults(&used.parameters, Value::Object(arguments));
     super::glue::check_schema(&used.parameters, &arguments).map_err(|error| format!("invalid arguments: {error}"))?;
     let declared = super::glue::schema_value(&used.parameters);
@@ -140,15 +145,7 @@ fn take_payload(working: &mut Working<'_>, agent: &Agent, call: &QueuedCall) -> 
     let Some(handoff) = agent.handoffs.iter().find(|handoff| handoff.tool_name == call.name) else {
         return Ok(());
     };
-    let text = if call.arguments.trim().is_empty() {
-        "{}"
-    } else {
-        call.arguments.as_str()
-    };
-    let arguments = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(arguments)) => arguments,
-        _ => return Err("the arguments are not a JSON object".to_owned()),
-    };
+    let arguments = object_arguments(call)?;
     let payload = super::glue::with_defaults(&handoff.payload, Value::Object(arguments));
     super::glue::check_schema(&handoff.payload, &payload).map_err(|error| format!("invalid arguments: {error}"))?;
     let declared = super::glue::schema_value(&working.graph.state_schema);

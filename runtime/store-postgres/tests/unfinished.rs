@@ -42,6 +42,7 @@ fn pending() -> Pending {
         replaces: None,
         escalation: None,
         branch: None,
+        within: Vec::new(),
     }
 }
 

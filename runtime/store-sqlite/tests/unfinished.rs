@@ -43,6 +43,7 @@ fn pending() -> Pending {
         replaces: None,
         escalation: None,
         branch: None,
+        within: Vec::new(),
     }
 }
 

@@ -405,6 +405,7 @@ fn paused_thread(id: &str) -> ThreadRecord {
         replaces: None,
         escalation: None,
         branch: None,
+        within: Vec::new(),
     });
     let mut branches = BTreeMap::new();
     branches.insert(

@@ -26,10 +26,9 @@ pub(crate) async fn resume(
     let Some(pending) = working.record.pending.clone() else {
         return Err(super::entry::nothing_to_resume());
     };
-    // A question a parallel branch asked: the branch takes the answer, under the same rules.
-    if let Some(path) = pending.branch.clone()
-        && working.lane.is_none()
-    {
+    // A question a parallel branch asked: the branch takes the answer, under the same rules (in
+    // a branch, a question asked in a fork inside it goes on down).
+    if let Some(path) = pending.branch.clone() {
         return super::fork::answer(working, path, answer, messages, identity).await;
     }
     let Some(open) = pending.interrupt.clone() else {

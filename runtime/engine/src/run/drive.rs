@@ -181,13 +181,6 @@ pub(crate) fn next_after(working: &Working<'_>, node: &str) -> Result<String, Ru
         };
     }
     if graph.fork_of(node).is_some() {
-        if working.lane.is_some() {
-            return Err(RunError::new(
-                ErrorCode::UnknownTarget,
-                format!("node '{node}' forks inside a parallel branch; branches do not nest"),
-            )
-            .with_details(json!({"node": node})));
-        }
         return Ok(super::fork::FORK.to_owned());
     }
     graph

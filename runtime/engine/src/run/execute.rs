@@ -31,9 +31,9 @@ pub(crate) fn idempotency_key(
     match (&tool.idempotency_key, arguments) {
         (Some(template), Value::Object(arguments)) => super::glue::render(template, arguments),
         // The branches of a map run one node with one model, so their call ids can repeat: the
-        // branch's path keeps their keys apart.
+        // branch's path from the thread down keeps their keys apart.
         _ => match working.lane.as_ref() {
-            Some(lane) => format!("{}:{}:{node}:{call_id}", working.record.thread_id, lane.path),
+            Some(lane) => format!("{}:{}:{node}:{call_id}", working.record.thread_id, lane.scope),
             None => format!("{}:{node}:{call_id}", working.record.thread_id),
         },
     }

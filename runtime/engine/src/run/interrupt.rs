@@ -59,6 +59,7 @@ pub(crate) async fn interrupt_node(working: &mut Working<'_>, node: &str, name: 
         replaces: None,
         escalation: None,
         branch: None,
+        within: Vec::new(),
     };
     super::pause::pause(working, pending).await?;
     Ok(Flow::Paused)

@@ -71,6 +71,7 @@ pub(crate) async fn ask_tool(working: &mut Working<'_>, ask: AskTool<'_>) -> Res
         replaces: None,
         escalation: None,
         branch: None,
+        within: Vec::new(),
     };
     pause(working, pending).await?;
     Ok(Asked::Paused)
@@ -179,6 +180,7 @@ pub(crate) async fn remote_call(
         replaces: None,
         escalation: None,
         branch: None,
+        within: Vec::new(),
     };
     let node_name = working.branch()?.node.clone();
     let execution = &mut working.record.execution;

@@ -34,10 +34,11 @@ pub(crate) async fn end_other_artifact(
         ),
     );
     let now = inner.ports.clock.now();
-    let in_flight_call = record
-        .run
-        .as_ref()
-        .and_then(|run| run.branches.values().find_map(|branch| branch.in_flight.clone()));
+    let in_flight_call = record.run.as_ref().and_then(|run| {
+        run.all_branches()
+            .into_iter()
+            .find_map(|branch| branch.in_flight.clone())
+    });
     let markers = store.in_flight(&thread_id).await.map_err(store_error)?;
     let mut receipts = Vec::new();
     let mut records = Vec::new();

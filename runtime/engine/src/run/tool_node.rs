@@ -24,11 +24,12 @@ pub(crate) async fn tool_node(working: &mut Working<'_>, node: &str, tool_name: 
     working.count_step()?;
     let call_id = match working.lane.as_ref() {
         // Branches of one fork run the same nodes at the same step counts: the branch's path
-        // (in the characters every provider accepts in a call id) keeps their calls apart.
+        // from the thread down (in the characters every provider accepts in a call id) keeps
+        // their calls apart.
         Some(lane) => format!(
             "{node}-{}-{}",
             working.branch()?.steps,
-            super::fork::id_safe(&lane.path)
+            super::fork::id_safe(&lane.scope)
         ),
         None => format!("{node}-{}", working.branch()?.steps),
     };

@@ -48,6 +48,7 @@ pub fn waiting_thread(id: &str, interrupt: Option<&str>, asked_at: u64) -> Threa
         replaces: None,
         escalation: None,
         branch: None,
+        within: Vec::new(),
     });
     thread
 }

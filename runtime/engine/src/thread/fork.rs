@@ -3,6 +3,10 @@
 //! steps, visits, the call in flight) is kept beside the root's in [`super::RunProgress::branches`],
 //! by path. While a fork runs, the thread's own state and conversation stay as the fork found
 //! them; the join merges the branches into them.
+//!
+//! Forks nest: a branch may reach a fork of its own (a `parallel` or `map` inside a branch, a
+//! subgraph node, the call of an agent used as a tool). That inner fork is kept in the branch
+//! ([`BranchRun::inner`]), with its branches' progress, exactly as the thread keeps its own.
 
 use std::collections::BTreeMap;
 
@@ -62,6 +66,40 @@ pub struct BranchRun {
     pub model_cursors: BTreeMap<String, Value>,
     /// Whether it still runs, or how it ended.
     pub status: BranchStatus,
+    /// The fork inside this branch, while the branch is split in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inner: Option<Box<InnerFork>>,
+}
+
+impl BranchRun {
+    /// A branch about to run its first node: nothing added, nothing awaited.
+    pub fn starting(
+        path: String,
+        state: Map<String, Value>,
+        messages: Vec<Message>,
+        model_cursors: BTreeMap<String, Value>,
+    ) -> Self {
+        Self {
+            path,
+            state,
+            messages,
+            pending: None,
+            model_cursors,
+            status: BranchStatus::Running,
+            inner: None,
+        }
+    }
+}
+
+/// A fork in progress inside a branch: the branch's own [`ForkProgress`] and its branches'
+/// progress by path (the branch's own progress stays in its parent's
+/// [`super::RunProgress::branches`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InnerFork {
+    /// The inner fork.
+    pub fork: ForkProgress,
+    /// The progress of the inner fork's branches, by path.
+    pub branches: BTreeMap<String, super::Branch>,
 }
 
 /// How far a branch is.

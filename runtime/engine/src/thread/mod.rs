@@ -7,7 +7,7 @@ mod pending;
 mod progress;
 mod record;
 
-pub use fork::{AgentCallProgress, BranchRun, BranchStatus, ForkProgress};
+pub use fork::{AgentCallProgress, BranchRun, BranchStatus, ForkProgress, InnerFork};
 pub use in_flight::InFlightCall;
 pub use pending::{Escalation, Pending, PendingKind, QueuedCall, Replaced};
 pub use progress::{ApprovedStep, Branch, ROOT_BRANCH, RunProgress};

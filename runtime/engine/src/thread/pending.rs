@@ -37,6 +37,10 @@ pub struct Pending {
     /// the answer continues that branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// When the question was asked in a fork nested inside that branch: the paths of the
+    /// branches below it, outermost first (forks nest, see [`super::InnerFork`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub within: Vec<String>,
 }
 
 /// A question that was withdrawn and asked again, as the person was shown it.

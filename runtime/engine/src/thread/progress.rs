@@ -28,6 +28,24 @@ pub struct RunProgress {
     pub fork: Option<super::ForkProgress>,
 }
 
+impl RunProgress {
+    /// The progress of every branch of the run at every depth (forks nest): the thread's own
+    /// branches first, then those of the forks inside them.
+    pub fn all_branches(&self) -> Vec<&Branch> {
+        let mut found: Vec<&Branch> = self.branches.values().collect();
+        let mut forks: Vec<&super::ForkProgress> = self.fork.iter().collect();
+        while let Some(fork) = forks.pop() {
+            for run in &fork.branches {
+                if let Some(inner) = run.inner.as_deref() {
+                    found.extend(inner.branches.values());
+                    forks.push(&inner.fork);
+                }
+            }
+        }
+        found
+    }
+}
+
 /// Where one branch of a run is.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Branch {

@@ -1,0 +1,364 @@
+//! Lanes: each branch of a fork runs the ordinary step loop ([`crate::run::drive`]) in a working
+//! copy of its own (a *lane*) over its own state and conversation, with its own steps and visits,
+//! and ends where a way would enter the fork's join, or `END`. Its commits go through the fork's
+//! [`Hub`], which writes the branch into its parent's checkpoint and commits the parent, one
+//! commit at a time. The parent is the thread, or, for a fork inside a branch, that branch's lane,
+//! whose commit goes on to its own parent: every step of every branch at every depth is durable.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex as SyncMutex;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+
+use crate::ports::{Event, EventSink, Receipt, Record};
+use crate::thread::{Branch, BranchRun, BranchStatus, InnerFork, ROOT_BRANCH, RunProgress, ThreadRecord};
+use crate::{ErrorCode, RunError};
+
+use super::{Job, running};
+use crate::run::Working;
+use crate::run::working::damaged;
+
+/// What makes a working copy a lane: where its commits go and where it ends.
+pub(crate) struct Lane<'e> {
+    pub(crate) hub: &'e dyn Hub,
+    /// The branch's path in its fork.
+    pub(crate) path: String,
+    /// The paths from the thread down to this branch, joined with `/` (its path alone for a
+    /// branch of the thread's own fork): call ids and idempotency keys carry it, so that the same
+    /// node run in two branches at any depth never shares a receipt.
+    pub(crate) scope: String,
+    /// The fork's join (a node or `END`).
+    pub(crate) join: String,
+    /// How many messages of the lane's conversation are its parent's, as the fork found them.
+    pub(crate) base_context: usize,
+    /// How the branch ended, once it has.
+    pub(crate) status: BranchStatus,
+    /// For the call of an agent used as a tool: that agent, which the lane runs alone (its node is
+    /// the agent's name, its answer ends the lane).
+    pub(crate) agent: Option<String>,
+}
+
+/// Commits a lane's branch into its parent.
+#[async_trait]
+pub(crate) trait Hub: Send + Sync {
+    /// Writes `run` and `progress` as the branch at `run.path`, with the lane's receipts and
+    /// records, and commits the parent. Returns the thread's new version.
+    async fn commit(
+        &self,
+        run: BranchRun,
+        progress: Branch,
+        receipts: Vec<Receipt>,
+        records: Vec<Record>,
+    ) -> Result<u64, RunError>;
+}
+
+/// The hub of one round of lanes: the parent's working copy behind a lock, and the lanes' events
+/// on their way to the parent's sink.
+struct ParentHub<'p, 'e> {
+    parent: tokio::sync::Mutex<&'p mut Working<'e>>,
+    events: SyncMutex<Vec<Event>>,
+}
+
+impl<'e> ParentHub<'_, 'e> {
+    /// Hands the lanes' buffered events to the parent's sink.
+    fn flush(&self, parent: &mut Working<'e>) {
+        let events = self
+            .events
+            .lock()
+            .map(|mut events| std::mem::take(&mut *events))
+            .unwrap_or_default();
+        for event in events {
+            parent.emit(event);
+        }
+    }
+}
+
+#[async_trait]
+impl Hub for ParentHub<'_, '_> {
+    async fn commit(
+        &self,
+        run: BranchRun,
+        progress: Branch,
+        receipts: Vec<Receipt>,
+        records: Vec<Record>,
+    ) -> Result<u64, RunError> {
+        let mut guard = self.parent.lock().await;
+        let parent: &mut Working<'_> = &mut guard;
+        self.flush(parent);
+        // The answer that continues this branch was accepted: the parent no longer waits for it.
+        let answered = parent.record.pending.as_ref().is_some_and(|pending| {
+            pending.branch.as_deref() == Some(run.path.as_str())
+                && run
+                    .pending
+                    .as_ref()
+                    .and_then(|own| own.interrupt.as_ref())
+                    .map(|open| &open.id)
+                    != pending.interrupt.as_ref().map(|open| &open.id)
+        });
+        if answered {
+            parent.record.pending = None;
+            running(&mut parent.record);
+        }
+        let path = run.path.clone();
+        let fork = parent.progress_mut()?.fork.as_mut().ok_or_else(damaged)?;
+        let slot = fork
+            .branches
+            .iter_mut()
+            .find(|branch| branch.path == path)
+            .ok_or_else(damaged)?;
+        *slot = run;
+        parent.progress_mut()?.branches.insert(path, progress);
+        parent.receipts.extend(receipts);
+        parent.records.extend(records);
+        parent.commit().await?;
+        Ok(parent.stored_version.unwrap_or(0))
+    }
+}
+
+/// A lane's event sink: everything but questions goes to the parent's sink at the next commit
+/// (the question the run pauses on is announced once, when the thread's fork settles).
+struct LaneSink<'h> {
+    events: &'h SyncMutex<Vec<Event>>,
+    listening: bool,
+    /// A subgraph node's (or a calling agent node's) name: its lane's nodes are named
+    /// `prefix/node`, and a lane inside it adds its own, so the stream shows `outer/inner/node`.
+    prefix: Option<String>,
+}
+
+impl EventSink for LaneSink<'_> {
+    fn emit(&mut self, mut event: Event) {
+        if matches!(event, Event::Interrupted { .. }) {
+            return;
+        }
+        if let Some(prefix) = &self.prefix
+            && let Event::NodeStarted { node, .. } | Event::NodeFinished { node, .. } = &mut event
+        {
+            *node = format!("{prefix}/{node}");
+        }
+        if let Ok(mut events) = self.events.lock() {
+            events.push(event);
+        }
+    }
+
+    fn listening(&self) -> bool {
+        self.listening
+    }
+}
+
+/// Commits a lane's working copy through its hub (called by [`Working::commit`]): its branch, and
+/// while it is split in turn, the fork inside it.
+pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunError> {
+    let Some(lane) = working.lane.as_ref() else {
+        return Err(damaged());
+    };
+    let record = &working.record;
+    let own = record.run.as_ref().ok_or_else(damaged)?;
+    // A branch that ended keeps no fork of its own.
+    let inner = match (&own.fork, &lane.status) {
+        (Some(fork), BranchStatus::Running) => Some(Box::new(InnerFork {
+            fork: fork.clone(),
+            branches: own
+                .branches
+                .iter()
+                .filter(|(path, _)| path.as_str() != ROOT_BRANCH)
+                .map(|(path, branch)| (path.clone(), branch.clone()))
+                .collect(),
+        })),
+        _ => None,
+    };
+    let run = BranchRun {
+        path: lane.path.clone(),
+        state: record.state.clone(),
+        messages: record.context.get(lane.base_context..).unwrap_or_default().to_vec(),
+        pending: record.pending.clone(),
+        model_cursors: record.model_cursors.clone(),
+        status: lane.status.clone(),
+        inner,
+    };
+    let progress = working.branch()?.clone();
+    let receipts = std::mem::take(&mut working.receipts);
+    let records = std::mem::take(&mut working.records);
+    let version = lane.hub.commit(run, progress, receipts, records).await?;
+    working.stored_version = Some(version);
+    working.record.version = version;
+    Ok(())
+}
+
+/// Runs `jobs`, at most `width` at once, each in its own lane, until each lane's branch ends or
+/// waits. The first error a lane could not record in its branch (a store failure) is returned
+/// once every lane has stopped.
+pub(super) async fn run_lanes(
+    parent: &mut Working<'_>,
+    jobs: Vec<(String, Job)>,
+    width: usize,
+) -> Result<(), RunError> {
+    let mut lanes = Vec::with_capacity(jobs.len());
+    for (path, job) in jobs {
+        lanes.push((lane_record(parent, &path)?, path, job));
+    }
+    let engine = parent.engine;
+    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
+    let join = fork.join.clone();
+    // A subgraph's lane runs the inner graph, and names its nodes `node/inner` in events.
+    let (graph_name, graph, prefix) = match &fork.subgraph {
+        Some(inner) => {
+            let (name, graph) = engine
+                .artifact
+                .artifact
+                .graphs
+                .get_key_value(inner)
+                .ok_or_else(|| crate::run::drive::unknown_target(&parent.graph_name, &fork.from, inner))?;
+            (name.clone(), graph, Some(fork.from.clone()))
+        }
+        None if fork.agent_call.is_some() => (parent.graph_name.clone(), parent.graph, Some(fork.from.clone())),
+        None => (parent.graph_name.clone(), parent.graph, None),
+    };
+    let agent = fork.agent_call.as_ref().map(|call| call.agent.clone());
+    let cancel = parent.cancel.clone();
+    let listening = parent.listening();
+    // An agent called as a tool sees only its own conversation.
+    let base_context = if agent.is_some() {
+        0
+    } else {
+        parent.record.context.len()
+    };
+    let scope_of = {
+        let above = parent.lane.as_ref().map(|lane| lane.scope.clone());
+        move |path: &str| match &above {
+            Some(above) => format!("{above}/{path}"),
+            None => path.to_owned(),
+        }
+    };
+    let stored_version = parent.stored_version;
+    let hub = ParentHub {
+        parent: tokio::sync::Mutex::new(parent),
+        events: SyncMutex::new(Vec::new()),
+    };
+    let results: Vec<Result<(), RunError>> =
+        futures_util::stream::iter(lanes.into_iter().map(|(record, path, job)| {
+            let hub = &hub;
+            let graph_name = graph_name.clone();
+            let join = join.clone();
+            let cancel = cancel.clone();
+            let prefix = prefix.clone();
+            let agent = agent.clone();
+            let scope = scope_of(&path);
+            async move {
+                let mut sink = LaneSink {
+                    events: &hub.events,
+                    listening,
+                    prefix,
+                };
+                let mut lane = Working::new(engine, (graph_name, graph), record, stored_version, &mut sink, cancel);
+                lane.lane = Some(Lane {
+                    hub,
+                    path,
+                    scope,
+                    join,
+                    base_context,
+                    status: BranchStatus::Running,
+                    agent,
+                });
+                // The thread's version moves with every branch's commit; a lane reads it from its
+                // parent when it starts.
+                lane.stored_version = Some(hub.parent.lock().await.stored_version.unwrap_or(0));
+                lane.record.version = lane.stored_version.unwrap_or(0);
+                match job {
+                    Job::Drive => Box::pin(crate::run::drive::drive(&mut lane)).await,
+                    Job::Answer(answer, messages, identity) => {
+                        Box::pin(crate::run::answer::resume(&mut lane, answer, messages, &identity)).await
+                    }
+                }
+            }
+        }))
+        .buffer_unordered(width)
+        .collect()
+        .await;
+    let parent = hub.parent.into_inner();
+    let events = hub.events.into_inner().unwrap_or_default();
+    for event in events {
+        parent.emit(event);
+    }
+    results.into_iter().find_map(Result::err).map_or(Ok(()), Err)
+}
+
+/// The working record of the branch at `path`: its parent's thread record with the branch's
+/// state, the conversation as the fork found it plus the branch's messages (only the branch's own
+/// for an agent's call), the branch's progress as its root, and the fork inside it, if any.
+fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunError> {
+    let progress = parent.progress()?;
+    let fork = progress.fork.as_ref().ok_or_else(damaged)?;
+    let run = fork
+        .branches
+        .iter()
+        .find(|branch| branch.path == path)
+        .ok_or_else(damaged)?;
+    let branch = progress.branches.get(path).ok_or_else(damaged)?;
+    let record = &parent.record;
+    let mut context = Vec::with_capacity(record.context.len().saturating_add(run.messages.len()));
+    if fork.agent_call.is_none() {
+        context.extend(record.context.iter().cloned());
+    }
+    context.extend(run.messages.iter().cloned());
+    let mut execution = record.execution.clone();
+    execution.current_node.clone_from(&branch.node);
+    let mut pending = run.pending.clone();
+    // The parent's copy of the question is the one that counts (an escalation changes it there);
+    // inside the branch it is the question of the branch below, if it was asked deeper.
+    if let Some(open) = record
+        .pending
+        .as_ref()
+        .filter(|open| open.branch.as_deref() == Some(path))
+    {
+        let mut open = open.clone();
+        open.branch = None;
+        if !open.within.is_empty() {
+            open.branch = Some(open.within.remove(0));
+        }
+        pending = Some(open);
+    }
+    let mut branches = BTreeMap::from([(ROOT_BRANCH.to_owned(), branch.clone())]);
+    let inner = run.inner.as_deref().filter(|_| run.status == BranchStatus::Running);
+    if let Some(inner) = inner {
+        branches.extend(
+            inner
+                .branches
+                .iter()
+                .map(|(path, branch)| (path.clone(), branch.clone())),
+        );
+    }
+    Ok(ThreadRecord {
+        thread_id: record.thread_id.clone(),
+        artifact_id: record.artifact_id.clone(),
+        graph: record.graph.clone(),
+        owner: record.owner.clone(),
+        version: record.version,
+        created_at: record.created_at,
+        updated_at: record.updated_at,
+        state: run.state.clone(),
+        context,
+        execution,
+        pending,
+        run: Some(RunProgress {
+            run_id: progress.run_id.clone(),
+            started_by: progress.started_by.clone(),
+            recursion_limit: progress.recursion_limit,
+            input_text: progress.input_text.clone(),
+            branches,
+            fork: inner.map(|inner| inner.fork.clone()),
+        }),
+        resume_at: None,
+        model_cursors: run.model_cursors.clone(),
+        substitutions: record.substitutions.clone(),
+    })
+}
+
+/// A remote tool awaited inside a branch: not supported, so the run fails rather than waiting for
+/// a result no request could deliver.
+pub(super) fn remote_in_branch(path: &str) -> RunError {
+    RunError::new(
+        ErrorCode::NodeFailed,
+        format!("the branch `{path}` waits for a remote tool; remote tools cannot run inside parallel branches"),
+    )
+}

@@ -1,7 +1,8 @@
 //! The loader's rules for forks and subgraphs, on built programs edited the way a later compiler
 //! (or an attacker) would write them: each way around an approval through a branch, a join and a
 //! subgraph is refused by `seal` (as `load` would refuse it), while an approval and its tool inside
-//! one branch seal; and a branch that is not a region of its own is inconsistent.
+//! one branch seal; a branch that is not a region of its own is inconsistent; forks nest inside
+//! branches, and subgraphs inside branches, but no graph runs itself.
 
 #![allow(
     clippy::unwrap_used,
@@ -182,15 +183,26 @@ fn a_branch_must_be_a_region_of_its_own() {
         vec![parallel("desk", &["approve", "other"], "END")],
     );
     assert!(inconsistent(back).contains("leads back to `desk`"));
-    // A fork inside a branch.
-    let nested = shaped(
-        &[("approve", "pay"), ("pay", "END")],
-        vec![
-            parallel("desk", &["approve", "other"], "END"),
-            parallel("other", &["approve", "pay"], "END"),
-        ],
+    // A fork inside a branch, joining inside it (here at `END`): forks nest.
+    let nest = |inner: Fork| {
+        let mut artifact = shaped(
+            &[("approve", "pay"), ("pay", "END"), ("left", "END"), ("right", "END")],
+            vec![parallel("desk", &["approve", "other"], "END"), inner],
+        );
+        let graph = artifact.graphs.get_mut("g").unwrap();
+        for name in ["left", "right"] {
+            let node = graph.nodes["other"].clone();
+            graph.nodes.insert(name.into(), node);
+        }
+        artifact
+    };
+    seal(nest(parallel("other", &["left", "right"], "END"))).unwrap();
+    // One that joins at `pay`, inside the other branch of the outer fork.
+    let message = inconsistent(nest(parallel("other", &["left", "right"], "pay")));
+    assert!(
+        message.contains("is in two branches") || message.contains("in another region"),
+        "{message}"
     );
-    assert!(inconsistent(nested).contains("branches do not nest"));
     // A fork's node with another way on.
     let both = shaped(
         &[
@@ -259,7 +271,7 @@ fn a_gated_tool_inside_a_subgraph_is_still_gated() {
 }
 
 #[test]
-fn subgraphs_do_not_nest_or_run_themselves() {
+fn subgraphs_nest_but_never_run_themselves() {
     let mut artifact = with_subgraph("approve");
     let outer = artifact.graphs.get_mut("g").unwrap();
     outer.nodes.insert(
@@ -269,7 +281,32 @@ fn subgraphs_do_not_nest_or_run_themselves() {
             reference: "g".into(),
         },
     );
-    assert!(inconsistent(artifact).contains("runs its own graph"));
+    assert!(inconsistent(artifact).contains("a subgraph node leads back to the graph: `g` → `g`"));
+    // Nor through another graph: `g` runs `inner`, which runs `g`.
+    let mut around = with_subgraph("approve");
+    let inner = around.graphs.get_mut("inner").unwrap();
+    inner.nodes.insert(
+        "desk".into(),
+        Node {
+            kind: NodeKind::Graph,
+            reference: "g".into(),
+        },
+    );
+    inner.subgraphs = vec![SubgraphCall {
+        node: "desk".into(),
+        input: [("order_id".to_owned(), "order_id".to_owned())].into(),
+        output: std::collections::BTreeMap::new(),
+    }];
+    inner.entry = "desk".into();
+    inner.edges = vec![plain("desk", "approve"), plain("approve", "pay"), plain("pay", "END")];
+    let message = inconsistent(around);
+    assert!(message.contains("`g` → `inner` → `g`"), "{message}");
+    // A subgraph node inside a branch seals: subgraphs run inside branches.
+    let mut branched = with_subgraph("approve");
+    let outer = branched.graphs.get_mut("g").unwrap();
+    outer.edges = vec![plain("approve", "pay"), plain("pay", "END"), plain("other", "END")];
+    outer.forks = vec![parallel("desk", &["approve", "other"], "END")];
+    seal(branched).unwrap();
     let mut unmapped = with_subgraph("approve");
     unmapped.graphs.get_mut("g").unwrap().subgraphs.clear();
     assert!(inconsistent(unmapped).contains("has no entry in `subgraphs`"));

@@ -168,7 +168,7 @@ code_table! {
     TENX0371 "resume-without-agent-end"        Warning "a graph resumes at the last agent, but no agent node can end a run";
     TENX0372 "unknown-path-segment"            Error   "a dotted path names a field its state field's schema does not define";
     TENX0380 "fork-shape"                      Error   "a `parallel` has fewer than two branches or one twice, or a fork's branch or join is its own node or join";
-    TENX0381 "fork-region"                     Error   "a branch of a fork is not a region of its own: it nests a fork, leads back to its fork, shares a node with another branch, is entered from outside, or holds a start";
+    TENX0381 "fork-region"                     Error   "a branch of a fork is not a region of its own: it leads back to its fork, shares a node with another branch, is entered from outside, or holds a start; or a fork joins outside the branch it forks in";
     TENX0382 "map-over-not-list"               Error   "a `map`'s `over` is not a state field holding a list";
     TENX0383 "map-item-type"                   Error   "a `map`'s `item` is not a state field, is its `over`, or cannot hold the list's items";
     TENX0390 "branch-write-conflict"           Error   "a state field is written by two branches of one fork, or by a map's branch, and has no reducer";
@@ -177,7 +177,7 @@ code_table! {
     TENX0393 "unused-reducer"                  Warning "a reducer names a field no branch of any fork writes";
     TENX0373 "typed-field-output"              Error   "an agent's `output` is a typed field such as `string`, not the schema of an object";
     TENX0384 "subgraph-cycle"                  Error   "a graph runs itself as a subgraph, directly or through other graphs";
-    TENX0385 "subgraph-nesting"                Error   "a subgraph node runs a graph with subgraph nodes or forks of its own, or sits inside a fork's branch";
+    TENX0385 "subgraph-nesting"                Error   "retired: subgraphs nest, with forks and inside branches; this code is no longer reported";
     TENX0386 "subgraph-mapping"                Error   "a subgraph mapping names a field that is not a state field, maps a value its field cannot hold, leaves a required inner field unfilled, or maps a node that is not a subgraph node";
     TENX0401 "invalid-schema"                  Error   "a JSON Schema is not valid under draft 2020-12";
     TENX0402 "required-not-in-properties"      Error   "a schema requires a property it does not define";
@@ -271,7 +271,7 @@ code_table! {
 impl Code {
     /// Codes no longer reported: kept so that an old `--allow` still parses and no code is
     /// ever reused with another meaning.
-    pub const RETIRED: &'static [Code] = &[Code::TENX0009];
+    pub const RETIRED: &'static [Code] = &[Code::TENX0009, Code::TENX0385];
 
     /// Whether the code is retired (see [`Code::RETIRED`]).
     pub fn is_retired(self) -> bool {

@@ -1,14 +1,16 @@
 //! A graph's forks and reducers (see [`crate::model::Fork`]): each fork leaves a node that has
 //! no other way on, names real nodes and state fields, and its branches are *regions*: the nodes
 //! a branch can reach before its join are reached from nowhere else (no way into the middle of a
-//! branch, no run starting inside one), hold no other fork (branches do not nest), never lead
-//! back to the fork's node, and belong to one branch only. The engine relies on this to run each
-//! branch with its own state and conversation and to know, at every node, which branch it is in.
+//! branch, no run starting inside one), never lead back to the fork's node, and belong to one
+//! branch only. Forks nest: a fork inside a branch has branches that are regions inside it, and
+//! joins inside it (or at its join, or `END`); a fork outside every branch joins outside them.
+//! The engine relies on this to run each branch with its own state and conversation and to know,
+//! at every node, which branch it is in.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::{Problems, check_sorted};
-use crate::model::{END, ForkKind, Graph, MAX_WIDTH, Reduce};
+use crate::model::{END, Fork, ForkKind, Graph, MAX_WIDTH, Reduce};
 
 /// Checks `forks` and `reducers` of the graph `name`.
 pub(super) fn check(name: &str, graph: &Graph, problems: &mut Problems) {
@@ -174,12 +176,11 @@ fn check_regions(graph: &Graph, report: &mut dyn FnMut(String)) {
         return;
     }
     let ways = ways(graph);
-    let froms: BTreeSet<&str> = graph.forks.iter().map(|fork| fork.from.as_str()).collect();
     let starts: BTreeSet<&str> = std::iter::once(graph.entry.as_str())
         .chain(graph.entries.iter().map(String::as_str))
         .collect();
     // Each node in a branch, with the branch (fork, first node) it belongs to.
-    let mut owner: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    let mut owner: BTreeMap<&str, (&Fork, &str)> = BTreeMap::new();
     for fork in &graph.forks {
         for branch in &fork.branches {
             for node in region(&ways, branch, &fork.join) {
@@ -187,10 +188,6 @@ fn check_regions(graph: &Graph, report: &mut dyn FnMut(String)) {
                     report(format!(
                         "the branch at `{branch}` leads back to `{}`, the node it forked from",
                         fork.from
-                    ));
-                } else if froms.contains(node) {
-                    report(format!(
-                        "the branch at `{branch}` reaches `{node}`, which forks again: branches do not nest"
                     ));
                 }
                 if starts.contains(node) {
@@ -203,46 +200,54 @@ fn check_regions(graph: &Graph, report: &mut dyn FnMut(String)) {
                         report(format!("`{node}` is in two branches, at `{other}` and at `{branch}`"));
                     }
                     _ => {
-                        owner.insert(node, (fork.from.as_str(), branch.as_str()));
+                        owner.insert(node, (fork, branch.as_str()));
                     }
                 }
             }
         }
     }
+    // Branches are told apart by their first node (a node is in one branch only).
+    let branch_of = |node: &str| owner.get(node).map(|&(_, branch)| branch);
+    // A fork's way to its join is checked below, with the fork.
+    let joins: BTreeSet<(&str, &str)> = graph
+        .forks
+        .iter()
+        .map(|fork| (fork.from.as_str(), fork.join.as_str()))
+        .collect();
     for (from, tos) in &ways {
         for to in tos {
             let Some(&(fork, branch)) = owner.get(to) else { continue };
-            let inside = owner.get(from).is_some_and(|&(_, other)| other == branch);
-            let forks_here = *from == fork && *to == branch;
-            if !inside && !forks_here {
+            if joins.contains(&(*from, *to)) {
+                continue;
+            }
+            let inside = branch_of(from) == Some(branch);
+            let forks_here = *from == fork.from && *to == branch;
+            // A branch of a fork inside this branch ends by a way into that fork's join.
+            let joins_here = owner
+                .get(from)
+                .is_some_and(|&(inner, _)| inner.join == *to && branch_of(&inner.from) == Some(branch));
+            if !inside && !forks_here && !joins_here {
                 report(format!(
-                    "`{from}` leads into `{to}`, inside the branch at `{branch}`; only the fork out of `{fork}` enters a branch"
+                    "`{from}` leads into `{to}`, inside the branch at `{branch}`; only the fork out of `{}` enters a branch",
+                    fork.from
                 ));
             }
         }
     }
-}
-
-/// Every node inside some fork's branch.
-pub(super) fn branch_nodes(graph: &Graph) -> BTreeSet<&str> {
-    if graph.forks.is_empty() {
-        return BTreeSet::new();
+    for fork in graph.forks.iter().filter(|fork| fork.join != END) {
+        let home = owner.get(fork.from.as_str());
+        let at_home_join = home.is_some_and(|&(outer, _)| outer.join == fork.join);
+        if branch_of(&fork.join) != home.map(|&(_, branch)| branch) && !at_home_join {
+            report(format!(
+                "the fork out of `{}` joins at `{}`, in another region than the one it forks in",
+                fork.from, fork.join
+            ));
+        }
     }
-    let ways = ways(graph);
-    graph
-        .forks
-        .iter()
-        .flat_map(|fork| {
-            fork.branches
-                .iter()
-                .flat_map(|branch| region(&ways, branch, &fork.join))
-                .collect::<Vec<_>>()
-        })
-        .collect()
 }
 
-/// Every way out of each node: plain and handoff edges, route arms, `on_error` handlers and
-/// visit-limit exits (from the nodes that lead into the limited node).
+/// Every way out of each node: plain and handoff edges, route arms, `on_error` handlers, each
+/// fork's way to its join, and visit-limit exits (from the nodes that lead into the limited node).
 fn ways(graph: &Graph) -> BTreeMap<&str, BTreeSet<&str>> {
     let mut ways: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for edge in &graph.edges {
@@ -255,6 +260,11 @@ fn ways(graph: &Graph) -> BTreeMap<&str, BTreeSet<&str>> {
     }
     for exit in &graph.on_error {
         ways.entry(&exit.node).or_default().insert(&exit.target);
+    }
+    // A fork inside a branch goes on at its join, inside the same branch (its ways into its own
+    // branches are not counted: they start regions of their own).
+    for fork in &graph.forks {
+        ways.entry(&fork.from).or_default().insert(&fork.join);
     }
     for limit in &graph.visit_limits {
         let into: Vec<&str> = ways

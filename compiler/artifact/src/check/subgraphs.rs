@@ -1,9 +1,9 @@
 //! A graph's subgraph nodes (see [`crate::model::SubgraphCall`]): each runs another graph of the
 //! artifact and has exactly one state mapping, whose fields are declared where they are read and
-//! written. Subgraphs do not nest in this format: the inner graph has no subgraph node and no fork
-//! (so no graph can run itself), and no subgraph node is inside a fork's branch.
+//! written. Subgraphs nest (an inner graph may fork or run subgraphs of its own, and a subgraph
+//! node may sit inside a fork's branch), but no graph runs itself, directly or through others.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Problems, check_sorted};
 use crate::model::{Artifact, Graph, NodeKind};
@@ -13,7 +13,6 @@ pub(super) fn check(artifact: &Artifact, name: &str, graph: &Graph, problems: &m
     let report = |problems: &mut Problems, message: String| problems.push(format!("graph `{name}`: {message}"));
     check_sorted(&graph.subgraphs, || format!("graph `{name}`: `subgraphs`"), problems);
     let outer = state_fields(graph);
-    let in_branches = super::forks::branch_nodes(graph);
     let mut mapped = BTreeSet::new();
     for call in &graph.subgraphs {
         if !mapped.insert(call.node.as_str()) {
@@ -71,35 +70,55 @@ pub(super) fn check(artifact: &Artifact, name: &str, graph: &Graph, problems: &m
             }
         }
     }
-    for (node, spec) in graph.nodes.iter().filter(|(_, spec)| spec.kind == NodeKind::Graph) {
+    for (node, _) in graph.nodes.iter().filter(|(_, spec)| spec.kind == NodeKind::Graph) {
         if !mapped.contains(node.as_str()) {
             report(problems, format!("subgraph node `{node}` has no entry in `subgraphs`"));
         }
-        if spec.reference == name {
-            report(problems, format!("subgraph node `{node}` runs its own graph"));
+    }
+    if let Some(path) = runs_itself(artifact, name, graph) {
+        report(
+            problems,
+            format!("a subgraph node leads back to the graph: `{name}` → `{path}`"),
+        );
+    }
+}
+
+/// The chain of graphs by which `graph` (named `name`) runs itself through subgraph nodes, if it
+/// does (the graphs after it, joined with `` ` → ` ``): iterative, each graph visited once.
+fn runs_itself<'a>(artifact: &'a Artifact, name: &str, graph: &'a Graph) -> Option<String> {
+    let calls = |graph: &'a Graph| {
+        graph
+            .nodes
+            .values()
+            .filter(|node| node.kind == NodeKind::Graph)
+            .map(|node| node.reference.as_str())
+    };
+    let mut parent: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    let mut stack = Vec::new();
+    for first in calls(graph) {
+        if parent.insert(first, None).is_none() {
+            stack.push(first);
         }
-        if in_branches.contains(node.as_str()) {
-            report(
-                problems,
-                format!("subgraph node `{node}` is inside a fork's branch; subgraphs do not run inside branches yet"),
-            );
+    }
+    while let Some(at) = stack.pop() {
+        if at == name {
+            let mut path = vec![at];
+            let mut step = parent.get(at).copied().flatten();
+            while let Some(previous) = step {
+                path.push(previous);
+                step = parent.get(previous).copied().flatten();
+            }
+            path.reverse();
+            return Some(path.join("` → `"));
         }
-        if let Some(inner) = artifact.graphs.get(&spec.reference) {
-            let nested = inner
-                .nodes
-                .values()
-                .any(|inner_node| inner_node.kind == NodeKind::Graph);
-            if nested || !inner.forks.is_empty() {
-                report(
-                    problems,
-                    format!(
-                        "subgraph node `{node}` runs `{}`, which has subgraph nodes or forks of its own; subgraphs do not nest yet",
-                        spec.reference
-                    ),
-                );
+        for next in artifact.graphs.get(at).into_iter().flat_map(calls) {
+            if !parent.contains_key(next) {
+                parent.insert(next, Some(at));
+                stack.push(next);
             }
         }
     }
+    None
 }
 
 /// The top-level properties of a graph's state schema.

@@ -76,8 +76,8 @@
 //!   its join, and a join other than the fork's node (`TENX0380`); a `map` has exactly one
 //!   branch by construction (`node`, required, `TENX0106`) and `over` and `item` that are two
 //!   state fields (`TENX0382`, `TENX0383`); `max_concurrency` is 1 to `MAX_WIDTH` (`TENX0702`);
-//!   every branch is a region (`TENX0381`), computed on the same ways as the artifact
-//!   (`check/graph/forks.rs`). A reducer names a state field (`TENX0391`), once (`TENX0107`;
+//!   every branch is a region, and a fork inside a branch joins inside it (`TENX0381`),
+//!   computed on the same ways as the artifact (`check/graph/forks.rs`). A reducer names a state field (`TENX0391`), once (`TENX0107`;
 //!   lowering keeps the first), with an order only for `last` (`TENX0392`), of distinct first
 //!   nodes of parallel branches (`TENX0392`). An interrupt-approved tool is never a branch's
 //!   first node or a join (`TENX0629`), and the fork's ways are in the check topology, so the
@@ -159,9 +159,9 @@
 //!   `TENX0623`, or are not lowered). That comparisons fit the parameter types (`TENX0626`) is
 //!   proved by check only.
 //! - *Subgraphs* (`check/subgraphs` in the artifact): a subgraph node's `ref` is a graph
-//!   (`TENX0101`, `TENX0102`), never its own or one that leads back to it (`TENX0384`), whose
-//!   graph has no subgraph node (`TENX0385`; forks and nodes inside a fork's branch: not yet
-//!   checked here, see `check/graph/subgraphs`); every subgraph node has exactly one entry in
+//!   (`TENX0101`, `TENX0102`), never its own or one that leads back to it, directly or through
+//!   other graphs (`TENX0384`; subgraphs otherwise nest, with forks and inside branches); every
+//!   subgraph node has exactly one entry in
 //!   `subgraphs`, sorted by node (`lower/subgraphs` writes one per node, by construction), whose
 //!   fields are state fields on the side they name (`TENX0386`); a subgraph node has no retry
 //!   policy (`TENX0360`; lowering drops it).

@@ -1,11 +1,13 @@
 //! A graph's forks (`parallel` and `map` blocks): names that are nodes (`TENX0302`), a sound
 //! shape (`TENX0380`), a `map` over a list field into a field that holds its items (`TENX0382`,
-//! `TENX0383`; the width, `TENX0702`, is checked with the other limits in `check/validators.rs`), and branches that are *regions* (`TENX0381`):
-//! the nodes a branch reaches before its join are reached from nowhere else, hold no other fork,
-//! never lead back to the fork's node, belong to one branch and are no start. These are the
-//! rules the artifact's fork check (`tenx_artifact` `check/forks.rs`) enforces, on the same
-//! ways (edges, route arms, `on_error` handlers and visit-limit exits; not the forks
-//! themselves), so what check accepts seals.
+//! `TENX0383`; the width, `TENX0702`, is checked with the other limits in `check/validators.rs`),
+//! and branches that are *regions* (`TENX0381`): the nodes a branch reaches before its join are
+//! reached from nowhere else, never lead back to the fork's node, belong to one branch and are no
+//! start. Forks nest: a branch may hold a fork of its own, whose branches are regions inside it and
+//! whose join is in it (or is its join, or `END`). These are the rules the artifact's fork check
+//! (`tenx_artifact` `check/forks.rs`) enforces, on the same ways (edges, route arms, `on_error`
+//! handlers, visit-limit exits, and from each fork's node to its join; not into its branches), so
+//! what check accepts seals.
 
 use super::GraphCheck;
 use super::routes::{FieldType, field_type};
@@ -209,9 +211,11 @@ fn map_fields(c: &mut GraphCheck<'_, '_>, fork: &Fork) {
     }
 }
 
-/// The ways of the graph other than forks, as the artifact's fork check counts them: plain and
-/// handoff edges, route arms, `on_error` handlers, and visit-limit exits from every node with one
-/// of those ways into the limited node (limits in node order, each node's first).
+/// The ways of the graph as the artifact's fork check counts them: plain and handoff edges, route
+/// arms, `on_error` handlers, the way from each fork's node to its join (a fork inside a branch
+/// goes on there, inside the same branch; its ways into its own branches are not counted), and
+/// visit-limit exits from every node with one of those ways into the limited node (limits in
+/// node order, each node's first).
 pub(crate) fn ways(decl: &GraphDecl) -> Ways<'_> {
     fn add<'a>(ways: &mut Ways<'a>, from: &'a str, to: &'a str, span: Span) {
         ways.entry(from).or_default().entry(to).or_insert(span);
@@ -232,6 +236,11 @@ pub(crate) fn ways(decl: &GraphDecl) -> Ways<'_> {
             exit.target.name.as_str(),
             exit.target.span,
         );
+    }
+    for fork in &decl.forks {
+        if let Some(join) = &fork.join {
+            add(&mut ways, fork.from.name.as_str(), join.name.as_str(), join.span);
+        }
     }
     let mut limits: BTreeMap<&str, (&str, Span)> = BTreeMap::new();
     for limit in decl.visits.iter().filter(|l| l.node.name != l.exit.name) {
@@ -279,7 +288,7 @@ pub(crate) fn lowered_forks(decl: &GraphDecl, is_node: impl Fn(&str) -> bool) ->
     by_node.into_values().collect()
 }
 
-/// Every branch is a region of its own (`TENX0381`).
+/// Every branch is a region of its own (`TENX0381`); a fork inside a branch joins inside it.
 fn regions(c: &mut GraphCheck<'_, '_>) {
     let decl = &c.graph.decl;
     if decl.forks.is_empty() {
@@ -288,7 +297,6 @@ fn regions(c: &mut GraphCheck<'_, '_>) {
     let topology = c.topology;
     let forks = lowered_forks(decl, |n| topology.index.contains_key(n));
     let ways = ways(decl);
-    let froms: BTreeSet<&str> = forks.iter().map(|f| f.from.name.as_str()).collect();
     let starts: BTreeMap<&str, Span> = decl
         .entry
         .iter()
@@ -297,7 +305,7 @@ fn regions(c: &mut GraphCheck<'_, '_>) {
         .collect();
     let file = c.file;
     let mut found = Vec::new();
-    // Each node in a branch, with its fork and the branch's first node.
+    // Each node in a branch, with its fork, the branch's first node and the way that entered it.
     let mut owner: BTreeMap<&str, (&Fork, &str, Option<Span>)> = BTreeMap::new();
     for &fork in &forks {
         let Some(join) = &fork.join else { continue };
@@ -332,20 +340,6 @@ fn regions(c: &mut GraphCheck<'_, '_>) {
                             } else {
                                 format!("its join `{}`", join.name)
                             }
-                        )),
-                    ));
-                } else if froms.contains(node) {
-                    found.push(fork_label(
-                        Diagnostic::new(
-                            Code::TENX0381,
-                            format!("the branch at `{b}` reaches `{node}`, which forks again: branches do not nest"),
-                            file,
-                            at,
-                        )
-                        .label(format!("this way leads to the fork out of `{node}`"))
-                        .help(format!(
-                            "run the inner fork after the join `{}`, or list its branches in the outer `{keyword}`",
-                            join.name
                         )),
                     ));
                 }
@@ -399,14 +393,29 @@ fn regions(c: &mut GraphCheck<'_, '_>) {
             }
         }
     }
+    let branch_of = |node: &str| owner.get(node).map(|&(fork, branch, _)| (fork, branch));
+    // Branches are told apart by their first node (a node is in one branch only).
+    let same = |a: Option<(&Fork, &str)>, b: Option<(&Fork, &str)>| a.map(|(_, x)| x) == b.map(|(_, y)| y);
+    // A fork's way to its join is checked below, with the fork.
+    let joins: BTreeSet<(&str, &str)> = forks
+        .iter()
+        .filter_map(|f| Some((f.from.name.as_str(), f.join.as_ref()?.name.as_str())))
+        .collect();
     for (&from, tos) in &ways {
         for (&to, &span) in tos {
-            let Some(&(fork, branch, _)) = owner.get(to) else {
+            let Some((fork, branch)) = branch_of(to) else {
                 continue;
             };
-            let inside = owner.get(from).is_some_and(|&(_, other, _)| other == branch);
+            if joins.contains(&(from, to)) {
+                continue;
+            }
+            let inside = branch_of(from).is_some_and(|(_, other)| other == branch);
             let forks_here = from == fork.from.name && to == branch;
-            if !inside && !forks_here {
+            // A branch of a fork inside this branch ends by a way into that fork's join.
+            let joins_here = branch_of(from)
+                .and_then(|(inner, _)| inner.join.as_ref())
+                .is_some_and(|join| join.name == to && same(branch_of(inner_from(&owner, from)), Some((fork, branch))));
+            if !inside && !forks_here && !joins_here {
                 let d = Diagnostic::new(
                     Code::TENX0381,
                     format!("`{from}` leads into `{to}`, inside the branch at `{branch}`"),
@@ -431,7 +440,75 @@ fn regions(c: &mut GraphCheck<'_, '_>) {
             }
         }
     }
+    // A fork joins where it forks: outside every branch, or inside the branch its node is in (or
+    // at that branch's own join, or `END`).
+    for &fork in &forks {
+        let Some(join) = fork.join.as_ref().filter(|j| j.name != super::END) else {
+            continue;
+        };
+        let from = fork.from.name.as_str();
+        let home = branch_of(from);
+        let joined = branch_of(&join.name);
+        let at_home_join = home.is_some_and(|(outer, _)| outer.join.as_ref().is_some_and(|j| j.name == join.name));
+        if same(joined, home) || at_home_join || !topology.index.contains_key(&join.name) {
+            continue;
+        }
+        let keyword = fork.kind.keyword();
+        let message = match (joined, home) {
+            (Some((_, inside)), Some((_, outer))) => format!(
+                "the {keyword} out of `{from}` joins at `{}`, inside the branch at `{inside}`, but forks inside the branch at `{outer}`",
+                join.name
+            ),
+            (Some((_, inside)), None) => format!(
+                "the {keyword} out of `{from}` joins at `{}`, inside the branch at `{inside}`",
+                join.name
+            ),
+            (None, _) => format!(
+                "the {keyword} out of `{from}` forks inside a branch but joins at `{}`, outside it",
+                join.name
+            ),
+        };
+        found.push(
+            Diagnostic::new(Code::TENX0381, message, file, join.span)
+                .label("the join is in another region than the fork")
+                .secondary(file, fork.span, format!("the {keyword} out of `{from}`"))
+                .help("a fork inside a branch joins inside that branch, at that branch's join or at `END`; a fork outside every branch joins outside them"),
+        );
+    }
     for d in found {
         c.report(d);
     }
+}
+
+/// The node of the fork whose branch holds `node` (the node itself when it is in no branch).
+fn inner_from<'a>(owner: &BTreeMap<&'a str, (&'a Fork, &'a str, Option<Span>)>, node: &'a str) -> &'a str {
+    owner.get(node).map_or(node, |&(fork, _, _)| fork.from.name.as_str())
+}
+
+/// The nodes of the branch starting at `start`, with those of the branches of every fork inside
+/// it, at any depth (`forks` by node): a branch's region holds the node of a fork inside it and
+/// that fork's join, never the fork's own branches.
+pub(crate) fn branch_with_inner<'a>(
+    ways: &Ways<'a>,
+    forks: &BTreeMap<&str, &'a Fork>,
+    start: &'a str,
+    join: &str,
+) -> BTreeSet<&'a str> {
+    let mut members: BTreeSet<&'a str> = BTreeSet::new();
+    let mut todo: Vec<(&'a str, &str)> = vec![(start, join)];
+    while let Some((first, until)) = todo.pop() {
+        for (node, _) in region(ways, first, until) {
+            if !members.insert(node) {
+                continue;
+            }
+            if let Some(inner) = forks.get(node)
+                && let Some(inner_join) = &inner.join
+            {
+                for branch in inner.branches.iter().filter(|b| !members.contains(b.name.as_str())) {
+                    todo.push((branch.name.as_str(), inner_join.name.as_str()));
+                }
+            }
+        }
+    }
+    members
 }

@@ -4,7 +4,7 @@
 //! branch writes (`TENX0393`, a warning). The writers are those `check/writers.rs` collects.
 
 use super::GraphCheck;
-use super::forks::{lowered_forks, region, ways};
+use super::forks::{branch_with_inner, lowered_forks, ways};
 use super::routes::{FieldType, field_type};
 use crate::ast::{ForkKind, ReducerDecl};
 use crate::check::writers::{Writer, writers};
@@ -71,6 +71,7 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
     }
     let forks = lowered_forks(decl, |n| topology.index.contains_key(n));
     let ways = ways(decl);
+    let by_node: BTreeMap<&str, &crate::ast::Fork> = forks.iter().map(|f| (f.from.name.as_str(), *f)).collect();
     // Per fork, the fields each branch writes, with a writing node.
     let mut branch_writes: Vec<(&crate::ast::Fork, Vec<BranchWrites<'_>>)> = Vec::new();
     for &fork in &forks {
@@ -78,8 +79,8 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
         let join = fork.join.as_ref().map_or(super::END, |j| j.name.as_str());
         let mut per_branch = Vec::new();
         for branch in &fork.branches {
-            let region = region(&ways, &branch.name, join);
-            let members: BTreeSet<&str> = region.iter().map(|(n, _)| *n).collect();
+            // A fork inside the branch merges into it, so what its branches write the branch writes.
+            let members = branch_with_inner(&ways, &by_node, &branch.name, join);
             let mut writes: BTreeMap<&str, &str> = BTreeMap::new();
             for (field, nodes) in &written_by {
                 if fork.item.as_ref().is_some_and(|i| i.name == *field) {

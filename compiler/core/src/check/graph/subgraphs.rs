@@ -1,7 +1,8 @@
 //! Subgraph nodes: a graph listed in another graph's `nodes` runs as one step, with its state
 //! mapped in and out by `subgraphs = { graph: { input: {…}, output: {…} } }`. No graph runs
-//! itself, directly or through others (`TENX0384`); the inner graph has no subgraph nodes of its
-//! own (`TENX0385`: the artifact does not nest subgraphs yet); and every mapping names a
+//! itself, directly or through others (`TENX0384`); subgraphs nest (an inner graph may have
+//! subgraph nodes and forks of its own, and a subgraph node may sit inside a fork's branch, a
+//! `map`'s included); and every mapping names a
 //! subgraph node of the graph (`TENX0302` for a name that is no node, `TENX0386` otherwise),
 //! state fields on both sides whose types fit, and fills every required field of the inner
 //! graph (`TENX0386`). The approval proof needs nothing here: every graph is proved from its own
@@ -15,7 +16,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
 pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
-    let program = c.facts.program;
     let outer_name = c.g().name.name.clone();
     // The subgraph nodes of this graph, with the graph each runs.
     let mut inner_of: BTreeMap<String, (GraphId, Span)> = BTreeMap::new();
@@ -41,94 +41,11 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
                 "remove `{node}` from the `nodes` of graph `{outer_name}`, or move the work it repeats into the graph itself"
             ));
             c.report(d);
-            continue;
-        }
-        let Some(inner) = program.graphs.get(id) else { continue };
-        let nested = c
-            .facts
-            .topologies
-            .get(id)
-            .and_then(|t| t.nodes.iter().find(|n| n.kind() == DeclKind::Graph));
-        if let Some(nested) = nested {
-            let d = Diagnostic::new(
-                Code::TENX0385,
-                format!(
-                    "subgraph node `{node}` runs graph `{}`, which has a subgraph node of its own (`{}`)",
-                    inner.decl.name.name, nested.name
-                ),
-                c.file,
-                span,
-            )
-            .label("runs a graph with subgraph nodes")
-            .secondary(inner.file, nested.span, "the inner subgraph node")
-            .help(format!(
-                "subgraphs do not nest yet: list the nodes of `{}` in graph `{}` instead, or run `{}` from `{outer_name}` directly",
-                nested.name, inner.decl.name.name, nested.name
-            ));
-            c.report(d);
         }
     }
-    nesting_with_forks(c, &inner_of, &cycles);
     // A node that leads back to its own graph is reported once, as a cycle.
     inner_of.retain(|node, _| !cycles.contains(node));
     mappings(c, &inner_of);
-}
-
-/// Subgraphs and forks do not nest either (`TENX0385`, as the artifact refuses): a subgraph node
-/// runs no graph that forks, and is inside no branch of this graph's forks.
-fn nesting_with_forks(
-    c: &mut GraphCheck<'_, '_>,
-    inner_of: &BTreeMap<String, (GraphId, Span)>,
-    cycles: &BTreeSet<String>,
-) {
-    let program = c.facts.program;
-    let decl = c.g();
-    let ways = super::forks::ways(decl);
-    let is_node = |name: &str| c.topology.index.contains_key(name);
-    let mut in_branch: BTreeMap<String, String> = BTreeMap::new();
-    for fork in super::forks::lowered_forks(decl, is_node) {
-        let Some(join) = fork.join.as_ref() else { continue };
-        for branch in &fork.branches {
-            for (node, _) in super::forks::region(&ways, &branch.name, &join.name) {
-                in_branch.entry(node.to_owned()).or_insert_with(|| branch.name.clone());
-            }
-        }
-    }
-    let mut found = Vec::new();
-    for (node, &(id, span)) in inner_of.iter().filter(|(node, _)| !cycles.contains(*node)) {
-        if let Some(branch) = in_branch.get(node) {
-            found.push(
-                Diagnostic::new(
-                    Code::TENX0385,
-                    format!("subgraph node `{node}` is inside the branch that starts at `{branch}`"),
-                    c.file,
-                    span,
-                )
-                .label("a subgraph inside a parallel branch")
-                .help("subgraphs do not run inside parallel branches yet: move the subgraph node before the fork or after its join"),
-            );
-        }
-        let Some(inner) = program.graphs.get(id) else { continue };
-        if let Some(fork) = inner.decl.forks.first() {
-            found.push(
-                Diagnostic::new(
-                    Code::TENX0385,
-                    format!(
-                        "subgraph node `{node}` runs graph `{}`, which forks into parallel branches",
-                        inner.decl.name.name
-                    ),
-                    c.file,
-                    span,
-                )
-                .label("runs a graph with a fork")
-                .secondary(inner.file, fork.span, "the fork inside it")
-                .help("subgraphs and forks do not nest yet: run the fork in this graph instead"),
-            );
-        }
-    }
-    for d in found {
-        c.report(d);
-    }
 }
 
 /// The graphs from `start` back to the graph being checked, when a chain of subgraph nodes leads

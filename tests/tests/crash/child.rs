@@ -32,6 +32,8 @@ pub const THREAD: &str = "TENX_CRASH_THREAD";
 pub const MESSAGE: &str = "TENX_CRASH_MESSAGE";
 /// The run's `initial_state`, a JSON object (start; optional).
 pub const STATE: &str = "TENX_CRASH_STATE";
+/// The graph to run, when the artifact has several (start; optional).
+pub const GRAPH: &str = "TENX_CRASH_GRAPH";
 /// The open interrupt's id (resume).
 pub const INTERRUPT: &str = "TENX_CRASH_INTERRUPT";
 /// The answer, JSON (resume).
@@ -143,6 +145,7 @@ fn crash_child() {
                 };
                 let request = RunRequest {
                     thread_id,
+                    graph: std::env::var(GRAPH).ok(),
                     messages: vec![Message::text(String::new(), Role::User, env(MESSAGE), 0.0)],
                     initial_state,
                     ..RunRequest::default()

@@ -27,7 +27,7 @@ use tenx_engine::wire::{ContentBlock, ExecutionStatus, Role};
 use tenx_store_sqlite::SqliteStore;
 
 use child::{
-    ACTION, ANSWER, EFFECTS, HOLD_BEFORE_SEND, HOLD_KEY, HOLD_NATIVE, INTERRUPT, MESSAGE, STATE, THREAD, WAIT,
+    ACTION, ANSWER, EFFECTS, GRAPH, HOLD_BEFORE_SEND, HOLD_KEY, HOLD_NATIVE, INTERRUPT, MESSAGE, STATE, THREAD, WAIT,
 };
 use process::{Child, eventually};
 use service::Service;
@@ -544,4 +544,80 @@ fn kill_9_during_a_fan_out_loses_nothing_and_pays_no_finished_branch_again() {
         .map(|message| message.text_content())
         .collect();
     assert_eq!(results.len(), 3, "{results:?}");
+}
+
+#[test]
+fn kill_9_inside_a_subgraph_a_map_runs_resends_only_the_unfinished_call() {
+    const ADA: &str = "payout-ada-1250";
+    const BOB: &str = "payout-bob-1250";
+    const CY: &str = "payout-cy-1250";
+    let setup = setup_with("nested.tenx", include_str!("nested.tenx"));
+    let first = setup.child(&[
+        (ACTION, "start"),
+        (THREAD, "n"),
+        (GRAPH, "payouts"),
+        (MESSAGE, "Pay everyone"),
+        (STATE, r#"{"payees": ["ada", "bob", "cy"]}"#),
+        (HOLD_KEY, CY),
+    ]);
+    // Ada's and Bob's items finish (their subgraphs ended) while Cy's call is held, unsent.
+    let finished = || {
+        let Some(thread) = setup.thread_if_stored("n") else {
+            return false;
+        };
+        let Some(fork) = thread.run.as_ref().and_then(|run| run.fork.as_ref()) else {
+            return false;
+        };
+        fork.branches
+            .iter()
+            .filter(|branch| branch.status == tenx_engine::thread::BranchStatus::Done)
+            .count()
+            == 2
+    };
+    eventually("two items are done", finished);
+    first.kill();
+    let mut sent = setup.service.requests();
+    sent.sort();
+    assert_eq!(sent, [ADA, BOB], "Cy's payout was never sent");
+    let killed = setup.stored_with_key("n", CY);
+    assert_eq!(killed.unfinished, ["n"]);
+    assert_eq!(killed.in_flight.len(), 1, "Cy's call is in flight");
+    // The call in flight is checkpointed two forks down: Cy's item, the subgraph it runs.
+    let run = killed.thread.run.as_ref().unwrap();
+    let map = run.fork.as_ref().unwrap();
+    let cy = map.branches.iter().find(|branch| branch.path == "pay_one[2]").unwrap();
+    assert_eq!(cy.status, tenx_engine::thread::BranchStatus::Running);
+    let inner = cy.inner.as_ref().expect("the item's subgraph is in its branch");
+    assert_eq!(inner.fork.subgraph.as_deref(), Some("pay_one"));
+    let in_flight = inner.branches["pay_one"].in_flight.as_ref().unwrap();
+    assert_eq!(in_flight.arguments, json!({"payee": "cy", "amount_cents": 1250}));
+
+    assert_eq!(setup.recover(), json!([{"thread": "n", "outcome": "finished"}]));
+    assert_eq!(
+        setup.service.effects(),
+        [(ADA.to_owned(), 1), (BOB.to_owned(), 1), (CY.to_owned(), 1)].into(),
+        "each payee paid exactly once"
+    );
+    assert_eq!(
+        setup.service.requests().len(),
+        3,
+        "only Cy's call was sent after the restart"
+    );
+    let done = setup.stored_with_key("n", CY);
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert!(done.thread.run.is_none());
+    assert!(done.in_flight.is_empty());
+    assert!(done.unfinished.is_empty());
+    let mut records: Vec<(String, Value, Value)> = done.records.clone();
+    records.sort_by_key(|(_, what, key)| (key.to_string(), what.to_string()));
+    let tool_call = |what: &str, key: &str| ("tool_call".to_owned(), json!(what), json!(key));
+    assert_eq!(
+        records,
+        [
+            tool_call("completed", ADA),
+            tool_call("completed", BOB),
+            tool_call("completed", CY),
+            tool_call("resent", CY)
+        ]
+    );
 }

@@ -22,6 +22,7 @@ mod forks;
 mod handoffs;
 mod ids;
 mod inputs;
+mod nesting;
 mod ports;
 mod providers;
 mod reask;

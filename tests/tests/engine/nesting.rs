@@ -1,0 +1,658 @@
+//! Forks nest, end to end in process: a `map` runs a subgraph once per item, a branch runs a
+//! subgraph that forks again, and an agent inside a branch calls an agent as a tool. The branches
+//! at every depth run at the same time (tools that answer only once all their calls are in
+//! progress prove it), each step of each is checkpointed inside its parent's branch, a question
+//! asked three levels down pauses the thread with its own interrupt id and the whole path to it,
+//! a refused answer records nothing, and a crash inside a nested fork re-sends only the call of
+//! the unfinished inner branch, under its key.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tenx_engine::ErrorCode;
+use tenx_engine::ports::{Event, Store};
+use tenx_engine::testing::FakeTools;
+use tenx_engine::thread::BranchStatus;
+use tenx_engine::wire::ExecutionStatus;
+
+use crate::harness::{Host, Models, assistant_texts, compile, dev};
+
+/// A digest: `splitter` cuts the report into sections, a `map` runs the subgraph `section_team`
+/// once per section (its `drafter` fetches the section's sources, the section bound from state,
+/// and summarises them), and `combine` writes the digest from the summaries, appended in item
+/// order.
+const DIGEST: &str = r#"
+model split_model {
+  provider = scripted
+  turns    = [{ text: "\{\"sections\": [\"tides\", \"waves\", \"storms\"]\}" }]
+}
+model draft_model {
+  provider = scripted
+  turns    = [{ tool: "fetch", arguments: {} }, { text: "\{\"summaries\": [\"{result}\"]\}" }]
+}
+model combine_model {
+  provider = scripted
+  turns    = [{ text: "The digest." }]
+}
+
+schema sections = {
+  "type": "object",
+  "properties": { "sections": { "type": "array", "items": { "type": "string" } } },
+  "required": ["sections"]
+}
+schema summaries = {
+  "type": "object",
+  "properties": { "summaries": { "type": "array", "items": { "type": "string" } } },
+  "required": ["summaries"]
+}
+
+tool fetch(section: string "The section whose sources to fetch") -> string {
+  description = "Fetch the sources of a section."
+  risk = low
+  bind = { section: state.section }
+  run  = http(POST, "${SEARCH_URL}/fetch", timeout: 5s)
+}
+
+agent splitter {
+  model  = split_model
+  prompt = "Cut {report} into sections."
+  output = sections
+}
+agent drafter {
+  model  = draft_model
+  prompt = "Summarise the sources of {section}."
+  tools  = [fetch]
+  output = summaries
+}
+agent combine {
+  model  = combine_model
+  prompt = "Write the digest from {summaries}."
+}
+
+graph section_team {
+  entry = drafter
+  nodes = [drafter]
+
+  state {
+    section: string "The section this team summarises"
+    summaries: list<string> = [] "Its summary"
+  }
+
+  drafter -> END
+}
+
+graph digest {
+  entry     = splitter
+  nodes     = [splitter, section_team, combine]
+  reduce    = { summaries: append }
+  subgraphs = { section_team: { input: { section: section }, output: { summaries: summaries } } }
+
+  state {
+    report: string = "the sea" "What to digest"
+    sections: list<string> = [] "The report's sections"
+    section?: string "The section one branch summarises"
+    summaries: list<string> = [] "One summary per section"
+  }
+
+  map splitter {
+    over = sections
+    item = section
+    node = section_team
+    join = combine
+  }
+  section_team -> combine
+  combine      -> END
+}
+"#;
+
+/// The nodes the stream said started, in order.
+fn started(host: &Host) -> Vec<String> {
+    host.events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::NodeStarted { node, .. } => Some(node),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_map_runs_a_subgraph_once_per_item_at_the_same_time() {
+    // `fetch` answers only once all three sections' calls are in progress together.
+    let tools = FakeTools::new().gathers("fetch", 3).responds("fetch", |call| {
+        Ok(json!(format!(
+            "sources on {}",
+            call.arguments["section"].as_str().unwrap_or("?")
+        )))
+    });
+    let host = Host::from_artifact(compile(DIGEST), tools, Models::Scripted, dev());
+    let done = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        host.say_to("digest", "d1", "Digest the sea."),
+    )
+    .await
+    .expect("the sections' subgraphs did not run at the same time")
+    .unwrap();
+    assert_eq!(
+        done.thread.execution.status,
+        ExecutionStatus::Completed,
+        "{:#?}",
+        done.thread.execution
+    );
+    // Each item's subgraph read its own section, bound from the state the map gave it.
+    let mut sections: Vec<String> = host
+        .tools
+        .calls()
+        .iter()
+        .map(|call| call.arguments["section"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    sections.sort();
+    assert_eq!(sections, ["storms", "tides", "waves"]);
+    assert_eq!(host.tools.duplicate_keys(), Vec::<(String, String)>::new());
+    let keys: std::collections::BTreeSet<String> = host
+        .tools
+        .calls()
+        .iter()
+        .map(|call| call.idempotency_key.clone())
+        .collect();
+    assert_eq!(keys.len(), 3, "one key per item's call: {keys:?}");
+    // The subgraphs' outputs came back and were appended in item order, not finishing order.
+    assert_eq!(
+        done.thread.state["summaries"],
+        json!(["sources on tides", "sources on waves", "sources on storms"])
+    );
+    assert!(
+        done.thread.state.get("section").is_none(),
+        "the map's item is not merged"
+    );
+    // The stream names each inner node by the subgraph node it runs in.
+    let nodes = started(&host);
+    assert_eq!(nodes.first().map(String::as_str), Some("splitter"));
+    assert_eq!(nodes.last().map(String::as_str), Some("combine"));
+    assert_eq!(
+        nodes.iter().filter(|node| *node == "section_team/drafter").count(),
+        3,
+        "{nodes:?}"
+    );
+    let texts = assistant_texts(&done.thread.context);
+    assert_eq!(texts.last().map(String::as_str), Some("The digest."));
+    let record = host.store.load("d1").await.unwrap().unwrap();
+    assert!(record.run.is_none(), "the run finished");
+}
+
+/// A desk whose `intake` forks into `research` (a subgraph node running the graph `lab`, which
+/// forks in turn into `web` and `papers`) and `legal`. `web` publishes behind an approval: that
+/// question is asked three forks down (the desk's fork, the subgraph's, the lab's).
+const DESK: &str = r#"
+import std.approval.yes_no
+
+model intake_model {
+  provider = scripted
+  turns    = [{ text: "Splitting the work." }]
+}
+model web_model {
+  provider = scripted
+  turns    = [{ tool: "search", arguments: { q: "web" } }, { tool: "publish", arguments: { summary: "web notes" } }, { text: "\{\"notes\": [\"web: {result}\"]\}" }]
+}
+model papers_model {
+  provider = scripted
+  turns    = [{ tool: "search", arguments: { q: "papers" } }, { text: "\{\"notes\": [\"papers: {result}\"]\}" }]
+}
+model legal_model {
+  provider = scripted
+  turns    = [{ tool: "search", arguments: { q: "legal" } }, { text: "Legal: {result}." }]
+}
+model lead_model {
+  provider = scripted
+  turns    = [{ text: "Two angles." }]
+}
+model writeup_model {
+  provider = scripted
+  turns    = [{ text: "\{\"report\": \"written\"\}" }]
+}
+model wrap_model {
+  provider = scripted
+  turns    = [{ text: "Wrapped up." }]
+}
+
+schema findings = {
+  "type": "object",
+  "properties": { "notes": { "type": "array", "items": { "type": "string" } } },
+  "required": ["notes"]
+}
+
+tool search(q: string "What to look for") -> string {
+  description = "Search one kind of source."
+  risk = low
+  run  = http(POST, "${SEARCH_URL}/search", timeout: 5s)
+}
+
+tool publish(summary: string "What to publish") -> string {
+  description = "Publish notes."
+  risk = high
+  approval {
+    message   = "Publish {summary}?"
+    response  = yes_no
+    on_reject = "Not published."
+    separate_duties = false
+  }
+  run = http(POST, "${BLOG_URL}/posts", timeout: 5s)
+}
+
+agent intake {
+  model  = intake_model
+  prompt = "Split the work on {subject}."
+}
+agent legal {
+  model  = legal_model
+  prompt = "Check the legal side of {subject}."
+  tools  = [search]
+}
+agent wrap {
+  model  = wrap_model
+  prompt = "Wrap up {report}."
+}
+agent lead {
+  model  = lead_model
+  prompt = "Lead the research on {topic}."
+}
+agent web {
+  model  = web_model
+  prompt = "Search the web about {topic} and publish."
+  tools  = [search, publish]
+  output = findings
+}
+agent papers {
+  model  = papers_model
+  prompt = "Search papers about {topic}."
+  tools  = [search]
+  output = findings
+}
+agent writeup {
+  model  = writeup_model
+  prompt = "Write up {notes}."
+  output = { "type": "object", "properties": { "report": { "type": "string" } }, "required": ["report"] }
+}
+
+graph lab {
+  entry  = lead
+  nodes  = [lead, web, papers, writeup]
+  reduce = { notes: append }
+
+  state {
+    topic: string "What to research"
+    notes: list<string> = [] "What the searches found"
+    report?: string "The write-up"
+  }
+
+  parallel lead {
+    branches = [web, papers]
+    join     = writeup
+  }
+  web     -> writeup
+  papers  -> writeup
+  writeup -> END
+}
+
+graph desk {
+  entry     = intake
+  nodes     = [intake, research, legal, wrap]
+  subgraphs = { research: { input: { topic: subject }, output: { report: report } } }
+
+  state {
+    subject: string = "tides" "What the desk works on"
+    report: string = "" "What the lab wrote"
+  }
+
+  parallel intake {
+    branches = [research, legal]
+    join     = wrap
+  }
+  research -> wrap
+  legal    -> wrap
+  wrap     -> END
+}
+"#;
+
+/// `DESK` with the subgraph node `research` running the graph `lab`.
+fn desk() -> tenx_artifact::LoadedArtifact {
+    compile(&DESK.replace("graph lab {", "graph research {"))
+}
+
+#[tokio::test]
+async fn a_question_three_forks_down_pauses_the_thread_and_its_answer_finishes_every_level() {
+    // The three searches (web and papers inside the lab, legal beside it) are in progress
+    // together before any answers.
+    let tools = FakeTools::new()
+        .gathers("search", 3)
+        .responds("search", |call| {
+            Ok(json!(format!("found {}", call.arguments["q"].as_str().unwrap_or("?"))))
+        })
+        .returns("publish", json!("published"));
+    let host = Host::from_artifact(desk(), tools, Models::Scripted, dev());
+    let paused = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        host.say_to("desk", "k1", "Work on tides."),
+    )
+    .await
+    .expect("the searches at every depth did not run at the same time")
+    .unwrap();
+    assert_eq!(
+        paused.thread.execution.status,
+        ExecutionStatus::InterruptedBefore,
+        "{:#?}",
+        paused.thread.execution
+    );
+    let pending = paused.thread.pending.as_ref().unwrap();
+    assert_eq!(pending.branch.as_deref(), Some("research"));
+    assert_eq!(
+        pending.within,
+        ["research", "web"],
+        "the subgraph's branch, then the lab's"
+    );
+    assert_eq!(host.tools.calls_of("search"), 3);
+    assert_eq!(host.tools.calls_of("publish"), 0);
+    // Everything that could go on did: `legal` ended, and so did `papers` inside the lab.
+    let stored = host.store.load("k1").await.unwrap().unwrap();
+    let fork = stored.run.as_ref().unwrap().fork.as_ref().unwrap();
+    let statuses: Vec<(&str, &BranchStatus)> = fork.branches.iter().map(|b| (b.path.as_str(), &b.status)).collect();
+    assert_eq!(
+        statuses,
+        [("research", &BranchStatus::Running), ("legal", &BranchStatus::Done)]
+    );
+    let subgraph = &fork.branches[0].inner.as_ref().unwrap().fork;
+    assert_eq!(subgraph.subgraph.as_deref(), Some("research"));
+    let lab = &subgraph.branches[0].inner.as_ref().unwrap().fork;
+    let lab_statuses: Vec<(&str, &BranchStatus)> = lab.branches.iter().map(|b| (b.path.as_str(), &b.status)).collect();
+    assert_eq!(
+        lab_statuses,
+        [("web", &BranchStatus::Running), ("papers", &BranchStatus::Done)]
+    );
+    // A wrong id is refused and records nothing.
+    let before = host.snapshot("k1").await;
+    let wrong = host.approve_on("desk", "k1", "int_nope", true).await.unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::InterruptMismatch);
+    assert_eq!(host.snapshot("k1").await, before, "a refused answer records nothing");
+    let id = host.open_interrupt("k1").await;
+    let done = host.approve_on("desk", "k1", &id, true).await.unwrap();
+    assert_eq!(
+        done.thread.execution.status,
+        ExecutionStatus::Completed,
+        "{:#?}",
+        done.thread.execution
+    );
+    assert_eq!(host.tools.calls_of("publish"), 1);
+    assert_eq!(done.thread.state["report"], json!("written"));
+    let texts = assistant_texts(&done.thread.context);
+    assert_eq!(texts.first().map(String::as_str), Some("Splitting the work."));
+    assert_eq!(texts.last().map(String::as_str), Some("Wrapped up."));
+    assert!(
+        texts.iter().any(|text| text == "Legal: found legal."),
+        "the legal branch's messages joined: {texts:#?}"
+    );
+    // The approval was recorded once, as asked three forks down.
+    let approvals: Vec<Value> = host
+        .records("k1")
+        .await
+        .into_iter()
+        .filter(|record| record["kind"] == "approval")
+        .collect();
+    assert_eq!(approvals.len(), 1, "{approvals:#?}");
+    let nodes = started(&host);
+    for inner in ["research/lead", "research/web", "research/papers", "research/writeup"] {
+        assert!(nodes.iter().any(|node| node == inner), "{inner} in {nodes:?}");
+    }
+    assert_eq!(host.tools.duplicate_keys(), Vec::<(String, String)>::new());
+}
+
+/// An orchestrator inside a parallel branch calls `refunder` as a tool; the refund inside it
+/// asks for an approval, which pauses the thread from inside the branch and the call.
+const ORCHESTRA: &str = r#"
+import std.approval.yes_no
+
+model intake_model {
+  provider = scripted
+  turns    = [{ text: "Two desks." }]
+}
+model orchestrator_model {
+  provider = scripted
+  turns    = [{ tool: "refunder", arguments: { input: "order 1042" } }, { text: "Done: {result}" }]
+}
+model refunder_model {
+  provider = scripted
+  turns    = [{ tool: "refund", arguments: { order_id: "1042" } }, { text: "Refunded 1042." }]
+}
+model notes_model {
+  provider = scripted
+  turns    = [{ text: "Noted." }]
+}
+
+tool refund(order_id: string "The order") -> string {
+  description = "Refund an order."
+  risk = high
+  idempotency_key = "refund-{order_id}"
+  approval {
+    message   = "Refund order {order_id}?"
+    response  = yes_no
+    on_reject = "Refund declined."
+    separate_duties = false
+  }
+  run = http(POST, "${PAYMENTS_URL}/refunds", timeout: 5s)
+}
+
+agent intake {
+  model  = intake_model
+  prompt = "Split the work."
+}
+agent orchestrator {
+  model  = orchestrator_model
+  prompt = "Use your agents."
+  agents = [refunder]
+}
+agent refunder {
+  model  = refunder_model
+  prompt = "Refund the order you are given."
+  tools  = [refund]
+}
+agent notes {
+  model  = notes_model
+  prompt = "Take notes."
+}
+
+graph desk {
+  entry = intake
+  nodes = [intake, orchestrator, notes]
+
+  parallel intake {
+    branches = [orchestrator, notes]
+    join     = END
+  }
+  orchestrator -> END
+  notes        -> END
+}
+"#;
+
+#[tokio::test]
+async fn an_agent_called_as_a_tool_inside_a_branch_asks_its_question_and_answers_the_call() {
+    let tools = FakeTools::new().returns("refund", json!("refund ok"));
+    let host = Host::from_artifact(compile(ORCHESTRA), tools, Models::Scripted, dev());
+    let paused = host.say_to("desk", "o1", "Refund 1042.").await.unwrap();
+    assert_eq!(
+        paused.thread.execution.status,
+        ExecutionStatus::InterruptedBefore,
+        "{:#?}",
+        paused.thread.execution
+    );
+    let pending = paused.thread.pending.as_ref().unwrap();
+    assert_eq!(pending.branch.as_deref(), Some("orchestrator"));
+    assert_eq!(pending.within.len(), 1);
+    assert!(pending.within[0].starts_with("refunder@"), "{:?}", pending.within);
+    assert_eq!(host.tools.calls_of("refund"), 0);
+    let id = host.open_interrupt("o1").await;
+    let done = host.approve_on("desk", "o1", &id, true).await.unwrap();
+    assert_eq!(
+        done.thread.execution.status,
+        ExecutionStatus::Completed,
+        "{:#?}",
+        done.thread.execution
+    );
+    assert_eq!(host.tools.calls_of("refund"), 1);
+    assert_eq!(host.tools.calls_for_key("o1", "refund-1042"), 1);
+    let texts = assistant_texts(&done.thread.context);
+    assert!(
+        texts.iter().any(|text| text == "Done: Refunded 1042."),
+        "the call's answer reached the orchestrator: {texts:#?}"
+    );
+    assert!(texts.iter().any(|text| text == "Noted."));
+    // The called agent's conversation is kept in its record, not in the thread's.
+    assert!(!texts.iter().any(|text| text == "Refunded 1042."), "{texts:#?}");
+    let calls: Vec<Value> = host
+        .records("o1")
+        .await
+        .into_iter()
+        .filter(|record| record["kind"] == "agent_call")
+        .collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["fields"]["outcome"], json!("completed"));
+}
+
+/// A tool runner that holds the `fetch` of one section forever (the process "dies" during it)
+/// and answers every other at once, logging each call's section and key.
+struct Gate {
+    hold: Option<&'static str>,
+    arrived: tokio::sync::Notify,
+    calls: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+#[async_trait::async_trait]
+impl tenx_engine::ports::ToolRunner for Gate {
+    async fn call(
+        &self,
+        invocation: tenx_engine::ports::ToolInvocation<'_>,
+        _: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, tenx_engine::ports::ToolError> {
+        let section = invocation.arguments["section"].as_str().unwrap_or_default().to_owned();
+        self.calls
+            .lock()
+            .unwrap()
+            .push((section.clone(), invocation.idempotency_key.to_owned()));
+        if self.hold == Some(section.as_str()) {
+            self.arrived.notify_one();
+            std::future::pending::<()>().await;
+        }
+        Ok(json!(format!("sources on {section}")))
+    }
+
+    fn deduplicates(&self, _: &tenx_artifact::Tool) -> bool {
+        true
+    }
+}
+
+impl Gate {
+    fn holding(hold: Option<&'static str>) -> Arc<Self> {
+        Arc::new(Self {
+            hold,
+            arrived: tokio::sync::Notify::new(),
+            calls: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+}
+
+fn gated_engine(store: Arc<tenx_engine::MemoryStore>, gate: Arc<Gate>) -> tenx_engine::Engine {
+    let artifact = compile(DIGEST);
+    let mut models: std::collections::BTreeMap<String, Arc<dyn tenx_engine::ports::ModelClient>> =
+        std::collections::BTreeMap::new();
+    for name in artifact.artifact.models.keys() {
+        models.insert(name.clone(), Arc::new(tenx_engine::ScriptedModel::new()));
+    }
+    let ports = tenx_engine::ports::Ports {
+        store,
+        models,
+        tools: gate,
+        clock: Arc::new(tenx_engine::testing::ManualClock::new(crate::harness::T0)),
+        ids: Arc::new(tenx_engine::testing::SequentialIds::new()),
+    };
+    tenx_engine::Engine::new(artifact, ports, dev()).unwrap()
+}
+
+#[tokio::test]
+async fn a_crash_inside_a_subgraph_run_by_a_map_resends_only_the_unfinished_call() {
+    let store = Arc::new(tenx_engine::MemoryStore::new());
+    let gate = Gate::holding(Some("storms"));
+    let first = gated_engine(store.clone(), gate.clone());
+    let running = tokio::spawn(async move {
+        let mut events = tenx_engine::testing::RecordingEvents::new();
+        let request = tenx_engine::RunRequest {
+            thread_id: Some("d".into()),
+            graph: Some("digest".into()),
+            messages: vec![crate::harness::user("Digest the sea.")],
+            ..tenx_engine::RunRequest::default()
+        };
+        first.run(request, &mut events).await
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(30), gate.arrived.notified())
+        .await
+        .expect("the storms fetch was sent");
+    // Wait until the other two items have finished and are checkpointed, then "kill" it.
+    let finished = |record: &tenx_engine::thread::ThreadRecord| {
+        record.run.as_ref().and_then(|run| run.fork.as_ref()).map_or(0, |fork| {
+            fork.branches
+                .iter()
+                .filter(|branch| branch.status == BranchStatus::Done)
+                .count()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while finished(&store.load("d").await.unwrap().unwrap()) < 2 {
+        assert!(std::time::Instant::now() < deadline, "tides and waves did not finish");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+
+    // The held call is in flight inside the subgraph that the storms item runs.
+    let stored = store.load("d").await.unwrap().unwrap();
+    let run = stored.run.as_ref().unwrap();
+    let map = run.fork.as_ref().unwrap();
+    let storms = map.branches.iter().find(|b| b.path == "section_team[2]").unwrap();
+    assert_eq!(storms.status, BranchStatus::Running);
+    let inner = storms
+        .inner
+        .as_ref()
+        .expect("the item's subgraph is checkpointed in its branch");
+    assert_eq!(inner.fork.subgraph.as_deref(), Some("section_team"));
+    assert!(
+        inner.branches["section_team"].in_flight.is_some(),
+        "the storms fetch is in flight inside the subgraph"
+    );
+    assert_eq!(run.all_branches().iter().filter(|b| b.in_flight.is_some()).count(), 1);
+    let before: Vec<(String, String)> = gate.calls.lock().unwrap().clone();
+    assert_eq!(before.len(), 3);
+
+    let again = Gate::holding(None);
+    let second = gated_engine(store.clone(), again.clone());
+    let report = second
+        .recover(&mut tenx_engine::testing::RecordingEvents::new())
+        .await
+        .unwrap();
+    assert_eq!(report.outcome("d"), Some(&tenx_engine::RecoveryOutcome::Finished));
+    let resent: Vec<(String, String)> = again.calls.lock().unwrap().clone();
+    let storms_key = before
+        .iter()
+        .find(|(section, _)| section == "storms")
+        .unwrap()
+        .1
+        .clone();
+    assert_eq!(
+        resent,
+        [("storms".to_owned(), storms_key)],
+        "only the unfinished item's call, under the same key; no finished item ran again"
+    );
+    let thread = store.load("d").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(
+        thread.state["summaries"],
+        json!(["sources on tides", "sources on waves", "sources on storms"])
+    );
+}

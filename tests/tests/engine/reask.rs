@@ -394,3 +394,221 @@ async fn a_thread_held_during_the_sweep_is_reported_busy_and_asked_again_by_its_
     );
     assert_ne!(new_id, record.pending.unwrap().interrupt.unwrap().id);
 }
+
+/// Two branches that each publish behind an approval: both wait, one question open at a time.
+const PAIR: &str = r#"
+import std.approval.yes_no
+
+model intake_model {
+  provider = scripted
+  turns    = [{ text: "Two posts." }]
+}
+model post_model {
+  provider = scripted
+  turns    = [{ tool: "publish", arguments: { summary: "a post" } }, { text: "Posted: {result}" }]
+}
+model done_model {
+  provider = scripted
+  turns    = [{ text: "All posted." }]
+}
+
+tool publish(summary: string "What to publish") -> string {
+  description = "Publish a post."
+  risk = high
+  approval {
+    message   = "Publish {summary}? (first build)"
+    response  = yes_no
+    on_reject = "Not published."
+    separate_duties = false
+  }
+  run = http(POST, "${BLOG_URL}/posts", timeout: 5s)
+}
+
+agent intake {
+  model  = intake_model
+  prompt = "Split the work."
+}
+agent blog {
+  model  = post_model
+  prompt = "Post on the blog."
+  tools  = [publish]
+}
+agent news {
+  model  = post_model
+  prompt = "Post the news."
+  tools  = [publish]
+}
+agent done {
+  model  = done_model
+  prompt = "Say it is done."
+}
+
+graph pair {
+  entry = intake
+  nodes = [intake, blog, news, done]
+
+  parallel intake {
+    branches = [blog, news]
+    join     = done
+  }
+  blog -> done
+  news -> done
+  done -> END
+}
+"#;
+
+/// A host serving `program`, holding `record`, with ids past the first build's.
+async fn pair_reloaded(program: &str, record: ThreadRecord) -> Host {
+    let ids = SequentialIds::new();
+    for _ in 0..10 {
+        ids.interrupt_id();
+        ids.run_id();
+        ids.message_id();
+    }
+    let artifact = crate::harness::compile_named("pair", program);
+    let tools = FakeTools::new().returns("publish", json!("ok"));
+    let host = Host::with_ids(artifact, tools, Models::Scripted, reasking(), Arc::new(ids));
+    host.store
+        .commit(Commit {
+            thread: Some(record),
+            expected_version: None,
+            receipts: Vec::new(),
+            records: Vec::new(),
+        })
+        .await
+        .unwrap();
+    host
+}
+
+/// The pair paused at both branches' approvals under the first build.
+async fn pair_paused() -> ThreadRecord {
+    let first = Host::from_artifact(
+        crate::harness::compile_named("pair", PAIR),
+        FakeTools::new(),
+        Models::Scripted,
+        dev(),
+    );
+    let paused = first.say("p1", "Post twice.", &Identity::anonymous()).await.unwrap();
+    assert_eq!(paused.thread.pending.as_ref().unwrap().branch.as_deref(), Some("blog"));
+    first.store.load("p1").await.unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn every_question_waiting_in_a_fork_is_asked_again_under_the_new_build() {
+    let record = pair_paused().await;
+    let old_id = record.pending.clone().unwrap().interrupt.unwrap().id;
+    let stored_news = record.run.as_ref().unwrap().fork.as_ref().unwrap().branches[1]
+        .pending
+        .clone()
+        .unwrap();
+    let second = pair_reloaded(&PAIR.replace("(first build)", "(second build)"), record).await;
+    let report = second.engine.reask_after_reload(&mut NullEvents).await.unwrap();
+    let Some(ReaskOutcome::Reasked { previous, interrupt_id }) = report.outcome("p1").cloned() else {
+        panic!("asked again: {report:?}");
+    };
+    assert_eq!(previous, old_id);
+    assert_ne!(interrupt_id, old_id);
+    let thread = second.store.load("p1").await.unwrap().unwrap();
+    assert_eq!(thread.artifact_id, second.engine.artifact_id());
+    assert_eq!(thread.execution.status, ExecutionStatus::InterruptedBefore);
+    let open = thread.pending.clone().unwrap();
+    assert_eq!(open.branch.as_deref(), Some("blog"));
+    let shown = open.interrupt.unwrap();
+    assert_eq!(shown.message, "Publish a post? (second build)");
+    assert_eq!(shown.value["policy_revision"], second.engine.artifact_id());
+    // The question still to open, in the other branch, was asked again too.
+    let news = thread.run.as_ref().unwrap().fork.as_ref().unwrap().branches[1]
+        .pending
+        .clone()
+        .unwrap();
+    let news_shown = news.interrupt.unwrap();
+    assert_ne!(news_shown.id, stored_news.interrupt.unwrap().id);
+    assert_eq!(news_shown.value["policy_revision"], second.engine.artifact_id());
+    let reasked = second
+        .records("p1")
+        .await
+        .into_iter()
+        .filter(|record| record["fields"]["outcome"] == "reasked")
+        .count();
+    assert_eq!(reasked, 2, "both questions were withdrawn and asked again");
+
+    let before = second.snapshot("p1").await;
+    let refused = second
+        .answer("p1", json!({"approved": true}), Some(&old_id), &Identity::anonymous())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InterruptMismatch);
+    assert_eq!(second.snapshot("p1").await, before, "the refusal records nothing");
+    let next = second
+        .answer(
+            "p1",
+            json!({"approved": true}),
+            Some(&interrupt_id),
+            &Identity::anonymous(),
+        )
+        .await
+        .unwrap();
+    // The news branch's question opens now: the one asked under the second build.
+    let second_open = next.thread.pending.clone().unwrap();
+    assert_eq!(second_open.branch.as_deref(), Some("news"));
+    let second_shown = second_open.interrupt.unwrap();
+    assert_eq!(second_shown.id, news_shown.id);
+    assert_eq!(second_shown.message, "Publish a post? (second build)");
+    let done = second
+        .answer(
+            "p1",
+            json!({"approved": true}),
+            Some(&second_shown.id),
+            &Identity::anonymous(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(second.tools.calls_of("publish"), 2);
+    assert_eq!(
+        crate::harness::assistant_texts(&done.thread.context)
+            .last()
+            .map(String::as_str),
+        Some("All posted.")
+    );
+}
+
+#[tokio::test]
+async fn questions_in_a_fork_the_new_build_changed_are_all_withdrawn_and_nothing_runs() {
+    let record = pair_paused().await;
+    let old_id = record.pending.clone().unwrap().interrupt.unwrap().id;
+    // The second build joins the branches at `END`: the fork in progress is not the program's.
+    let changed = PAIR
+        .replace("join     = done", "join     = END")
+        .replace("blog -> done\n  news -> done", "blog -> END\n  news -> END")
+        .replace("nodes = [intake, blog, news, done]", "nodes = [intake, blog, news]")
+        .replace("  done -> END\n", "");
+    let second = pair_reloaded(&changed, record).await;
+    let report = second.engine.reask_after_reload(&mut NullEvents).await.unwrap();
+    let Some(ReaskOutcome::Superseded { previous, reason }) = report.outcome("p1").cloned() else {
+        panic!("withdrawn: {report:?}");
+    };
+    assert_eq!(previous, old_id);
+    assert_eq!(reason, "the fork out of `intake` changed");
+    let thread = second.store.load("p1").await.unwrap().unwrap();
+    assert!(thread.pending.is_none() && thread.run.is_none());
+    assert_eq!(thread.execution.internal_data["outcome"], "superseded");
+    assert_eq!(second.tools.total_calls(), 0, "nothing ran");
+
+    // A question the new build cannot ask (the tool is now low risk) withdraws them all too,
+    // even after the other branch's question was asked again.
+    let record = pair_paused().await;
+    let second = pair_reloaded(
+        &PAIR.replace("risk = high\n  approval {", "risk = low\n  approval {"),
+        record,
+    )
+    .await;
+    let report = second.engine.reask_after_reload(&mut NullEvents).await.unwrap();
+    let Some(ReaskOutcome::Superseded { reason, .. }) = report.outcome("p1").cloned() else {
+        panic!("withdrawn: {report:?}");
+    };
+    assert!(reason.contains("no longer needs this approval"), "{reason}");
+    let thread = second.store.load("p1").await.unwrap().unwrap();
+    assert!(thread.pending.is_none() && thread.run.is_none());
+    assert_eq!(second.tools.total_calls(), 0, "nothing ran");
+}

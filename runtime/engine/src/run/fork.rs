@@ -14,6 +14,7 @@
 //! merged at the join ([`super::join`]).
 
 mod lane;
+mod reload;
 mod start;
 
 use serde_json::json;
@@ -28,6 +29,7 @@ use super::Working;
 use super::working::damaged;
 
 pub(crate) use lane::{Lane, commit_lane};
+pub(crate) use reload::still_forks;
 pub(crate) use start::start;
 
 /// The way on of a fork's node, as [`super::drive::next_after`] returns it: never a node name
@@ -62,6 +64,8 @@ pub(super) enum Job {
     Drive,
     /// Apply the answer to the branch's open question, then run on.
     Answer(ResumeAnswer, Vec<Message>, Identity),
+    /// Ask the branch's question again under the engine's artifact (see [`reask`]).
+    Reask,
 }
 
 /// Runs the fork in progress until it settles (see the module docs).
@@ -101,6 +105,24 @@ pub(crate) async fn answer(
         }
         Ok(()) => Box::pin(super::drive::drive(parent)).await,
     }
+}
+
+/// Asks every question waiting in the fork in progress again, at every depth, under the engine's
+/// artifact (`tenxc dev` reloaded the program: each was asked under the other one), then lets the
+/// fork settle: it pauses on the first waiting branch's new question, or, when none can be asked
+/// any more (they expired, ending their branches), goes on as after any answer. A question that
+/// cannot be asked again is returned as an error ([`crate::run::reask`] withdraws them all).
+pub(crate) async fn reask(parent: &mut Working<'_>) -> Result<(), RunError> {
+    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
+    let waiting: Vec<(String, Job)> = fork
+        .branches
+        .iter()
+        .filter(|branch| branch.status == BranchStatus::Running && branch.pending.is_some())
+        .map(|branch| (branch.path.clone(), Job::Reask))
+        .collect();
+    let width = usize::try_from(fork.width).unwrap_or(1).max(1);
+    lane::run_lanes(parent, waiting, width).await?;
+    Box::pin(super::drive::drive(parent)).await
 }
 
 /// Decides what the fork leads to once no branch can go on (see the module docs).

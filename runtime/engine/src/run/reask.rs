@@ -16,6 +16,11 @@
 //! (`GRAPH_VERSION_MISMATCH`, with `outcome: superseded`): a new message starts a new run. A
 //! question that had expired is expired as an answer after expiry would expire it.
 //!
+//! A question asked inside a fork is asked again in its branch's lane ([`super::fork::reask`]),
+//! and so is every other question waiting in the fork at any depth, once every fork on the way
+//! is checked to be still the program's ([`super::fork::still_forks`]); if one cannot be asked
+//! again, all are withdrawn together.
+//!
 //! [`Engine::reask_after_reload`] does it for every such thread (the host calls it after it
 //! swaps engines and at start-up, so it survives a restart); [`Engine::run`] does it first for
 //! the thread a request touches, so no request ever meets a question of another artifact.
@@ -185,13 +190,9 @@ pub(crate) async fn reask_locked(
         let reason = "the thread has no run in progress to ask in".to_owned();
         return Some(supersede(inner, record, &previous, reason, events).await);
     }
-    // A branch of a fork runs in its own lane over its own state; its question is not asked
-    // again under another program (deny by default): the run ends, as for any withdrawn one.
-    if let Some(branch) = &pending.branch {
-        let reason = format!(
-            "it was asked inside the parallel branch `{branch}`, which is not asked again under a changed program"
-        );
-        return Some(supersede(inner, record, &previous, reason, events).await);
+    // Asked inside a fork: every question waiting in it is asked again, in its branch's lane.
+    if pending.branch.is_some() {
+        return Some(reask_branches(inner, (graph_name, graph), record, &previous, events).await);
     }
     let original = record.clone();
     let version = record.version;
@@ -225,6 +226,88 @@ pub(crate) async fn reask_locked(
         Ok(interrupt_id) => Some(ReaskOutcome::Reasked { previous, interrupt_id }),
         Err(Withdraw::Because(reason)) => Some(supersede(inner, original, &previous, reason, events).await),
         Err(Withdraw::Failed(error)) => Some(ReaskOutcome::Failed(error)),
+    }
+}
+
+/// Asks again every question waiting inside the fork of `record`'s run, at every depth (each was
+/// asked under the other artifact, the open one and those still to open alike), after checking
+/// that every fork on the way is still the program's. When one cannot be asked again, they are
+/// all withdrawn and the run ends, as for a question outside a fork.
+async fn reask_branches(
+    inner: &Inner,
+    (graph_name, graph): (&String, &tenx_artifact::Graph),
+    record: ThreadRecord,
+    previous: &str,
+    events: &mut dyn EventSink,
+) -> ReaskOutcome {
+    let still = record.run.as_ref().map_or(Ok(()), |run| {
+        super::fork::still_forks(&inner.artifact.artifact, graph, run)
+    });
+    if let Err(reason) = still {
+        return supersede(inner, record, previous, reason, events).await;
+    }
+    let thread_id = record.thread_id.clone();
+    let version = record.version;
+    let mut working = Working::new(
+        inner,
+        (graph_name.clone(), graph),
+        record,
+        Some(version),
+        events,
+        CancellationToken::new(),
+    );
+    working.record.artifact_id.clone_from(&inner.artifact_id);
+    let asked = super::fork::reask(&mut working).await;
+    let open = open_id(&working);
+    let events = working.events;
+    match asked {
+        Ok(()) if open.is_empty() => ReaskOutcome::Expired,
+        Ok(()) => ReaskOutcome::Reasked {
+            previous: previous.to_owned(),
+            interrupt_id: open,
+        },
+        Err(error) if error.details.get("withdrawn") == Some(&Value::Bool(true)) => {
+            // Other branches may have been asked again already: withdraw what the store holds now.
+            match inner.ports.store.load(&thread_id).await {
+                Ok(Some(now)) => supersede(inner, now, previous, error.message, events).await,
+                Ok(None) => ReaskOutcome::Failed(super::working::damaged()),
+                Err(error) => ReaskOutcome::Failed(store_error(error)),
+            }
+        }
+        Err(error) => ReaskOutcome::Failed(error),
+    }
+}
+
+/// Asks the question a branch's lane waits at again (see [`super::fork::reask`]): deeper down when
+/// it was asked in a fork inside the branch, else as its step would ask it now; an expired one
+/// expires (ending the branch). One that cannot be asked again is an error marked `withdrawn`.
+pub(crate) async fn reask_in_lane(working: &mut Working<'_>) -> Result<(), RunError> {
+    let Some(pending) = working.record.pending.clone() else {
+        return Ok(());
+    };
+    if pending.branch.is_some() {
+        return Box::pin(super::fork::reask(working)).await;
+    }
+    if pending.expires_at.is_some_and(|expires_at| working.now() >= expires_at) {
+        return super::answer::expire(working, &pending).await;
+    }
+    let asked = match &pending.kind {
+        PendingKind::ToolApproval {
+            node,
+            tool,
+            call_id,
+            arguments,
+            ..
+        } => ask_tool_again(working, &pending, node, tool, call_id, arguments).await,
+        PendingKind::InterruptNode { node } => ask_interrupt_again(working, &pending, node).await,
+        PendingKind::RemoteTool { .. } => return Ok(()),
+    };
+    match asked {
+        Ok(_) => Ok(()),
+        Err(Withdraw::Because(reason)) => {
+            Err(RunError::new(ErrorCode::GraphVersionMismatch, reason).with_details(json!({"withdrawn": true})))
+        }
+        Err(Withdraw::Failed(error)) => Err(error),
     }
 }
 

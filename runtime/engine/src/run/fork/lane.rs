@@ -269,6 +269,7 @@ pub(super) async fn run_lanes(
                     Job::Answer(answer, messages, identity) => {
                         Box::pin(crate::run::answer::resume(&mut lane, answer, messages, &identity)).await
                     }
+                    Job::Reask => Box::pin(crate::run::reask::reask_in_lane(&mut lane)).await,
                 }
             }
         }))

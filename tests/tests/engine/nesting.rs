@@ -656,3 +656,139 @@ async fn a_crash_inside_a_subgraph_run_by_a_map_resends_only_the_unfinished_call
         json!(["sources on tides", "sources on waves", "sources on storms"])
     );
 }
+
+/// Two branches that each ask the client for something (`run = remote`): the thread pauses on
+/// one remote call at a time, the client's result goes to the branch that made it, and the
+/// branches meet once both have their results.
+const DEVICES: &str = r#"
+model intake_model {
+  provider = scripted
+  turns    = [{ text: "Asking both devices." }]
+}
+model phone_model {
+  provider = scripted
+  turns    = [{ tool: "read_sensor", arguments: { sensor: "phone" } }, { text: "Phone says {result}." }]
+}
+model watch_model {
+  provider = scripted
+  turns    = [{ tool: "read_sensor", arguments: { sensor: "watch" } }, { text: "Watch says {result}." }]
+}
+model sum_model {
+  provider = scripted
+  turns    = [{ text: "Both read." }]
+}
+
+tool read_sensor(sensor: string "Which device to read") -> string {
+  description = "Read a sensor on the user's device."
+  risk = low
+  run  = remote
+}
+
+agent intake {
+  model  = intake_model
+  prompt = "Ask both devices."
+}
+agent phone {
+  model  = phone_model
+  prompt = "Read the phone."
+  tools  = [read_sensor]
+}
+agent watch {
+  model  = watch_model
+  prompt = "Read the watch."
+  tools  = [read_sensor]
+}
+agent summary {
+  model  = sum_model
+  prompt = "Sum up."
+}
+
+graph devices {
+  entry = intake
+  nodes = [intake, phone, watch, summary]
+
+  parallel intake {
+    branches = [phone, watch]
+    join     = summary
+  }
+  phone   -> summary
+  watch   -> summary
+  summary -> END
+}
+"#;
+
+/// The remote call a run's answer asks the client to make: its id and arguments.
+fn remote_call_in(messages: &[tenx_engine::wire::Message]) -> Option<(String, Value)> {
+    messages.iter().rev().find_map(|message| {
+        message.content.iter().find_map(|block| match block {
+            tenx_engine::wire::ContentBlock::RemoteToolCall { id, args, .. } => Some((id.clone(), args.clone())),
+            _ => None,
+        })
+    })
+}
+
+/// A tool message with the client's result for `call`.
+fn result_for(thread: &str, call: &str, output: Value) -> tenx_engine::RunRequest {
+    let mut message = tenx_engine::wire::Message::text("r1", tenx_engine::wire::Role::Tool, "", 0.0);
+    message.content = vec![tenx_engine::wire::ContentBlock::ToolResult {
+        call_id: call.into(),
+        output,
+        is_error: false,
+        status: None,
+    }];
+    tenx_engine::RunRequest {
+        thread_id: Some(thread.into()),
+        messages: vec![message],
+        ..tenx_engine::RunRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn remote_calls_inside_branches_pause_the_thread_one_at_a_time_and_their_results_go_to_their_branches() {
+    let host = Host::from_artifact(compile(DEVICES), FakeTools::new(), Models::Scripted, dev());
+    let paused = host.say_to("devices", "r", "Read both.").await.unwrap();
+    assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedAfter);
+    assert_eq!(
+        paused.thread.execution.interrupt_reason.as_deref(),
+        Some("remote_tool_call")
+    );
+    assert_eq!(paused.thread.pending.as_ref().unwrap().branch.as_deref(), Some("phone"));
+    // The answer asks the client to run the phone's call, once.
+    let (phone_call, phone_args) = remote_call_in(&paused.messages).expect("a remote call to run");
+    assert_eq!(phone_args, json!({"sensor": "phone"}));
+    let announced = host
+        .events
+        .events()
+        .into_iter()
+        .filter(|event| matches!(event, Event::Message { message } if remote_call_in(std::slice::from_ref(message)).is_some()))
+        .count();
+    assert_eq!(announced, 1, "the stream shows the open call once");
+    // A new message is refused while a remote call waits, and so is a result for another call.
+    let blocked = host.say_to("devices", "r", "hello?").await.unwrap_err();
+    assert_eq!(blocked.code, ErrorCode::RemoteToolPending);
+    let before = host.snapshot("r").await;
+    let wrong = host.run(result_for("r", "bogus", json!("x"))).await.unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::ToolResultUnexpected);
+    assert_eq!(host.snapshot("r").await, before, "a refused result records nothing");
+
+    let next = host.run(result_for("r", &phone_call, json!("42 steps"))).await.unwrap();
+    // The watch's call opens now.
+    assert_eq!(next.thread.pending.as_ref().unwrap().branch.as_deref(), Some("watch"));
+    let (watch_call, watch_args) = remote_call_in(&next.messages).expect("the next remote call");
+    assert_eq!(watch_args, json!({"sensor": "watch"}));
+    assert_ne!(watch_call, phone_call);
+    // The phone's call was answered: a second result for it is a duplicate.
+    let again = host
+        .run(result_for("r", &phone_call, json!("43 steps")))
+        .await
+        .unwrap_err();
+    assert_eq!(again.code, ErrorCode::ToolResultDuplicate);
+
+    let done = host.run(result_for("r", &watch_call, json!("60 bpm"))).await.unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    let texts = assistant_texts(&done.thread.context);
+    assert!(texts.iter().any(|text| text == "Phone says 42 steps."), "{texts:#?}");
+    assert!(texts.iter().any(|text| text == "Watch says 60 bpm."), "{texts:#?}");
+    assert_eq!(texts.last().map(String::as_str), Some("Both read."));
+    assert_eq!(host.tools.total_calls(), 0, "the server never ran the remote tool");
+}

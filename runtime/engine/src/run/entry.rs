@@ -129,14 +129,14 @@ async fn serve(working: &mut Working<'_>, request: RunRequest) -> Result<(), Run
         Some(PendingKind::ToolApproval { .. } | PendingKind::InterruptNode { .. }) => {
             // A result for the call paused for approval (a server tool) never answers it.
             if input::is_tool_results(&request.messages) {
-                return Err(input::unexpected_results(&working.record.context, &request.messages));
+                return Err(input::unexpected_results(&working.record, &request.messages));
             }
             answer::refuse_if_expired(working).await?;
             Err(paused_at_question(working))
         }
         None => {
             if input::is_tool_results(&request.messages) {
-                return Err(input::unexpected_results(&working.record.context, &request.messages));
+                return Err(input::unexpected_results(&working.record, &request.messages));
             }
             start::new_run(working, request).await
         }

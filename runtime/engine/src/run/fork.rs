@@ -66,6 +66,8 @@ pub(super) enum Job {
     Answer(ResumeAnswer, Vec<Message>, Identity),
     /// Ask the branch's question again under the engine's artifact (see [`reask`]).
     Reask,
+    /// Give the client's result to the branch's remote call, then run on.
+    Results(Vec<Message>),
 }
 
 /// Runs the fork in progress until it settles (see the module docs).
@@ -84,9 +86,7 @@ pub(crate) async fn run(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> 
     settle(parent).await
 }
 
-/// Applies an answer to the question a branch asked, then runs the fork on. A refused answer
-/// changes nothing; an answer to an expired question ends that branch (recorded) and the error
-/// is returned once the fork has gone on.
+/// Applies an answer to the question a branch asked, then runs the fork on (see [`go_on`]).
 pub(crate) async fn answer(
     parent: &mut Working<'_>,
     path: String,
@@ -94,8 +94,25 @@ pub(crate) async fn answer(
     messages: Vec<Message>,
     identity: &Identity,
 ) -> Result<(), RunError> {
+    go_on(parent, path, Job::Answer(answer, messages, identity.clone())).await
+}
+
+/// Gives the client's result to the remote call a branch waits for, then runs the fork on (see
+/// [`go_on`]).
+pub(crate) async fn remote_results(
+    parent: &mut Working<'_>,
+    path: String,
+    messages: Vec<Message>,
+) -> Result<(), RunError> {
+    go_on(parent, path, Job::Results(messages)).await
+}
+
+/// Runs `job` in the waiting branch at `path`, then the fork on. A refused answer or result
+/// changes nothing; an answer to an expired question ends that branch (recorded) and the error
+/// is returned once the fork has gone on.
+async fn go_on(parent: &mut Working<'_>, path: String, job: Job) -> Result<(), RunError> {
     let asked = parent.record.pending.clone();
-    let answered = lane::run_lanes(parent, vec![(path, Job::Answer(answer, messages, identity.clone()))], 1).await;
+    let answered = lane::run_lanes(parent, vec![(path, job)], 1).await;
     let unchanged = parent.record.pending == asked;
     match answered {
         Err(error) if unchanged => Err(error),
@@ -137,9 +154,6 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
         let Some(mut pending) = waiting.pending.clone() else {
             return Err(damaged());
         };
-        if matches!(pending.kind, PendingKind::RemoteTool { .. }) {
-            return Err(lane::remote_in_branch(&path));
-        }
         let node = parent
             .progress()?
             .branches
@@ -152,15 +166,41 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
         }
         pending.branch = Some(path);
         let interrupt = pending.interrupt.clone();
+        let remote = match &pending.kind {
+            PendingKind::RemoteTool {
+                node,
+                tool,
+                call_id,
+                arguments,
+                ..
+            } => Some((node.clone(), tool.clone(), call_id.clone(), arguments.clone())),
+            _ => None,
+        };
         let execution = &mut parent.record.execution;
-        execution.status = ExecutionStatus::InterruptedBefore;
         execution.interrupted_node = Some(node);
-        execution.interrupt_reason = Some("interrupt".to_owned());
-        execution.interrupt_data = interrupt.as_ref().map(|interrupt| json!({"interrupt": interrupt}));
+        if remote.is_some() {
+            execution.status = ExecutionStatus::InterruptedAfter;
+            execution.interrupt_reason = Some("remote_tool_call".to_owned());
+            execution.interrupt_data = None;
+        } else {
+            execution.status = ExecutionStatus::InterruptedBefore;
+            execution.interrupt_reason = Some("interrupt".to_owned());
+            execution.interrupt_data = interrupt.as_ref().map(|interrupt| json!({"interrupt": interrupt}));
+        }
         parent.record.pending = Some(pending);
         parent.commit().await?;
         if let Some(interrupt) = interrupt {
             parent.emit(Event::Interrupted { interrupt });
+        }
+        // The client is asked to run the call: the thread's answer shows it, once.
+        if let Some((node, tool, call_id, arguments)) = remote.filter(|_| parent.lane.is_none()) {
+            let name = parent
+                .artifact()
+                .tools
+                .get(&tool)
+                .map_or(tool, |declared| declared.name.clone());
+            let placeholder = super::pause::remote_placeholder(parent, &node, &name, &call_id, &arguments);
+            parent.push_placeholder(placeholder);
         }
         return Ok(ForkFlow::Paused);
     }

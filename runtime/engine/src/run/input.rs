@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use crate::request::RunRequest;
-use crate::thread::PendingKind;
+use crate::thread::{PendingKind, ThreadRecord};
 use crate::wire::{ContentBlock, Message, Role, ToolResultStatus};
 use crate::{ErrorCode, RunError};
 
@@ -106,18 +106,18 @@ pub(crate) fn is_tool_results(messages: &[Message]) -> bool {
 
 /// Tool results sent when no remote call waits (none, or only a server tool's question): a
 /// second answer to a remote call the thread already took is a duplicate, anything else unexpected.
-pub(crate) fn unexpected_results(context: &[Message], messages: &[Message]) -> RunError {
+pub(crate) fn unexpected_results(record: &ThreadRecord, messages: &[Message]) -> RunError {
     let call = results(messages)
         .into_iter()
         .next()
         .map(|(id, _)| id)
         .unwrap_or_default();
-    refused_result(context, &call)
+    refused_result(record, &call)
 }
 
 /// The refusal of a result for `call_id`, which is not the waiting call.
-fn refused_result(context: &[Message], call_id: &str) -> RunError {
-    if answered_remote(context, call_id) {
+fn refused_result(record: &ThreadRecord, call_id: &str) -> RunError {
+    if answered_remote(record, call_id) {
         return duplicate_result();
     }
     RunError::new(
@@ -133,9 +133,18 @@ fn duplicate_result() -> RunError {
     )
 }
 
-/// Whether `context` holds the accepted result of remote call `call_id`.
-fn answered_remote(context: &[Message], call_id: &str) -> bool {
-    context.iter().any(|message| {
+/// Whether the thread holds the accepted result of remote call `call_id`: in its conversation, or
+/// in the messages of a branch of the fork in progress, at any depth.
+fn answered_remote(record: &ThreadRecord, call_id: &str) -> bool {
+    let mut messages: Vec<&Message> = record.context.iter().collect();
+    let mut forks: Vec<&crate::thread::ForkProgress> = record.run.iter().filter_map(|run| run.fork.as_ref()).collect();
+    while let Some(fork) = forks.pop() {
+        for branch in &fork.branches {
+            messages.extend(&branch.messages);
+            forks.extend(branch.inner.as_deref().map(|inner| &inner.fork));
+        }
+    }
+    messages.into_iter().any(|message| {
         message.metadata.get("is_remote") == Some(&json!(true))
             && message
                 .content
@@ -159,11 +168,23 @@ fn results(messages: &[Message]) -> Vec<(String, serde_json::Value)> {
 /// The client's result for the waiting remote call: checked (the right call, once, valid
 /// against the tool's `result` schema), appended, and the run goes on where it paused.
 pub(crate) async fn remote_results(working: &mut Working<'_>, messages: Vec<Message>) -> Result<(), RunError> {
+    // A call a parallel branch made: the branch takes the result, under the same checks (a
+    // result for another call is refused here, where every branch's answered calls are seen).
+    if let Some(pending) = working.record.pending.clone()
+        && let Some(path) = pending.branch
+    {
+        if let PendingKind::RemoteTool { call_id, .. } = &pending.kind
+            && let Some((other, _)) = results(&messages).into_iter().find(|(id, _)| id != call_id)
+        {
+            return Err(refused_result(&working.record, &other));
+        }
+        return super::fork::remote_results(working, path, messages).await;
+    }
     let Some(PendingKind::RemoteTool {
         node, tool, call_id, ..
     }) = working.record.pending.as_ref().map(|pending| pending.kind.clone())
     else {
-        return Err(unexpected_results(&working.record.context, &messages));
+        return Err(unexpected_results(&working.record, &messages));
     };
     let answers = results(&messages);
     let mut seen = BTreeSet::new();
@@ -172,11 +193,11 @@ pub(crate) async fn remote_results(working: &mut Working<'_>, messages: Vec<Mess
             return Err(duplicate_result());
         }
         if *id != call_id {
-            return Err(refused_result(&working.record.context, id));
+            return Err(refused_result(&working.record, id));
         }
     }
     let Some((_, output)) = answers.into_iter().next() else {
-        return Err(unexpected_results(&working.record.context, &messages));
+        return Err(unexpected_results(&working.record, &messages));
     };
     let result_schema = working
         .artifact()

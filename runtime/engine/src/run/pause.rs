@@ -137,6 +137,28 @@ pub(crate) async fn pause(working: &mut Working<'_>, mut pending: Pending) -> Re
     Ok(())
 }
 
+/// The `remote_tool_call` placeholder the client gets for a remote call (never stored in the
+/// conversation): the call's id, the model-facing tool name and the arguments.
+pub(crate) fn remote_placeholder(
+    working: &Working<'_>,
+    node: &str,
+    name: &str,
+    call_id: &str,
+    arguments: &Value,
+) -> Message {
+    let mut placeholder = Message::text(working.message_id(), Role::Tool, "", working.now_seconds());
+    placeholder.content = vec![ContentBlock::RemoteToolCall {
+        id: call_id.to_owned(),
+        name: name.to_owned(),
+        args: arguments.clone(),
+        tool_type: "remote".to_owned(),
+    }];
+    placeholder.metadata.insert("is_remote".to_owned(), json!(true));
+    placeholder.metadata.insert("tool_call_id".to_owned(), json!(call_id));
+    placeholder.metadata.insert("node".to_owned(), json!(node));
+    placeholder
+}
+
 /// Pauses for a remote tool: the client gets a `remote_tool_call` placeholder (not stored in
 /// the conversation) and must post the result for exactly this call.
 pub(crate) async fn remote_call(
@@ -147,22 +169,7 @@ pub(crate) async fn remote_call(
     call_id: &str,
     arguments: &Value,
 ) -> Result<(), StepError> {
-    if working.lane.is_some() {
-        return Err(super::NodeFailure::new(format!(
-            "tool `{declared}` runs on the client, which cannot run inside a parallel branch"
-        ))
-        .into());
-    }
-    let mut placeholder = Message::text(working.message_id(), Role::Tool, "", working.now_seconds());
-    placeholder.content = vec![ContentBlock::RemoteToolCall {
-        id: call_id.to_owned(),
-        name: tool.name.clone(),
-        args: arguments.clone(),
-        tool_type: "remote".to_owned(),
-    }];
-    placeholder.metadata.insert("is_remote".to_owned(), json!(true));
-    placeholder.metadata.insert("tool_call_id".to_owned(), json!(call_id));
-    placeholder.metadata.insert("node".to_owned(), json!(node));
+    let placeholder = remote_placeholder(working, node, &tool.name, call_id, arguments);
     working.push_placeholder(placeholder);
     let pending = Pending {
         kind: PendingKind::RemoteTool {
@@ -170,6 +177,7 @@ pub(crate) async fn remote_call(
             tool: declared.to_owned(),
             call_id: call_id.to_owned(),
             queued: Vec::new(),
+            arguments: arguments.clone(),
         },
         interrupt: None,
         expires_at: None,

@@ -25,6 +25,7 @@ pub fn waiting_thread(id: &str, interrupt: Option<&str>, asked_at: u64) -> Threa
             tool: "lookup".into(),
             call_id: "c1".into(),
             queued: Vec::new(),
+            arguments: serde_json::Value::Null,
         },
     };
     let mut thread = idle_thread(id, asked_at);

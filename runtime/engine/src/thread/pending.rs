@@ -115,6 +115,10 @@ pub enum PendingKind {
         call_id: String,
         /// The calls of the same model turn after this one.
         queued: Vec<QueuedCall>,
+        /// The call's arguments, as the client is asked to run it (a call asked inside a
+        /// parallel branch is shown to the client again when the thread pauses on it).
+        #[serde(default, skip_serializing_if = "Value::is_null")]
+        arguments: Value,
     },
 }
 

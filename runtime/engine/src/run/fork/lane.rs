@@ -11,9 +11,9 @@ use std::sync::Mutex as SyncMutex;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 
+use crate::RunError;
 use crate::ports::{Event, EventSink, Receipt, Record};
 use crate::thread::{Branch, BranchRun, BranchStatus, InnerFork, ROOT_BRANCH, RunProgress, ThreadRecord};
-use crate::{ErrorCode, RunError};
 
 use super::{Job, running};
 use crate::run::Working;
@@ -86,15 +86,11 @@ impl Hub for ParentHub<'_, '_> {
         let mut guard = self.parent.lock().await;
         let parent: &mut Working<'_> = &mut guard;
         self.flush(parent);
-        // The answer that continues this branch was accepted: the parent no longer waits for it.
+        // The answer (or remote result) that continues this branch was accepted: the parent no
+        // longer waits for it.
         let answered = parent.record.pending.as_ref().is_some_and(|pending| {
             pending.branch.as_deref() == Some(run.path.as_str())
-                && run
-                    .pending
-                    .as_ref()
-                    .and_then(|own| own.interrupt.as_ref())
-                    .map(|open| &open.id)
-                    != pending.interrupt.as_ref().map(|open| &open.id)
+                && run.pending.as_ref().and_then(awaited) != awaited(pending)
         });
         if answered {
             parent.record.pending = None;
@@ -126,9 +122,29 @@ struct LaneSink<'h> {
     prefix: Option<String>,
 }
 
+/// What a pause awaits: the open question's interrupt id, or the remote call's id.
+fn awaited(pending: &crate::thread::Pending) -> Option<&str> {
+    match (&pending.interrupt, &pending.kind) {
+        (Some(open), _) => Some(open.id.as_str()),
+        (None, crate::thread::PendingKind::RemoteTool { call_id, .. }) => Some(call_id.as_str()),
+        (None, _) => None,
+    }
+}
+
 impl EventSink for LaneSink<'_> {
     fn emit(&mut self, mut event: Event) {
-        if matches!(event, Event::Interrupted { .. }) {
+        // A question, or a remote call for the client, is announced once, when the thread
+        // pauses on it (see `settle`).
+        let remote_call = |message: &crate::wire::Message| {
+            message.metadata.get("is_remote").is_some_and(|remote| remote == true)
+                && message
+                    .content
+                    .iter()
+                    .any(|block| matches!(block, crate::wire::ContentBlock::RemoteToolCall { .. }))
+        };
+        if matches!(&event, Event::Interrupted { .. })
+            || matches!(&event, Event::Message { message } if remote_call(message))
+        {
             return;
         }
         if let Some(prefix) = &self.prefix
@@ -270,6 +286,7 @@ pub(super) async fn run_lanes(
                         Box::pin(crate::run::answer::resume(&mut lane, answer, messages, &identity)).await
                     }
                     Job::Reask => Box::pin(crate::run::reask::reask_in_lane(&mut lane)).await,
+                    Job::Results(messages) => Box::pin(crate::run::input::remote_results(&mut lane, messages)).await,
                 }
             }
         }))
@@ -353,13 +370,4 @@ fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunErro
         model_cursors: run.model_cursors.clone(),
         substitutions: record.substitutions.clone(),
     })
-}
-
-/// A remote tool awaited inside a branch: not supported, so the run fails rather than waiting for
-/// a result no request could deliver.
-pub(super) fn remote_in_branch(path: &str) -> RunError {
-    RunError::new(
-        ErrorCode::NodeFailed,
-        format!("the branch `{path}` waits for a remote tool; remote tools cannot run inside parallel branches"),
-    )
 }

@@ -1,7 +1,7 @@
 //! Scale and robustness of the graph and policy checks: generated programs with 10,000-node
 //! graphs (a chain, a dense cycle, a chain that nothing reaches, a long path around an
-//! approval, a chain of forks, a 10,000-node branch with and without a way into its middle and
-//! an approval in one) are checked on an ordinary test thread, whose stack is 2 MB. The expected codes
+//! approval, a chain of forks, forks nested 3,333 deep, a 10,000-node branch with and without a
+//! way into its middle and an approval in one) are checked on an ordinary test thread, whose stack is 2 MB. The expected codes
 //! are counted, and finishing at all proves the graph algorithms are iterative: a recursion
 //! over 10,000 nodes would overflow that stack.
 
@@ -219,6 +219,62 @@ fn chain_of_forks() {
     }
     src.push_str("}\n");
     expect(&src, &[]);
+}
+
+/// Forks nested 3,333 deep: stage `k` forks out of `f{k}` into `l{k}` and `f{k + 1}` (whose
+/// fork is inside that branch), joining at `j{k}`; `j{k + 1}` leads to `j{k}`, and `j0` to `END`.
+/// The deepest fork's branches are `l{last}` and `m`. About 10,000 nodes, every inner fork
+/// joining inside its branch: clean. With `escape`, `m` leads straight to the outermost join
+/// `j0` instead of its own: out of its region, into the outermost branch's.
+fn nested_forks(escape: bool) -> String {
+    let stages = N / 3;
+    let last = stages - 1;
+    let mut src = String::from("model m {\n  provider = scripted\n}\n\n");
+    agents(&mut src, "f", stages);
+    agents(&mut src, "l", stages);
+    agents(&mut src, "j", stages);
+    agents(&mut src, "m", 1);
+    src.push_str("graph nest {\n  entry = f0\n");
+    node_list(
+        &mut src,
+        (0..stages)
+            .flat_map(|k| [format!("f{k}"), format!("l{k}"), format!("j{k}")])
+            .chain(["m0".to_owned()]),
+    );
+    for k in 0..stages {
+        let inner = if k == last {
+            "m0".to_owned()
+        } else {
+            format!("f{}", k + 1)
+        };
+        let after = if k == 0 {
+            "END".to_owned()
+        } else {
+            format!("j{}", k - 1)
+        };
+        let _ = writeln!(
+            src,
+            "  parallel f{k} {{\n    branches = [l{k}, {inner}]\n    join = j{k}\n  }}\n  l{k} -> j{k}\n  j{k} -> {after}"
+        );
+    }
+    let _ = writeln!(
+        src,
+        "  m0 -> {}",
+        if escape { "j0".to_owned() } else { format!("j{last}") }
+    );
+    src.push_str("}\n");
+    src
+}
+
+#[test]
+fn forks_nested_three_thousand_deep() {
+    expect(&nested_forks(false), &[]);
+}
+
+#[test]
+fn a_way_out_of_the_deepest_branch_into_the_outermost_region() {
+    let codes = codes(&nested_forks(true));
+    assert!(codes.contains_key("TENX0381"), "{codes:?}");
 }
 
 /// One branch of a fork is a 10,000-node chain, the other a single node. With `back_in`, the

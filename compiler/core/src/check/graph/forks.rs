@@ -484,31 +484,3 @@ fn regions(c: &mut GraphCheck<'_, '_>) {
 fn inner_from<'a>(owner: &BTreeMap<&'a str, (&'a Fork, &'a str, Option<Span>)>, node: &'a str) -> &'a str {
     owner.get(node).map_or(node, |&(fork, _, _)| fork.from.name.as_str())
 }
-
-/// The nodes of the branch starting at `start`, with those of the branches of every fork inside
-/// it, at any depth (`forks` by node): a branch's region holds the node of a fork inside it and
-/// that fork's join, never the fork's own branches.
-pub(crate) fn branch_with_inner<'a>(
-    ways: &Ways<'a>,
-    forks: &BTreeMap<&str, &'a Fork>,
-    start: &'a str,
-    join: &str,
-) -> BTreeSet<&'a str> {
-    let mut members: BTreeSet<&'a str> = BTreeSet::new();
-    let mut todo: Vec<(&'a str, &str)> = vec![(start, join)];
-    while let Some((first, until)) = todo.pop() {
-        for (node, _) in region(ways, first, until) {
-            if !members.insert(node) {
-                continue;
-            }
-            if let Some(inner) = forks.get(node)
-                && let Some(inner_join) = &inner.join
-            {
-                for branch in inner.branches.iter().filter(|b| !members.contains(b.name.as_str())) {
-                    todo.push((branch.name.as_str(), inner_join.name.as_str()));
-                }
-            }
-        }
-    }
-    members
-}

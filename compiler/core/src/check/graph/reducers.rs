@@ -4,7 +4,7 @@
 //! branch writes (`TENX0393`, a warning). The writers are those `check/writers.rs` collects.
 
 use super::GraphCheck;
-use super::forks::{branch_with_inner, lowered_forks, ways};
+use super::forks::{Ways, lowered_forks, region, ways};
 use super::routes::{FieldType, field_type};
 use crate::ast::{ForkKind, ReducerDecl};
 use crate::check::writers::{Writer, writers};
@@ -71,26 +71,17 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
     }
     let forks = lowered_forks(decl, |n| topology.index.contains_key(n));
     let ways = ways(decl);
-    let by_node: BTreeMap<&str, &crate::ast::Fork> = forks.iter().map(|f| (f.from.name.as_str(), *f)).collect();
-    // Per fork, the fields each branch writes, with a writing node.
+    let mut writes = writes_by_branch(&forks, &ways, &written_by);
+    // Per fork, the fields each branch writes, with a writing node (a map's item aside).
     let mut branch_writes: Vec<(&crate::ast::Fork, Vec<BranchWrites<'_>>)> = Vec::new();
-    for &fork in &forks {
-        // A fork without a `join` (reported) runs its branches to `END`.
-        let join = fork.join.as_ref().map_or(super::END, |j| j.name.as_str());
+    for (f, &fork) in forks.iter().enumerate() {
         let mut per_branch = Vec::new();
-        for branch in &fork.branches {
-            // A fork inside the branch merges into it, so what its branches write the branch writes.
-            let members = branch_with_inner(&ways, &by_node, &branch.name, join);
-            let mut writes: BTreeMap<&str, &str> = BTreeMap::new();
-            for (field, nodes) in &written_by {
-                if fork.item.as_ref().is_some_and(|i| i.name == *field) {
-                    continue;
-                }
-                if let Some(node) = nodes.iter().find(|n| members.contains(n.as_str())) {
-                    writes.insert(field.as_str(), node.as_str());
-                }
+        for (b, branch) in fork.branches.iter().enumerate() {
+            let mut fields = writes.remove(&(f, b)).unwrap_or_default();
+            if let Some(item) = &fork.item {
+                fields.remove(item.name.as_str());
             }
-            per_branch.push((branch.name.as_str(), writes));
+            per_branch.push((branch.name.as_str(), fields));
         }
         branch_writes.push((fork, per_branch));
     }
@@ -339,4 +330,79 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
     for d in found {
         c.report(d);
     }
+}
+
+/// What each branch writes, by (fork, branch) index: each field with the first node (by name)
+/// that writes it inside the branch, the nodes of the forks inside it included (they merge into
+/// it). Each node is counted in the one branch whose region holds it, then each branch's writes
+/// are added to the branch its fork is in, innermost forks first: linear in the graph, however
+/// deep the forks nest.
+fn writes_by_branch<'a>(
+    forks: &[&'a crate::ast::Fork],
+    ways: &Ways<'a>,
+    written_by: &'a BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<(usize, usize), BTreeMap<&'a str, &'a str>> {
+    // The branch whose region holds each node (the first, when regions overlap: `TENX0381`).
+    let mut owner: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (f, fork) in forks.iter().enumerate() {
+        // A fork without a `join` (reported) runs its branches to `END`.
+        let join = fork.join.as_ref().map_or(super::END, |j| j.name.as_str());
+        for (b, branch) in fork.branches.iter().enumerate() {
+            for (node, _) in region(ways, &branch.name, join) {
+                owner.entry(node).or_insert((f, b));
+            }
+        }
+    }
+    let mut writes: BTreeMap<(usize, usize), BTreeMap<&'a str, &'a str>> = BTreeMap::new();
+    for (field, nodes) in written_by {
+        for node in nodes {
+            if let Some(&at) = owner.get(node.as_str()) {
+                writes
+                    .entry(at)
+                    .or_default()
+                    .entry(field.as_str())
+                    .or_insert(node.as_str());
+            }
+        }
+    }
+    // The branch each fork is in; forks in breadth-first order from those outside every branch,
+    // so that the reverse order merges the innermost first (a fork reached from none of them is
+    // in overlapping regions, reported, and merges nowhere).
+    let home: Vec<Option<(usize, usize)>> = forks
+        .iter()
+        .map(|fork| owner.get(fork.from.name.as_str()).copied())
+        .collect();
+    let mut inside: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (f, at) in home.iter().enumerate() {
+        if let Some((outer, _)) = at {
+            inside.entry(*outer).or_default().push(f);
+        }
+    }
+    let mut order: Vec<usize> = (0..forks.len())
+        .filter(|&f| home.get(f).copied().flatten().is_none())
+        .collect();
+    let mut next = 0;
+    while let Some(&f) = order.get(next) {
+        next += 1;
+        order.extend(inside.get(&f).into_iter().flatten().copied());
+    }
+    for &f in order.iter().rev() {
+        let Some(into) = home.get(f).copied().flatten() else {
+            continue;
+        };
+        let branches = forks.get(f).map_or(0, |fork| fork.branches.len());
+        for b in 0..branches {
+            let Some(inner) = writes.get(&(f, b)).cloned() else {
+                continue;
+            };
+            let outer = writes.entry(into).or_default();
+            for (field, node) in inner {
+                let first = outer.entry(field).or_insert(node);
+                if node < *first {
+                    *first = node;
+                }
+            }
+        }
+    }
+    writes
 }

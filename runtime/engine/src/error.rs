@@ -131,6 +131,9 @@ error_codes! {
     /// Merging the branches at a join gave a state value its field does not accept (a reducer
     /// over values of the wrong kind, or a merged value its schema refuses).
     ForkMerge = "FORK_002", 500;
+    /// A fork would start more than [`crate::MAX_NESTING`] forks deep (forks inside branches,
+    /// subgraphs, agents called as tools, counted together).
+    ForkDepth = "FORK_003", 500;
     /// A route or handoff led to a node the graph does not have (D12).
     UnknownTarget = "GRAPH_007", 500;
     /// The store failed.

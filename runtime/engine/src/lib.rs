@@ -35,7 +35,7 @@ pub use identity::Identity;
 pub use memory::MemoryStore;
 pub use request::{OnBusy, ResumeAnswer, RunOutput, RunRequest, StateWrite, WriteOptions};
 pub use run::{
-    MAX_NOTE_CHARS, ReaskOutcome, ReaskReport, ReaskedThread, RecordPage, RecoveredThread, RecoveryOutcome,
-    RecoveryReport, SkipReason, ThreadOwner,
+    MAX_NESTING, MAX_NOTE_CHARS, ReaskOutcome, ReaskReport, ReaskedThread, RecordPage, RecoveredThread,
+    RecoveryOutcome, RecoveryReport, SkipReason, ThreadOwner,
 };
 pub use scripted::ScriptedModel;

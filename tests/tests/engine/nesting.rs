@@ -792,3 +792,78 @@ async fn remote_calls_inside_branches_pause_the_thread_one_at_a_time_and_their_r
     assert_eq!(texts.last().map(String::as_str), Some("Both read."));
     assert_eq!(host.tools.total_calls(), 0, "the server never ran the remote tool");
 }
+
+/// Forks nested `depth` deep: stage `k` forks out of `f{k}` into `l{k}` and `f{k + 1}`, joining at
+/// `j{k}`, which leads to `j{k - 1}` (and `j0` to `END`); the deepest fork's branches are `l{last}`
+/// and `m`. Every agent answers once with its own scripted model.
+fn nested(depth: usize) -> String {
+    use std::fmt::Write as _;
+    let mut src = String::new();
+    let mut agent = |src: &mut String, name: &str| {
+        let _ = write!(
+            src,
+            "model {name}_model {{\n  provider = scripted\n  turns = [{{ text: \"{name} done\" }}]\n}}\nagent {name} {{\n  model  = {name}_model\n  prompt = \"Do {name}.\"\n}}\n"
+        );
+    };
+    let mut nodes = Vec::new();
+    for k in 0..depth {
+        for name in [format!("f{k}"), format!("l{k}"), format!("j{k}")] {
+            agent(&mut src, &name);
+            nodes.push(name);
+        }
+    }
+    agent(&mut src, "m");
+    nodes.push("m".to_owned());
+    let _ = write!(src, "graph nest {{\n  entry = f0\n  nodes = [{}]\n", nodes.join(", "));
+    for k in 0..depth {
+        let inner = if k + 1 == depth {
+            "m".to_owned()
+        } else {
+            format!("f{}", k + 1)
+        };
+        let after = if k == 0 {
+            "END".to_owned()
+        } else {
+            format!("j{}", k - 1)
+        };
+        let _ = write!(
+            src,
+            "  parallel f{k} {{\n    branches = [l{k}, {inner}]\n    join = j{k}\n  }}\n  l{k} -> j{k}\n  j{k} -> {after}\n"
+        );
+    }
+    let _ = writeln!(src, "  m -> j{}\n}}", depth - 1);
+    src
+}
+
+#[tokio::test]
+async fn forks_nest_as_deep_as_the_limit_and_one_more_fails_the_run_with_fork_003() {
+    let deepest = tenx_engine::MAX_NESTING;
+    let host = Host::from_artifact(compile(&nested(deepest)), FakeTools::new(), Models::Scripted, dev());
+    let done = host.say_to("nest", "n1", "Go.").await.unwrap();
+    assert_eq!(
+        done.thread.execution.status,
+        ExecutionStatus::Completed,
+        "{:#?}",
+        done.thread.execution
+    );
+    let texts = assistant_texts(&done.thread.context);
+    assert_eq!(texts.first().map(String::as_str), Some("f0 done"));
+    assert_eq!(texts.last().map(String::as_str), Some("j0 done"));
+    assert!(
+        texts.iter().any(|text| text == "m done"),
+        "the deepest branch ran: {texts:#?}"
+    );
+    assert_eq!(texts.len(), 3 * deepest + 1, "every agent once: {texts:#?}");
+
+    let host = Host::from_artifact(compile(&nested(deepest + 1)), FakeTools::new(), Models::Scripted, dev());
+    let failed = host.say_to("nest", "n2", "Go.").await.unwrap_err();
+    assert_eq!(failed.code, ErrorCode::ForkDepth, "{failed}");
+    assert!(
+        failed.message.contains(&format!("nest at most {deepest} deep")),
+        "{}",
+        failed.message
+    );
+    let thread = host.store.load("n2").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Error);
+    assert!(thread.run.is_none(), "the run ended");
+}

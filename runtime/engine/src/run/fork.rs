@@ -32,6 +32,12 @@ pub(crate) use lane::{Lane, commit_lane};
 pub(crate) use reload::still_forks;
 pub(crate) use start::start;
 
+/// How deep forks may nest at run time: a fork inside a branch, a subgraph node and the call of
+/// an agent used as a tool each count one level. Each level is a lane polled inside its parent's,
+/// so the bound keeps a run's stack and its checkpoint small; a fork deeper than this fails the
+/// run (`FORK_003`) instead of starting.
+pub const MAX_NESTING: usize = 16;
+
 /// The way on of a fork's node, as [`super::drive::next_after`] returns it: never a node name
 /// (node names are identifiers).
 pub(crate) const FORK: &str = "(fork)";

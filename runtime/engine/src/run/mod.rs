@@ -55,6 +55,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use agent::ToolSpecCache;
 pub use approvals::{MAX_NOTE_CHARS, RecordPage};
+pub use fork::MAX_NESTING;
 pub use reask::{ReaskOutcome, ReaskReport, ReaskedThread};
 pub use recover::{RecoveredThread, RecoveryOutcome, RecoveryReport, SkipReason};
 pub(crate) use stops::cancel_anywhere;

@@ -28,6 +28,8 @@ pub(crate) struct Lane<'e> {
     /// branch of the thread's own fork): call ids and idempotency keys carry it, so that the same
     /// node run in two branches at any depth never shares a receipt.
     pub(crate) scope: String,
+    /// How many forks deep the branch is (1 for a branch of the thread's own fork).
+    pub(crate) depth: usize,
     /// The fork's join (a node or `END`).
     pub(crate) join: String,
     /// How many messages of the lane's conversation are its parent's, as the fork found them.
@@ -239,6 +241,7 @@ pub(super) async fn run_lanes(
     } else {
         parent.record.context.len()
     };
+    let depth = parent.lane.as_ref().map_or(0, |lane| lane.depth).saturating_add(1);
     let scope_of = {
         let above = parent.lane.as_ref().map(|lane| lane.scope.clone());
         move |path: &str| match &above {
@@ -271,6 +274,7 @@ pub(super) async fn run_lanes(
                     hub,
                     path,
                     scope,
+                    depth,
                     join,
                     base_context,
                     status: BranchStatus::Running,

@@ -21,6 +21,18 @@ use crate::run::working::damaged;
 /// thread's state (a map's item set in its own), are recorded in the progress. Nothing runs yet:
 /// the step loop finds the fork and runs it ([`run`]).
 pub(crate) fn start(working: &mut Working<'_>, node: &str) -> Result<(), RunError> {
+    let depth = working.lane.as_ref().map_or(0, |lane| lane.depth);
+    if depth >= super::MAX_NESTING {
+        return Err(RunError::new(
+            ErrorCode::ForkDepth,
+            format!(
+                "node `{node}` would start a fork {} deep; forks, subgraphs and agents called as tools nest at most {} deep",
+                depth.saturating_add(1),
+                super::MAX_NESTING
+            ),
+        )
+        .with_details(json!({"node": node, "depth": depth.saturating_add(1)})));
+    }
     if let Some(call) = working.agent_call.take() {
         return start_agent_call(working, node, call);
     }

@@ -799,7 +799,7 @@ async fn remote_calls_inside_branches_pause_the_thread_one_at_a_time_and_their_r
 fn nested(depth: usize) -> String {
     use std::fmt::Write as _;
     let mut src = String::new();
-    let mut agent = |src: &mut String, name: &str| {
+    let agent = |src: &mut String, name: &str| {
         let _ = write!(
             src,
             "model {name}_model {{\n  provider = scripted\n  turns = [{{ text: \"{name} done\" }}]\n}}\nagent {name} {{\n  model  = {name}_model\n  prompt = \"Do {name}.\"\n}}\n"

@@ -182,6 +182,25 @@ fn build_inspect_graph() {
 }
 
 #[test]
+fn graph_draws_forks_and_agent_tools() {
+    let mermaid = tenxc(&["graph", "tests/ports/langgraph_orchestrator_worker.tenx"]);
+    assert_eq!(code(&mermaid), 0, "{}", stderr(&mermaid));
+    let text = stdout(&mermaid);
+    assert!(text.contains("==>|\"map over"), "a map's way into its branch: {text}");
+    assert!(text.contains("==>|\"join\"|"), "a fork's way to its join: {text}");
+    let dot = tenxc(&[
+        "graph",
+        "tests/ports/langgraph_orchestrator_worker.tenx",
+        "--format",
+        "dot",
+    ]);
+    assert!(stdout(&dot).contains("penwidth=2, label=\"join\""), "{}", stdout(&dot));
+    let tools = tenxc(&["graph", "tests/ports/openai_agents_as_tools.tenx"]);
+    assert_eq!(code(&tools), 0, "{}", stderr(&tools));
+    assert!(stdout(&tools).contains("agent tool · "), "{}", stdout(&tools));
+}
+
+#[test]
 fn inspect_refuses_an_artifact_edited_around_its_approval() {
     let dir = temp_dir("policy");
     let built = dir.join("research.tenxg");

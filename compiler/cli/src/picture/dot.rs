@@ -30,6 +30,7 @@ fn draw(out: &mut String, drawing: &Drawing) {
         match link.kind {
             LinkKind::Solid => {}
             LinkKind::Dashed => attributes.push("style=dashed".to_string()),
+            LinkKind::Thick => attributes.push("penwidth=2".to_string()),
             LinkKind::Dotted => {
                 attributes.push("style=dotted".to_string());
                 attributes.push("arrowhead=none".to_string());

@@ -41,6 +41,8 @@ fn draw(out: &mut String, drawing: &Drawing, classes: &mut BTreeMap<Style, Vec<S
             (LinkKind::Dashed, None) => format!("{} -.-> {}", link.from, link.to),
             (LinkKind::Dashed, Some(label)) => format!("{} -.->|\"{}\"| {}", link.from, escape(label), link.to),
             (LinkKind::Dotted, _) => format!("{} -.- {}", link.from, link.to),
+            (LinkKind::Thick, None) => format!("{} ==> {}", link.from, link.to),
+            (LinkKind::Thick, Some(label)) => format!("{} ==>|\"{}\"| {}", link.from, escape(label), link.to),
         };
         let _ = writeln!(out, "    {line}");
     }

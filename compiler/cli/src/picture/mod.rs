@@ -7,8 +7,10 @@
 //! labelled arrow per route arm, numbered in the order the arms are tried (`(1) verdict ==
 //! "publish"`, `(2) when score < 0.3`, `(3) else`). Each agent node has the tools it may call
 //! attached as small boxes (dotted links); a tool with an `approval` is reached through an
-//! approval gate. Interrupts that approve tools are drawn as gates too. High-risk tools and
-//! gates are highlighted: a Mermaid `classDef`, DOT colours.
+//! approval gate; an agent it may call as a tool is attached the same way, naming the agent.
+//! Interrupts that approve tools are drawn as gates too. A fork is drawn as thick arrows from its
+//! node into each branch (`parallel`, or `map over field as item`) and one to its join (`join`).
+//! High-risk tools and gates are highlighted: a Mermaid `classDef`, DOT colours.
 
 mod dot;
 mod mermaid;
@@ -96,6 +98,8 @@ enum LinkKind {
     Dashed,
     /// An agent's tool (no arrow head in DOT) or its way through a gate.
     Dotted,
+    /// A fork's way into a branch, or to its join.
+    Thick,
 }
 
 /// One link of a drawing.
@@ -173,6 +177,22 @@ fn drawing(artifact: &Artifact, prefix: &str, name: &str, graph: &Graph) -> Draw
                     shape: Shape::Agent,
                     style: Style::Agent,
                 });
+                // The agents it may call as tools, attached like its tools.
+                for (t, used) in agent.into_iter().flat_map(|a| &a.agent_tools).enumerate() {
+                    let box_id = format!("{id}_c{t}");
+                    boxes.push(Boxed {
+                        id: box_id.clone(),
+                        lines: vec![used.tool_name.clone(), format!("agent tool · {}", used.agent)],
+                        shape: Shape::ToolBox,
+                        style: Style::Agent,
+                    });
+                    links.push(Link {
+                        from: id.clone(),
+                        to: box_id,
+                        label: None,
+                        kind: LinkKind::Dotted,
+                    });
+                }
                 for (t, tool_name) in agent.into_iter().flat_map(|a| &a.allowed_tools).enumerate() {
                     let tool = artifact.tools.get(tool_name);
                     let box_id = format!("{id}_t{t}");
@@ -273,6 +293,27 @@ fn drawing(artifact: &Artifact, prefix: &str, name: &str, graph: &Graph) -> Draw
                 kind: LinkKind::Solid,
             });
         }
+    }
+    for fork in &graph.forks {
+        let into = match (&fork.kind, &fork.over, &fork.item) {
+            (tenx_artifact::ForkKind::Map, Some(over), Some(item)) => format!("map over {over} as {item}"),
+            (tenx_artifact::ForkKind::Map, _, _) => "map".to_string(),
+            (tenx_artifact::ForkKind::Parallel, _, _) => "parallel".to_string(),
+        };
+        for branch in &fork.branches {
+            links.push(Link {
+                from: node_id(&fork.from),
+                to: node_id(branch),
+                label: Some(into.clone()),
+                kind: LinkKind::Thick,
+            });
+        }
+        links.push(Link {
+            from: node_id(&fork.from),
+            to: node_id(&fork.join),
+            label: Some("join".to_string()),
+            kind: LinkKind::Thick,
+        });
     }
     Drawing {
         id: prefix.to_string(),

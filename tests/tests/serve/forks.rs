@@ -1,8 +1,8 @@
 //! Parallel branches over HTTP: a run whose branches each ask an approval pauses with one open
 //! question at a time; the approvals inbox lists it with its own interrupt id, an approver answers
 //! it through `/v1/approvals/{id}/answer`, and the next branch's question opens, until the join.
-//! The language does not write forks yet, so the program is edited the way a later compiler will
-//! write it (see `tests/tests/engine/forks.rs`).
+//! Remote (client-run) calls inside branches go to the client the same way, one at a time. The
+//! first program is edited the way the compiler writes a fork (see `tests/tests/engine/forks.rs`).
 
 use serde_json::{Value, json};
 use tenx_artifact::{Fork, ForkKind, TrustPolicy, load, seal};
@@ -199,5 +199,138 @@ async fn branch_approvals_reach_the_inbox_one_at_a_time_and_each_answer_continue
         texts,
         ["Two refunds to look at.", "A handled.", "B handled.", "Both looked at."],
         "{thread}"
+    );
+}
+
+/// Two branches that each ask the client to read a sensor (`run = remote`).
+const DEVICES: &str = r#"
+model intake_model {
+  provider = scripted
+  turns    = [{ text: "Asking both devices." }]
+}
+model phone_model {
+  provider = scripted
+  turns    = [{ tool: "read_sensor", arguments: { sensor: "phone" } }, { text: "Phone says {result}." }]
+}
+model watch_model {
+  provider = scripted
+  turns    = [{ tool: "read_sensor", arguments: { sensor: "watch" } }, { text: "Watch says {result}." }]
+}
+model sum_model {
+  provider = scripted
+  turns    = [{ text: "Both read." }]
+}
+
+tool read_sensor(sensor: string "Which device to read") -> string {
+  description = "Read a sensor on the user's device."
+  risk = low
+  run  = remote
+}
+
+agent intake {
+  model  = intake_model
+  prompt = "Ask both devices."
+}
+agent phone {
+  model  = phone_model
+  prompt = "Read the phone."
+  tools  = [read_sensor]
+}
+agent watch {
+  model  = watch_model
+  prompt = "Read the watch."
+  tools  = [read_sensor]
+}
+agent summary {
+  model  = sum_model
+  prompt = "Sum up."
+}
+
+graph devices {
+  entry = intake
+  nodes = [intake, phone, watch, summary]
+
+  parallel intake {
+    branches = [phone, watch]
+    join     = summary
+  }
+  phone   -> summary
+  watch   -> summary
+  summary -> END
+}
+"#;
+
+/// The `remote_tool_call` block of an invoke answer's last message.
+fn remote_call(body: &Value) -> Value {
+    let last = body["data"]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"][0]["type"], "remote_tool_call", "{body}");
+    last["content"][0].clone()
+}
+
+#[tokio::test]
+async fn remote_calls_inside_branches_go_to_the_client_one_at_a_time_over_http() {
+    let server = Server::start(
+        compile_named("devices.tenx", DEVICES),
+        FakeTools::new(),
+        tenx_server::ServerSettings::default(),
+    )
+    .await;
+    let invoke =
+        |messages: Value| json!({"messages": messages, "config": {"thread_id": "d1"}, "response_granularity": "full"});
+    let result = |id: &Value, output: &str| json!([{"role": "tool", "content": [{"type": "tool_result", "call_id": id, "output": output}]}]);
+    let (status, body) = server
+        .post("/v1/graph/invoke", invoke(json!([user("Read both.")])))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let meta = &body["data"]["state"]["execution_meta"];
+    assert_eq!(meta["status"], "interrupted_after", "{meta}");
+    assert_eq!(meta["interrupt_reason"], "remote_tool_call");
+    let phone = remote_call(&body);
+    assert_eq!(phone["args"], json!({"sensor": "phone"}));
+
+    let before = server.snapshot("d1").await;
+    let (status, refused) = server.post("/v1/graph/invoke", invoke(json!([user("hello?")]))).await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["error"]["code"], "REMOTE_TOOL_PENDING");
+    assert_eq!(server.snapshot("d1").await, before, "a refused message records nothing");
+
+    let (status, body) = server
+        .post("/v1/graph/invoke", invoke(result(&phone["id"], "42 steps")))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let watch = remote_call(&body);
+    assert_eq!(
+        watch["args"],
+        json!({"sensor": "watch"}),
+        "the other branch's call opens next"
+    );
+    let (status, again) = server
+        .post("/v1/graph/invoke", invoke(result(&phone["id"], "43 steps")))
+        .await;
+    assert_eq!(status, 422, "{again}");
+    assert_eq!(again["error"]["code"], "TOOL_RESULT_DUPLICATE");
+
+    let (status, body) = server
+        .post("/v1/graph/invoke", invoke(result(&watch["id"], "60 bpm")))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["state"]["execution_meta"]["status"], "completed", "{body}");
+    let (_, thread) = server.get("/v1/threads/d1/state").await;
+    let texts: Vec<String> = thread["data"]["state"]["context"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "assistant")
+        .filter_map(|message| message["content"][0]["text"].as_str().map(str::to_owned))
+        .filter(|text| !text.is_empty())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Asking both devices.",
+            "Phone says 42 steps.",
+            "Watch says 60 bpm.",
+            "Both read."
+        ]
     );
 }

@@ -331,7 +331,7 @@ fn an_agent_cannot_reach_an_interrupt_approved_tool_through_an_agent_it_calls() 
 }
 
 #[test]
-fn agents_called_as_tools_do_not_nest() {
+fn agents_called_as_tools_never_call_each_other_in_a_circle() {
     let mut artifact = base();
     let mut helper = artifact.agents["other"].clone();
     helper.agent_tools = vec![tenx_artifact::AgentTool {
@@ -347,5 +347,5 @@ fn agents_called_as_tools_do_not_nest() {
         description: "Helps.".into(),
         parameters: serde_json::json!({"type": "object"}).into(),
     }];
-    assert!(inconsistent(artifact).contains("do not nest"));
+    assert!(inconsistent(artifact).contains("in a circle: `desk` → `helper` → `desk`"));
 }

@@ -6,6 +6,7 @@
 //! only on an artifact that passes these. [`crate::seal`] refuses an artifact that breaks one,
 //! and [`crate::load`] refuses a sealed file that breaks one.
 
+pub(crate) mod agent_tools;
 mod answer_fields;
 pub(crate) mod approvals;
 mod bindings;
@@ -46,6 +47,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), String> {
     for (name, agent) in &artifact.agents {
         check_agent(artifact, name, agent, &mut problems);
     }
+    agent_tools::check(artifact, &mut problems);
     for (name, graph) in &artifact.graphs {
         check_graph(artifact, name, graph, &mut problems);
     }
@@ -226,17 +228,9 @@ fn check_agent<'a>(artifact: &'a Artifact, name: &str, agent: &'a Agent, problem
         problems,
     );
     for used in &agent.agent_tools {
-        match artifact.agents.get(&used.agent) {
-            None => problems.push(format!("agent `{name}` calls unknown agent `{}` as a tool", used.agent)),
-            // An agent called as a tool answers its call and nothing else: it hands off to no one
-            // and calls no agent itself (so agents never call each other in a circle).
-            Some(inner) if used.agent == name || !inner.agent_tools.is_empty() || !inner.handoffs.is_empty() => {
-                problems.push(format!(
-                    "agent `{name}` calls agent `{}` as a tool, which itself calls agents or hands off; agents called as tools do not nest",
-                    used.agent
-                ));
-            }
-            Some(_) => {}
+        // That it hands off to no one, and that no agent reaches itself, is `agent_tools`'s.
+        if !artifact.agents.contains_key(&used.agent) {
+            problems.push(format!("agent `{name}` calls unknown agent `{}` as a tool", used.agent));
         }
         if !is_function_name(&used.tool_name) {
             problems.push(format!(

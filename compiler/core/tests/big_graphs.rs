@@ -367,3 +367,44 @@ fn approval_inside_a_ten_thousand_node_branch() {
 fn approval_before_a_fork_into_a_ten_thousand_node_branch() {
     expect(&approval_in_a_long_branch(false), &[("TENX0604", 1)]);
 }
+
+/// `c0` asks `c1`, which asks `c2`, … down to `c9999`, whose tool binds a state field the graph
+/// does not declare: one `TENX0619`, found through 10,000 agents called as tools. With a last
+/// call back to `c0`, one circle (`TENX0213`) as well.
+fn agents_calling_agents(circle: bool, all_nodes: bool) -> String {
+    let mut src = String::from(
+        "model m {\n  provider = scripted\n}\n\n\
+         tool lookup(order_id: string \"The order\") -> string {\n  description = \"Look an order up.\"\n  \
+         bind = { order_id: state.order_id }\n  run  = http(POST, \"${ORDERS_URL}/lookup\")\n}\n\n",
+    );
+    for i in 0..N {
+        let calls = match i + 1 {
+            next if next < N => format!("  agents = [c{next}]\n"),
+            _ if circle => "  agents = [c0]\n  tools  = [lookup]\n".to_owned(),
+            _ => "  tools  = [lookup]\n".to_owned(),
+        };
+        let _ = writeln!(
+            src,
+            "agent c{i} {{\n  model  = m\n  prompt = \"Step {i}.\"\n{calls}}}\n"
+        );
+    }
+    src.push_str("graph g {\n  entry = c0\n");
+    if all_nodes {
+        node_list(&mut src, (0..N).map(|i| format!("c{i}")));
+        for i in 0..N - 1 {
+            let _ = writeln!(src, "  c{i} -> c{}", i + 1);
+        }
+        let _ = writeln!(src, "  c{} -> END\n}}", N - 1);
+    } else {
+        src.push_str("  nodes = [c0]\n  c0 -> END\n}\n");
+    }
+    src
+}
+
+#[test]
+fn ten_thousand_agents_calling_each_other_as_tools() {
+    expect(&agents_calling_agents(false, false), &[("TENX0619", 1)]);
+    expect(&agents_calling_agents(true, false), &[("TENX0213", 1), ("TENX0619", 1)]);
+    // Every agent a node too: what each reaches is never closed over one by one.
+    expect(&agents_calling_agents(false, true), &[("TENX0619", 1)]);
+}

@@ -114,8 +114,9 @@ code_table! {
     TENX0208 "handoff-name-too-long"           Error   "an agent's name makes a handoff's generated `transfer_to_…` tool name longer than 64 characters";
     TENX0209 "parameter-bound-twice"           Error   "a tool's `bind` names the same parameter twice";
     TENX0210 "malformed-agent-input"           Error   "an agent's `input` is not `conversation`, `none`, `last(N)` with a whole number, or a template string";
-    TENX0211 "agent-tool-nesting"              Error   "an agent used as a tool has `agents` or `handoffs` of its own, or an agent lists itself in `agents`";
+    TENX0211 "agent-tool-hands-off"            Error   "an agent used as a tool has `handoffs` of its own";
     TENX0212 "agent-tool-name-taken"           Error   "an agent tool's name is also the name of one of the calling agent's tools or handoff tools";
+    TENX0213 "agent-tool-cycle"                Error   "agents call each other as tools in a circle, or an agent lists itself in `agents`";
     TENX0301 "missing-entry"                   Error   "a graph has no entry node";
     TENX0302 "unknown-node"                    Error   "an edge, route or entry names a node the graph does not have";
     TENX0303 "unreachable-node"                Error   "a node cannot be reached from the graph's entry";
@@ -146,7 +147,7 @@ code_table! {
     TENX0330 "untyped-tool-result"             Error   "`results` writes the result of a tool that declares no result type";
     TENX0331 "result-type-mismatch"            Error   "`results` writes a tool's result to a state field that never holds its type";
     TENX0332 "duplicate-result-node"           Error   "`results` lists the same tool node or tool twice";
-    TENX0333 "result-of-uncalled-tool"         Error   "`results` names a tool that is not a node of the graph and no agent node of it can call";
+    TENX0333 "result-of-uncalled-tool"         Error   "`results` names a tool that is not a node of the graph and no agent node of it calls itself (a call inside an agent tool writes no state)";
     TENX0334 "result-path-unknown-property"    Error   "`results` writes to a path whose property the state field's schema does not declare";
     TENX0335 "answer-of-non-interrupt"         Error   "`answers` names a node that is not an interrupt node";
     TENX0336 "answer-property-unknown"         Error   "`answers` writes a property the interrupt's response does not declare";

@@ -2,6 +2,7 @@
 //! choice) an author can make: renaming a declaration to an odd name, exposing a tool under an
 //! odd name, deleting or duplicating a line or a block, rerouting edges, turning an edge into a
 //! route arm, changing a risk, adding or repeating handoffs (with or without typed payloads),
+//! calling an agent as a tool (nesting calls, closing a circle, calling an agent that hands off),
 //! edges, nodes and tool selections, adding an extra entry, a `resume` or a tool node's result
 //! field, binding a tool another way (`native(…)`, `http` with headers), adding risk rules
 //! (`mutate_risk`), adding a retry policy to a tool or a node (`mutate_retry`), forking an edge
@@ -22,7 +23,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
         _ => 3,
     };
     for _ in 0..count {
-        let done = match rng.u8(0..32) {
+        let done = match rng.u8(0..34) {
             0..=2 => rename_declaration(rng, &mut lines),
             3..=5 => expose_tool(rng, &mut lines),
             6 => delete_line(rng, &mut lines),
@@ -46,6 +47,7 @@ pub fn mutate(rng: &mut Rng, text: &str) -> (String, Vec<String>) {
             27 => crate::mutate_risk::add_risk_rules(rng, &mut lines),
             28 => crate::mutate_retry::add_retry(rng, &mut lines),
             29 | 30 => crate::mutate_fork::add_fork(rng, &mut lines),
+            31 | 32 => add_agent_tool(rng, &mut lines),
             _ => odd_value(rng, &mut lines),
         };
         applied.extend(done);
@@ -401,6 +403,32 @@ fn add_handoff(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
         "agent `{agent}` hands off to `{target}`{}",
         if with_edge { " along an edge" } else { "" }
     ))
+}
+
+/// An agent called as a tool by an agent (another, itself, one that already calls agents or
+/// hands off), with or without parameters: nesting, circles and handoffs inside calls.
+fn add_agent_tool(rng: &mut Rng, lines: &mut Vec<String>) -> Option<String> {
+    let agents = blocks_of(lines, "agent");
+    let (at, agent) = pick(rng, &agents)?.clone();
+    let called = pick(rng, &agents)?.1.clone();
+    let range = block(lines, at)?;
+    let existing =
+        (range.start..range.end).find(|&i| lines.get(i).is_some_and(|l| l.trim_start().starts_with("agents")));
+    let params = if rng.bool() {
+        ""
+    } else {
+        "(question: string \"What to ask\")"
+    };
+    match existing {
+        Some(i) => {
+            let line = lines.get_mut(i)?;
+            if let Some(open) = line.find('[') {
+                line.insert_str(open + 1, &format!("{called}{params}, "));
+            }
+        }
+        None => lines.insert(at + 1, format!("  agents = [{called}{params}]")),
+    }
+    Some(format!("agent `{agent}` calls `{called}` as a tool"))
 }
 
 /// A payload for an added handoff: none, empty, or parameters of several types, one often named

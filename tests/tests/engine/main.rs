@@ -12,6 +12,7 @@
 
 mod harness;
 
+mod agent_tool_writes;
 mod agent_tools;
 mod approvals;
 mod bypass;

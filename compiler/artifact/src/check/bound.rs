@@ -1,7 +1,8 @@
 //! Self-checks of bound arguments: every bound name is a top-level property of the tool's
 //! `parameters`, a claim name is well formed,
 //! a state source names a field that every graph able to run the tool declares (an agent node
-//! whose agent may call it, or a tool node running it), and a tool with bindings is never
+//! whose agent may call it, itself or through agents it calls as tools at any depth, or a tool
+//! node running it), and a tool with bindings is never
 //! offered with a bound name left in what the model sees (by construction: the runtime derives
 //! that schema with [`crate::bound::model_parameters`]).
 
@@ -34,13 +35,22 @@ pub(super) fn check(artifact: &Artifact, problems: &mut Problems) {
 
 /// A state source must be a field of every graph that can run the tool.
 fn check_state(artifact: &Artifact, tool: &str, param: &str, field: &str, problems: &mut Problems) {
+    let allows = |agent: &str| {
+        artifact
+            .agents
+            .get(agent)
+            .is_some_and(|agent| agent.allowed_tools.iter().any(|t| t == tool))
+    };
     for (graph_name, graph) in &artifact.graphs {
+        // A called agent runs over the calling graph's state: its tools read that state too.
         let runs = graph.nodes.values().any(|node| match node.kind {
             NodeKind::Tool => node.reference == tool,
-            NodeKind::Agent => artifact
-                .agents
-                .get(&node.reference)
-                .is_some_and(|agent| agent.allowed_tools.iter().any(|t| t == tool)),
+            NodeKind::Agent => {
+                allows(&node.reference)
+                    || super::agent_tools::reached(artifact, &node.reference)
+                        .iter()
+                        .any(|called| allows(called.agent))
+            }
             NodeKind::Interrupt | NodeKind::Graph => false,
         });
         if !runs {

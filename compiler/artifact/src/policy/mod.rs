@@ -14,9 +14,9 @@
 //! - A tool's own `approval` is asked before each of its executions by the runtime, so it holds
 //!   by construction. A tool approved only by interrupts (an *interrupt-approved* tool, whatever
 //!   its risk) is approved by graph steps, so in every graph:
-//!   - no node reachable from an entry runs an agent allowed to call it, itself or through an
-//!     agent it calls as a tool: an interrupt earlier in the graph is not bound to the call the
-//!     model makes later;
+//!   - no node reachable from an entry runs an agent allowed to call it, itself or through
+//!     agents it calls as tools at any depth: an interrupt earlier in the graph is not bound to
+//!     the call a model makes later;
 //!   - every node that runs it is unreachable from every entry once its approving interrupt nodes
 //!     are removed (they dominate it), and unreachable from its own previous run without passing
 //!     one of them again (each run needs a fresh approval);
@@ -47,7 +47,8 @@
 //! breadth-first search and one look at each way, and only if it has a node of an
 //! interrupt-approved tool or an agent node that may call one; names are looked up in a sorted
 //! list of the few prohibited and interrupt-approved tools, not in all of `tools`. The whole
-//! artifact costs time linear in its size. Only the first violation found is explained with a
+//! artifact costs time linear in its size, plus one breadth-first search over `agent_tools` for
+//! each agent that calls agents as tools (what it reaches). Only the first violation found is explained with a
 //! path, which takes up to three more searches of its graph; the others are counted.
 
 mod answers;
@@ -93,8 +94,9 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
         return found.into_result();
     }
     let guarded = Guarded(guarded);
-    // For each agent allowed to call an interrupt-approved tool, those tools.
-    let mut calls: BTreeMap<&str, Vec<(&str, &Tool)>> = BTreeMap::new();
+    // For each agent allowed to call an interrupt-approved tool, itself or through agents it
+    // calls as tools, those tools, each with the agents called on the way (none when direct).
+    let mut calls: BTreeMap<&str, Vec<Call<'_>>> = BTreeMap::new();
     for (agent, spec) in &artifact.agents {
         for (name, tool) in spec.allowed_tools.iter().filter_map(|name| guarded.get(name)) {
             if tool.risk == Risk::Prohibited {
@@ -104,20 +106,30 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
                 });
             }
             if interrupt_approved(tool) {
-                calls.entry(agent).or_default().push((name, tool));
+                calls.entry(agent).or_default().push(Call {
+                    name,
+                    tool,
+                    through: Vec::new(),
+                });
             }
         }
         // An agent that calls another agent as a tool calls, through it, every tool that agent
-        // may call: an interrupt in the graph approves none of them.
-        for used in &spec.agent_tools {
+        // may call, and so on at any depth: an interrupt in the graph approves none of them.
+        if spec.agent_tools.is_empty() {
+            continue;
+        }
+        let reached = crate::check::agent_tools::reached(artifact, agent);
+        for (index, called) in reached.iter().enumerate() {
             let inner = artifact
                 .agents
-                .get(&used.agent)
+                .get(called.agent)
                 .map(|inner| inner.allowed_tools.as_slice())
                 .unwrap_or_default();
             for (name, tool) in inner.iter().filter_map(|name| guarded.get(name)) {
-                if interrupt_approved(tool) {
-                    calls.entry(agent).or_default().push((name, tool));
+                let list = calls.entry(agent).or_default();
+                if interrupt_approved(tool) && !list.iter().any(|call| call.name == name) {
+                    let through = crate::check::agent_tools::chain(&reached, index);
+                    list.push(Call { name, tool, through });
                 }
             }
         }
@@ -126,6 +138,14 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
         check_graph(&guarded, name, graph, &calls, &artifact.interrupts, &mut found);
     }
     found.into_result()
+}
+
+/// An interrupt-approved tool an agent's model can have run: by name, with the agents called as
+/// tools on the way (empty when the agent may call it itself).
+struct Call<'a> {
+    name: &'a str,
+    tool: &'a Tool,
+    through: Vec<&'a str>,
 }
 
 /// The prohibited and interrupt-approved tools, sorted by name.
@@ -183,7 +203,7 @@ fn check_graph(
     guarded: &Guarded<'_>,
     graph_name: &str,
     graph: &Graph,
-    calls: &BTreeMap<&str, Vec<(&str, &Tool)>>,
+    calls: &BTreeMap<&str, Vec<Call<'_>>>,
     interrupts: &BTreeMap<String, Interrupt>,
     found: &mut Found,
 ) {
@@ -301,7 +321,8 @@ fn check_graph(
         if !reachable.contains(index) {
             continue;
         }
-        for &(name, tool) in tools {
+        for call in tools {
+            let (name, tool) = (call.name, call.tool);
             found.add(|| {
                 let around = topology.reach(starts, |node| approves(&topology, node, tool));
                 let path = if around.contains(index) {
@@ -314,7 +335,12 @@ fn check_graph(
                     node: topology.name(index).to_owned(),
                     tool: name.to_owned(),
                     risk: tool.risk,
-                    path: topology.names_of(&path),
+                    path: topology
+                        .names_of(&path)
+                        .into_iter()
+                        .chain(call.through.iter().map(|&agent| agent.to_owned()))
+                        .collect(),
+                    through: call.through.len(),
                 }
             });
         }

@@ -351,6 +351,7 @@ fn an_agent_that_may_call_the_tool_is_refused_even_after_the_approval() {
             tool: "pay".into(),
             risk: Risk::High,
             path: path(&["approve", "clerk"]),
+            through: 0,
         })
     );
     assert_eq!(
@@ -496,6 +497,7 @@ fn an_extra_entry_makes_an_agent_that_calls_the_tool_reachable() {
             tool: "pay".into(),
             risk: Risk::High,
             path: path(&["clerk"]),
+            through: 0,
         })
     );
 }

@@ -74,8 +74,9 @@ pub enum PolicyViolation {
         /// From the entry through `node` to the tool's node.
         path: Vec<String>,
     },
-    /// A reachable agent node's agent may call an interrupt-approved tool itself: an interrupt
-    /// earlier in the graph is not bound to the call its model makes later.
+    /// A reachable agent node's agent may call an interrupt-approved tool, itself or through
+    /// agents it calls as tools: an interrupt earlier in the graph is not bound to the call a
+    /// model makes later.
     AgentCallsApprovedTool {
         /// The graph.
         graph: String,
@@ -85,8 +86,13 @@ pub enum PolicyViolation {
         tool: String,
         /// Its risk.
         risk: Risk,
-        /// From the entry to the agent node.
+        /// From the entry to the agent node, then, when the node's agent reaches the tool through
+        /// agents it calls as tools, those agents in order: from the one the node's agent calls
+        /// to the one that may call the tool.
         path: Vec<String>,
+        /// How many names at the end of `path` are agents called as tools rather than nodes: 0
+        /// when the node's agent may call the tool itself.
+        through: usize,
     },
     /// An approving interrupt node leads into a node of a tool it approves by a way a rejecting
     /// answer can take (a route arm that does not test the written decision for the approve
@@ -181,12 +187,17 @@ impl fmt::Display for PolicyViolation {
                 tool,
                 risk,
                 path,
-            } => write!(
-                formatter,
-                "graph `{graph}`: agent node `{node}` can call tool `{tool}` (risk {risk}) without \
-                 passing its approval: {} calls `{tool}`",
-                Path::from_entry(path)
-            ),
+                through,
+            } => {
+                let (nodes, agents) = path.split_at(path.len().saturating_sub(*through));
+                let asks: String = agents.iter().map(|agent| format!(" asks `{agent}`, which")).collect();
+                write!(
+                    formatter,
+                    "graph `{graph}`: agent node `{node}` can call tool `{tool}` (risk {risk}) without \
+                     passing its approval: {}{asks} calls `{tool}`",
+                    Path::from_entry(nodes)
+                )
+            }
             Self::RejectionReachesTool {
                 graph,
                 interrupt,

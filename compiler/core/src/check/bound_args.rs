@@ -3,7 +3,9 @@
 //! parameter of the tool, bound once (`TENX0617`, `TENX0209`); each source is `state.FIELD`,
 //! `caller.user_id`, `caller.scopes`, `caller.roles` or `caller.claim("name")` (`TENX0618`); a
 //! state source is a field of every graph in which the tool can run, as approval evidence is
-//! (`TENX0619`); the source's type fits the parameter (`TENX0620`: the caller's id and claims are
+//! (`TENX0619`: a graph with a tool node running it, or an agent node that can call it, itself or
+//! through agents it calls as tools at any depth, since a called agent's tools run over the
+//! calling graph's state); the source's type fits the parameter (`TENX0620`: the caller's id and claims are
 //! strings, its scopes and roles lists of strings); and a bound parameter has no default
 //! (`TENX0621`), since the runtime always fills it.
 //!
@@ -92,7 +94,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             }
             match &source {
                 BoundSource::State(field) => {
-                    check_state(facts, tool, &graphs, entry, &param, field, diagnostics);
+                    check_state(facts, (t, tool), &graphs, entry, &param, field, diagnostics);
                 }
                 BoundSource::Caller(attribute) => {
                     let (what, kind) = if attribute.is_list() {
@@ -332,7 +334,7 @@ fn not_a_parameter(tool: &Located<ToolDecl>, key: &str, span: Span) -> Diagnosti
 
 fn check_state(
     facts: &Facts<'_>,
-    tool: &Located<ToolDecl>,
+    (t, tool): (crate::resolve::ToolId, &Located<ToolDecl>),
     graphs: &[crate::resolve::GraphId],
     entry: &MapEntry,
     param: &ParamInfo,
@@ -341,9 +343,20 @@ fn check_state(
 ) {
     let (key, span) = (entry.key.as_str(), entry.value.span);
     let mut mismatch_reported = false;
-    for graph in graphs.iter().filter_map(|&g| facts.program.graphs.get(g)) {
+    for (g, graph) in graphs
+        .iter()
+        .filter_map(|&g| facts.program.graphs.get(g).map(|graph| (g, graph)))
+    {
         let graph_name = &graph.decl.name.name;
         let Some(state) = graph.decl.state.iter().find(|p| p.name.name == field) else {
+            // How the tool runs there, when only agents called as tools run it.
+            let runs = match super::agent_tools::tool_caller_in_graph(facts, g, t) {
+                Some((node, chain)) => format!(
+                    "the tool can run in graph `{graph_name}`: agent node `{node}` calls it through {}",
+                    super::agent_tools::chain_names(&chain)
+                ),
+                None => format!("the tool can run in graph `{graph_name}`"),
+            };
             diagnostics.push(
                 Diagnostic::new(
                     Code::TENX0619,
@@ -355,7 +368,7 @@ fn check_state(
                     span,
                 )
                 .label("no such state field")
-                .secondary(graph.file, graph.decl.name.span, format!("the tool can run in graph `{graph_name}`"))
+                .secondary(graph.file, graph.decl.name.span, runs)
                 .help(format!(
                     "declare `{field}` in the `state` of graph `{graph_name}`: a state binding needs its field in every graph where the tool can run"
                 )),

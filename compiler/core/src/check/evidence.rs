@@ -1,7 +1,7 @@
 //! Evidence: what an approval shows beside its question. In a tool's `approval` a bare name is
 //! the tool's parameter of that name, and otherwise a state field that **every graph in which
-//! the tool can run** declares (a graph with an agent node whose agent sees the tool, or a tool
-//! node running it); on an `interrupt` a name is a state field of every graph that uses the
+//! the tool can run** declares (a graph with an agent node whose agent sees the tool, itself or
+//! through agents it calls as tools at any depth, or a tool node running it); on an `interrupt` a name is a state field of every graph that uses the
 //! interrupt as a node. A string is literal text. A name found nowhere, or missing from one of
 //! the graphs, is `TENX0606`; an item that is neither a name nor a string is `TENX0607`.
 //!
@@ -24,6 +24,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         let step = Step {
             kind: "tool",
             name: &tool.decl.name.name,
+            tool: Some(t),
             params: tool_params(&tool.decl),
             graphs: graphs_running_tool(facts, t),
         };
@@ -38,6 +39,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
         let step = Step {
             kind: "interrupt",
             name: &interrupt.decl.name.name,
+            tool: None,
             params: Vec::new(),
             graphs: graphs_using_interrupt(facts, i),
         };
@@ -73,27 +75,44 @@ pub(crate) fn lower_item(params: &[&str], item: &Expr) -> Option<Evidence> {
 struct Step<'a> {
     kind: &'static str,
     name: &'a str,
+    /// The tool, for a tool's approval.
+    tool: Option<ToolId>,
     params: Vec<&'a str>,
     graphs: Vec<GraphId>,
 }
 
-/// The graphs in which tool `t` can run: an agent node whose agent sees it, or a tool node.
+/// The graphs in which tool `t` can run: a tool node, or an agent node whose agent sees it or
+/// reaches an agent that sees it through agent tools, at any depth (a called agent runs over
+/// the calling graph's state, so its tools read that state).
 pub(crate) fn graphs_running_tool(facts: &Facts<'_>, t: ToolId) -> Vec<GraphId> {
+    let reaching = facts.agent_calls.reaching(facts, t);
     facts
         .topologies
         .iter_enumerated()
         .filter(|(_, topology)| {
-            topology.nodes.iter().any(|node| {
-                node.decl.tool() == Some(t)
-                    || node
-                        .decl
-                        .agent()
-                        .and_then(|a| facts.visible_tools.get(a))
-                        .is_some_and(|tools| tools.contains(&t))
-            })
+            topology
+                .nodes
+                .iter()
+                .any(|node| node.decl.tool() == Some(t) || node.decl.agent().is_some_and(|a| reaching.contains(&a)))
         })
         .map(|(g, _)| g)
         .collect()
+}
+
+/// "tool `t` can run in this graph", and how when only agents called as tools run it there.
+pub(crate) fn runs_in_graph(facts: &Facts<'_>, g: GraphId, t: ToolId) -> String {
+    let name = facts
+        .program
+        .tools
+        .get(t)
+        .map_or("", |tool| tool.decl.name.name.as_str());
+    match super::agent_tools::tool_caller_in_graph(facts, g, t) {
+        Some((node, chain)) => format!(
+            "tool `{name}` can run in this graph: agent node `{node}` calls it through {}",
+            super::agent_tools::chain_names(&chain)
+        ),
+        None => format!("tool `{name}` can run in this graph"),
+    }
 }
 
 /// The graphs that use interrupt `i` as a node.
@@ -147,7 +166,11 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
         return;
     }
     let program = facts.program;
-    let graphs: Vec<_> = step.graphs.iter().filter_map(|&g| program.graphs.get(g)).collect();
+    let graphs: Vec<_> = step
+        .graphs
+        .iter()
+        .filter_map(|&g| program.graphs.get(g).map(|graph| (g, graph)))
+        .collect();
     let what = if step.kind == "tool" {
         format!("no parameter of tool `{}`", step.name)
     } else {
@@ -185,12 +208,17 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
     }
     let missing: Vec<_> = graphs
         .iter()
-        .filter(|graph| !graph.decl.state.iter().any(|p| p.name.name == name.name))
+        .filter(|(_, graph)| !graph.decl.state.iter().any(|p| p.name.name == name.name))
         .collect();
     if missing.is_empty() {
         return;
     }
     let runs = if step.kind == "tool" { "can run" } else { "is a node" };
+    // Where the step runs in a graph, and how when only agents called as tools run it there.
+    let runs_here = |g: GraphId| match step.tool {
+        Some(t) => runs_in_graph(facts, g, t),
+        None => format!("{} `{}` {runs} in this graph", step.kind, step.name),
+    };
     let where_ = if step.kind == "tool" {
         "every graph the tool can run in"
     } else {
@@ -216,7 +244,7 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
             .chain(
                 missing
                     .iter()
-                    .flat_map(|g| g.decl.state.iter().map(|p| p.name.name.as_str())),
+                    .flat_map(|(_, g)| g.decl.state.iter().map(|p| p.name.name.as_str())),
             )
             .collect();
         let help = match crate::suggest::did_you_mean(&name.name, candidates.iter()) {
@@ -226,18 +254,14 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
         let mut d = Diagnostic::new(Code::TENX0606, message, file, name.span)
             .label("not a state field of these graphs")
             .help(help);
-        for graph in missing {
-            d = d.secondary(
-                graph.file,
-                graph.decl.name.span,
-                format!("{} `{}` {runs} in this graph", step.kind, step.name),
-            );
+        for &&(g, graph) in &missing {
+            d = d.secondary(graph.file, graph.decl.name.span, runs_here(g));
         }
         diagnostics.push(d);
         return;
     }
     let everywhere = missing.len() == graphs.len();
-    for graph in missing {
+    for &(g, graph) in missing {
         let graph_name = graph.decl.name.name.as_str();
         let state: Vec<&str> = graph.decl.state.iter().map(|p| p.name.name.as_str()).collect();
         let message = if everywhere && step.kind == "tool" {
@@ -265,11 +289,7 @@ fn check_item(facts: &Facts<'_>, file: FileId, item: &Expr, step: &Step<'_>, dia
         diagnostics.push(
             Diagnostic::new(Code::TENX0606, message, file, name.span)
                 .label(format!("not a state field of `{graph_name}`"))
-                .secondary(
-                    graph.file,
-                    graph.decl.name.span,
-                    format!("{} `{}` {runs} in this graph", step.kind, step.name),
-                )
+                .secondary(graph.file, graph.decl.name.span, runs_here(g))
                 .help(help),
         );
     }

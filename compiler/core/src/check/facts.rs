@@ -1,6 +1,8 @@
 //! Facts every check needs, computed once: which tools each agent can see (by name and by
-//! tag), which agents see each tool, and which declarations graphs use as nodes.
+//! tag), which agents see each tool, which agents each agent reaches through agent tools, and
+//! which declarations graphs use as nodes.
 
+use super::agent_tools::AgentCalls;
 use super::topology::Topology;
 use crate::ast::ToolSelector;
 use crate::ids::IdVec;
@@ -23,6 +25,8 @@ pub struct Facts<'p> {
     pub used_as_node: BTreeSet<DeclRef>,
     /// For each graph, its nodes and transitions by id.
     pub topologies: IdVec<GraphId, Topology>,
+    /// For each agent, the agents it reaches through agent tools, at any depth.
+    pub(crate) agent_calls: AgentCalls<'p>,
 }
 
 impl<'p> Facts<'p> {
@@ -98,6 +102,7 @@ impl<'p> Facts<'p> {
             seen_by,
             used_as_node,
             topologies,
+            agent_calls: AgentCalls::new(program),
         }
     }
 

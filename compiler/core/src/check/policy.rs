@@ -11,14 +11,15 @@
 //! agent node with a way to `END`, where a run may start too) once those nodes are
 //! removed, and also unreachable from the tool's own previous
 //! execution (each run of the tool needs a fresh approval). An agent calling such a tool
-//! directly is always a bypass, because an interrupt earlier in the graph is not bound to the
-//! call the model makes later. Every violation is reported with the offending path.
+//! directly, or through agents it calls as tools at any depth, is always a bypass, because an
+//! interrupt earlier in the graph is not bound to the call a model makes later. Every violation
+//! is reported with the offending path (and the chain of agent tools).
 
 use super::Facts;
 use super::topology::{NodeId, Parents, Topology};
 use crate::ast::{GraphDecl, Risk, ToolDecl, ToolSelector};
 use crate::ids::IdVec;
-use crate::resolve::{AgentId, DeclKind, DeclRef, GraphId, InterruptId, Located, ToolId};
+use crate::resolve::{AgentId, DeclKind, GraphId, InterruptId, Located, ToolId};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
@@ -188,14 +189,9 @@ fn dominance(
     let entry_label = |d: Diagnostic, parents: &Parents, n: NodeId| extra_entry_label(graph, topology, parents, n, d);
     let graph_name = &graph.decl.name.name;
     // The tools this graph can execute: its tool nodes and the tools its agents can call.
-    let mut candidates: Vec<ToolId> = Vec::new();
-    for node in &topology.nodes {
-        match node.decl {
-            DeclRef::Tool(t) => candidates.push(t),
-            DeclRef::Agent(a) => candidates.extend(super::agent_tools::called_tools(facts, a)),
-            _ => {}
-        }
-    }
+    // Through agent tools too, at any depth.
+    let mut candidates: Vec<ToolId> = super::agent_tools::graph_tools(facts, topology);
+    candidates.extend(topology.nodes.iter().filter_map(|node| node.decl.tool()));
     candidates.sort_unstable();
     candidates.dedup();
     let mut anywhere_cache = None;
@@ -238,16 +234,14 @@ fn dominance(
             Some((file, span)) => d.secondary(file, span, "the approval is declared here"),
             None => d,
         };
+        let reaching = facts.agent_calls.reaching(facts, t);
         let around = topology.reach(starts, is_approver);
         let anywhere: &Parents = anywhere_cache.get_or_insert_with(|| topology.reach(starts, |_| false));
 
-        // Agents that call the tool directly.
+        // Agents that call the tool directly, or through agents they call as tools.
         for (n, node) in topology.nodes.iter_enumerated() {
             let Some(agent) = node.decl.agent() else { continue };
-            let direct = facts.visible_tools.get(agent).is_some_and(|v| v.contains(&t));
-            // Else the tool of an agent it calls as a tool: that call runs on this path too.
-            let via = super::agent_tools::via_agent_tool(facts, agent, t);
-            if !direct && via.is_none() {
+            if !reaching.contains(&agent) {
                 continue;
             }
             let parents = if around.get(n).is_some_and(Option::is_some) {
@@ -258,29 +252,51 @@ fn dominance(
             if parents.get(n).is_none_or(Option::is_none) {
                 continue; // unreachable agent: reported by the graph checks
             }
+            // Unless it calls the tool itself, the chain of agent tools to an agent that does:
+            // that call runs on this path too, however deep.
+            let via = super::agent_tools::via_agent_tool(facts, agent, t);
             let mut path = step_names(topology, parents, n);
             mark_entry(&mut path);
-            let (located, label, help) = match via.filter(|_| !direct) {
-                Some(inner) => {
+            let mut links = Vec::new();
+            let (located, label, help) = match via.as_deref() {
+                Some(chain @ [first, ..]) => {
+                    let asks: Vec<String> = chain.iter().map(|link| format!("`{}`", link.name.name)).collect();
                     path.push(format!(
-                        "`{}` asks `{}`, which calls `{}`",
-                        node.name, inner.name, decl.name.name
+                        "`{}` asks {}, which calls `{}`",
+                        node.name,
+                        asks.join(", which asks "),
+                        decl.name.name
                     ));
-                    let file = facts.program.agents.get(agent).map(|a| a.file);
+                    // Each deeper call of the chain, where its caller lists it.
+                    for link in chain.iter().skip(1) {
+                        let caller = facts
+                            .program
+                            .agents
+                            .get(link.caller)
+                            .map_or("", |a| a.decl.name.name.as_str());
+                        links.push((
+                            link.file,
+                            link.name.span,
+                            format!("`{caller}` calls `{}` as a tool", link.name.name),
+                        ));
+                    }
                     (
-                        file.map(|f| (f, inner.span)),
-                        "this lets the model call the tool through another agent",
+                        Some((first.file, first.name.span)),
+                        format!(
+                            "this lets the model call the tool through {}",
+                            super::agent_tools::chain_names(chain)
+                        ),
                         format!(
                             "remove `{}` from the agent's `agents` and run `{}` as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
-                            inner.name, decl.name.name
+                            first.name.name, decl.name.name
                         ),
                     )
                 }
-                None => {
+                _ => {
                     path.push(format!("`{}` calls `{}`", node.name, decl.name.name));
                     (
                         selection_span(facts, agent, decl),
-                        "this lets the model call the tool directly",
+                        "this lets the model call the tool directly".to_owned(),
                         format!(
                             "remove `{}` from the agent's tools and run it as a tool node behind its approval, or give the tool its own `approval {{ … }}` block",
                             decl.name.name
@@ -303,6 +319,9 @@ fn dominance(
             .label(label)
             .note(format!("path in graph `{graph_name}`: {}", shorten(&path)))
             .help(help);
+            let d = links
+                .into_iter()
+                .fold(d, |d, (file, span, label)| d.secondary(file, span, label));
             let d = entry_label(d, parents, n);
             diagnostics.push(with_approval_note(d));
         }

@@ -1,12 +1,13 @@
 //! Template placeholders: every `{name}` in a tool's approval message and target and its
 //! idempotency key names a parameter of the tool, and every `{name}` in an agent's prompt and
 //! template `input` or an interrupt's message, target and value names a state field of each graph that uses it
-//! (`TENX0501`); no placeholder is malformed (`TENX0502`). The scanner is [`crate::template`].
+//! (`TENX0501`; an agent is used by a graph whose agent node calls it as a tool, at any depth,
+//! since it runs over that graph's state); no placeholder is malformed (`TENX0502`). The scanner is [`crate::template`].
 //! Evidence is no template (a string is shown as written): `check/evidence` checks its names.
 
 use super::Facts;
 use crate::ast::{Expr, ExprKind, Param, ToolDecl};
-use crate::resolve::{GraphId, Located};
+use crate::resolve::{DeclKind, GraphId, Located};
 use crate::template::{self, PlaceholderKind};
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
@@ -21,12 +22,20 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             if !list.contains(&g) {
                 list.push(g);
             }
-            // An agent called as a tool by an agent node runs over this graph's state too.
-            for used in program.agent(&node.name).into_iter().flat_map(|a| &a.decl.agent_tools) {
-                let list = graphs_of.entry(used.agent.name.as_str()).or_default();
-                if !list.contains(&g) {
-                    list.push(g);
-                }
+        }
+        // An agent an agent node calls as a tool, at any depth, runs over this graph's state too.
+        let roots = facts
+            .topologies
+            .get(g)
+            .into_iter()
+            .flat_map(super::agent_tools::node_agents);
+        for link in facts.agent_calls.reached_from(roots) {
+            let Some(called) = program.agents.get(link.agent) else {
+                continue;
+            };
+            let list = graphs_of.entry(called.decl.name.name.as_str()).or_default();
+            if !list.contains(&g) {
+                list.push(g);
             }
         }
     }
@@ -230,8 +239,19 @@ fn check_template(
                     .graphs
                     .iter()
                     .any(|g| g.decl.name.name == graph && g.decl.nodes.iter().any(|n| n.name == *node));
+                let called = || {
+                    let (g, _) = facts
+                        .program
+                        .graphs
+                        .iter_enumerated()
+                        .find(|(_, g)| g.decl.name.name == graph)?;
+                    let agent = facts.program.lookup_as(node, &[DeclKind::Agent])?.decl.agent()?;
+                    super::agent_tools::caller_in_graph(facts, g, agent)
+                };
                 let text = if listed {
                     format!("this graph uses {kind} `{node}` as a node")
+                } else if let Some((caller, chain)) = called() {
+                    super::agent_tools::describe_call(caller, &chain)
                 } else {
                     format!("an agent node of this graph calls agent `{node}` as a tool")
                 };

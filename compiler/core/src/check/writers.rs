@@ -7,15 +7,17 @@
 //! handoff an agent node takes when the payload declares a parameter of its name, by a tool
 //! result the graph's `results` names, by an interrupt answer its `answers` names, by the
 //! `output` of a subgraph node's mapping in `subgraphs`, and (in each branch of a `map`) by the
-//! map's item in its `item` field. It is read by a subgraph node's `input`, by a route
-//! (`by` and conditions), by the prompt and template `input` of an agent node, by the message, target, value and
+//! map's item in its `item` field (never by a tool result of a call made inside an agent called
+//! as a tool: only the called agent's answer comes back). It is read by a subgraph node's `input`, by a route
+//! (`by` and conditions), by the prompt and template `input` of an agent node and of every agent
+//! it calls as a tool at any depth, by the message, target, value and
 //! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
 //! takes `else`, and a placeholder always renders empty.
 
 use super::Facts;
 use crate::ast::{ArmKind, Condition, Expr, ExprKind, GraphDecl};
-use crate::resolve::Located;
+use crate::resolve::{DeclKind, Located};
 use crate::template;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -226,6 +228,25 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
             {
                 add(&param.name.name, file, node.span, "a tool node's argument");
             }
+        }
+    }
+    // The agents its agent nodes call as tools, at any depth, render their prompts over this
+    // state too.
+    let roots = graph
+        .decl
+        .nodes
+        .iter()
+        .filter_map(|node| program.lookup_as(&node.name, &[DeclKind::Agent])?.decl.agent());
+    for link in facts.agent_calls.reached_from(roots) {
+        let Some(called) = program.agents.get(link.agent) else {
+            continue;
+        };
+        for (root, span) in template_roots(facts, called.file, called.decl.prompt.as_ref()) {
+            add(root, called.file, span, "the prompt of an agent called as a tool");
+        }
+        let input = called.decl.input.as_ref().and_then(crate::ast::AgentInput::template);
+        for (root, span) in template_roots(facts, called.file, input) {
+            add(root, called.file, span, "the input of an agent called as a tool");
         }
     }
 }

@@ -150,7 +150,7 @@
 //!   (`TENX0209`; a `BTreeMap`); a claim name matches the claim rule (`TENX0618`, through the
 //!   artifact's own `is_claim_name`); a `state` source is a field of every graph that can run the
 //!   tool (`TENX0619`, the same graphs as approval evidence: an agent node whose agent may call
-//!   it, or a tool node). Types (`TENX0620`) and defaults (`TENX0621`) are proved by check only:
+//!   it, itself or through agents it calls as tools at any depth, or a tool node). Types (`TENX0620`) and defaults (`TENX0621`) are proved by check only:
 //!   the runtime validates every filled argument against `parameters` anyway.
 //! - *Risk rules* (`check/risk_rules` in the artifact): `risk` is exactly the worst case of the
 //!   base and the rules (`ToolDecl::risk_level`, which every policy check reads, so by
@@ -165,9 +165,9 @@
 //!   `subgraphs`, sorted by node (`lower/subgraphs` writes one per node, by construction), whose
 //!   fields are state fields on the side they name (`TENX0386`); a subgraph node has no retry
 //!   policy (`TENX0360`; lowering drops it).
-//! - *Agent tools* (`check_agent` in the artifact): each names a lowered agent (`TENX0101`;
-//!   `Reachable` follows `agents`) other than the caller, without agent tools or handoffs of its
-//!   own (`TENX0211`); sorted without repeats (lowering keeps the first, `TENX0212` reports it);
+//! - *Agent tools* (`check_agent` and `check/agent_tools` in the artifact): each names a lowered
+//!   agent (`TENX0101`; `Reachable` follows `agents` at any depth) without handoffs of its own
+//!   (`TENX0211`), and no agent reaches itself through agent tools (`TENX0213`); sorted without repeats (lowering keeps the first, `TENX0212` reports it);
 //!   `parameters` is an object schema by construction (a parameter list or `{ input: string }`);
 //!   the tool name is an identifier and not one of the caller's tool or handoff names
 //!   (`TENX0212`), at most 64 characters (`TENX0207`).

@@ -1,8 +1,10 @@
 //! Where a tool's result goes. A tool's result always goes into the conversation (the runtime
 //! appends the call and a `tool` message with the result, so later agents see what ran);
 //! `results = { send: url }` also writes it into state. Each key names a tool node of the graph
-//! (`TENX0302`, `TENX0328`) or a tool that an agent node of the graph can call, whose every
-//! successful call is written (`TENX0333`), listed once (`TENX0332`); each value is a declared
+//! (`TENX0302`, `TENX0328`) or a tool that an agent node of the graph can call itself, whose
+//! every successful call is written (`TENX0333`; a tool the agent node reaches only through an
+//! agent it calls as a tool is refused too: the runtime writes no result of a call made inside
+//! an agent call, whose only result is the called agent's answer), listed once (`TENX0332`); each value is a declared
 //! state field (`TENX0329`), or a path into one (`order.status`) whose every step is a property
 //! its schema declares (`TENX0334`); the tool declares its result type (`-> TYPE`, `TENX0330`),
 //! and the place written can hold it (`TENX0331`, by the same kind comparison as a tool node's
@@ -85,6 +87,29 @@ fn source<'a>(
         return Ok(tool);
     }
     let graph = &c.g().name.name;
+    // Called only inside an agent tool: the call's result goes to the called agent, never into
+    // the graph's state (the runtime applies no `results` write made inside an agent call).
+    if let Some((node, chain)) = super::super::agent_tools::tool_caller(c.facts, &c.graph.decl, c.topology, id) {
+        let chain = super::super::agent_tools::chain_names(&chain);
+        return Err(Some(Box::new(
+            Diagnostic::new(
+                Code::TENX0333,
+                format!(
+                    "`results` names tool `{name}`, which graph `{graph}` runs only inside an agent called as a tool"
+                ),
+                c.file,
+                write.node.span,
+            )
+            .label("this result is never written into the graph's state")
+            .secondary(tool.file, tool.decl.name.span, format!("tool `{name}` is declared here"))
+            .note(format!(
+                "agent node `{node}` calls `{name}` through {chain}: a called agent's tool results go to that agent, and only its answer comes back, as the result of the call"
+            ))
+            .help(format!(
+                "give `{name}` to the `tools` of agent node `{node}` or run it as a tool node, or have the called agent answer with the value (its `output`) and remove the entry"
+            )),
+        )));
+    }
     Err(Some(Box::new(
         Diagnostic::new(
             Code::TENX0333,

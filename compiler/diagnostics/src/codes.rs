@@ -120,7 +120,7 @@ code_table! {
     TENX0301 "missing-entry"                   Error   "a graph has no entry node";
     TENX0302 "unknown-node"                    Error   "an edge, route or entry names a node the graph does not have";
     TENX0303 "unreachable-node"                Error   "a node cannot be reached from the graph's entry";
-    TENX0304 "no-path-to-end"                  Error   "a node has no path to `END`";
+    TENX0304 "no-path-to-end"                  Error   "a node has no path to `END`, or no way on when it succeeds (only its `on_error` handler leaves it)";
     TENX0305 "cycle-without-exit"              Error   "a cycle of nodes has no way out";
     TENX0306 "cycle-exits-by-recursion-limit"  Warning "a cycle ends only when the recursion limit stops the run";
     TENX0307 "route-without-fallback"          Error   "a conditional route has no `else` arm";

@@ -521,20 +521,29 @@ impl GraphCheck<'_, '_> {
             .collect();
         let mut found = Vec::new();
         for (n, node) in t.nodes.iter_enumerated() {
-            if is(&reached, n) && !is(&can_end, n) && !declared_ways.contains(node.name.as_str()) {
-                let d = Diagnostic::new(
-                    Code::TENX0304,
-                    format!("node `{}` has no path to `END`", node.name),
-                    self.file,
-                    node.span,
+            if !is(&reached, n) || declared_ways.contains(node.name.as_str()) {
+                continue;
+            }
+            // Its `on_error` handler is a way out only when it fails: when it succeeds, the run
+            // would have nowhere to go.
+            let (message, label) = if is(&can_end, n) {
+                (
+                    format!("node `{}` has no way on when it succeeds", node.name),
+                    "only its `on_error` handler leaves this node",
                 )
-                .label("no edge or route leaves this node")
+            } else {
+                (
+                    format!("node `{}` has no path to `END`", node.name),
+                    "no edge or route leaves this node",
+                )
+            };
+            let d = Diagnostic::new(Code::TENX0304, message, self.file, node.span)
+                .label(label)
                 .help(format!(
                     "add `{} -> END`, or an edge to the node that should run next",
                     node.name
                 ));
-                found.push(d);
-            }
+            found.push(d);
         }
         self.diagnostics.extend(found);
     }

@@ -867,3 +867,105 @@ async fn forks_nest_as_deep_as_the_limit_and_one_more_fails_the_run_with_fork_00
     assert_eq!(thread.execution.status, ExecutionStatus::Error);
     assert!(thread.run.is_none(), "the run ended");
 }
+
+/// An orchestrator calls `specialist` as a tool, which calls `refunder` as a tool in turn; the
+/// refund inside asks for an approval two calls down.
+const CHAIN: &str = r#"
+import std.approval.yes_no
+
+model orchestrator_model {
+  provider = scripted
+  turns    = [{ tool: "specialist", arguments: { input: "order 1042" } }, { text: "Orchestrator: {result}" }]
+}
+model specialist_model {
+  provider = scripted
+  turns    = [{ tool: "refunder", arguments: { input: "refund 1042" } }, { text: "Specialist: {result}" }]
+}
+model refunder_model {
+  provider = scripted
+  turns    = [{ tool: "refund", arguments: { order_id: "1042" } }, { text: "Refunder: {result}" }]
+}
+
+tool refund(order_id: string "The order") -> string {
+  description = "Refund an order."
+  risk = high
+  idempotency_key = "refund-{order_id}"
+  approval {
+    message   = "Refund order {order_id}?"
+    response  = yes_no
+    on_reject = "Refund declined."
+    separate_duties = false
+  }
+  run = http(POST, "${PAYMENTS_URL}/refunds", timeout: 5s)
+}
+
+agent orchestrator {
+  model  = orchestrator_model
+  prompt = "Use your agents."
+  agents = [specialist]
+}
+agent specialist {
+  model       = specialist_model
+  prompt      = "Handle the order, with the refunder."
+  description = "Handles an order"
+  agents      = [refunder]
+}
+agent refunder {
+  model  = refunder_model
+  prompt = "Refund the order you are given."
+  tools  = [refund]
+}
+
+graph desk {
+  entry = orchestrator
+  nodes = [orchestrator]
+
+  orchestrator -> END
+}
+"#;
+
+#[tokio::test]
+async fn an_approval_two_agent_calls_down_pauses_the_thread_and_each_answer_returns_up_the_calls() {
+    let tools = FakeTools::new().returns("refund", json!("refund ok"));
+    let host = Host::from_artifact(compile(CHAIN), tools, Models::Scripted, dev());
+    let paused = host.say_to("desk", "c1", "Refund 1042.").await.unwrap();
+    assert_eq!(
+        paused.thread.execution.status,
+        ExecutionStatus::InterruptedBefore,
+        "{:#?}",
+        paused.thread.execution
+    );
+    let pending = paused.thread.pending.as_ref().unwrap();
+    assert!(
+        pending
+            .branch
+            .as_deref()
+            .is_some_and(|path| path.starts_with("specialist@")),
+        "{pending:?}"
+    );
+    assert_eq!(pending.within.len(), 1);
+    assert!(pending.within[0].starts_with("refunder@"), "{:?}", pending.within);
+    assert_eq!(host.tools.calls_of("refund"), 0);
+    let before = host.snapshot("c1").await;
+    let refused = host.approve_on("desk", "c1", "int_nope", true).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InterruptMismatch);
+    assert_eq!(host.snapshot("c1").await, before, "a refused answer records nothing");
+    let id = host.open_interrupt("c1").await;
+    let done = host.approve_on("desk", "c1", &id, true).await.unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(host.tools.calls_for_key("c1", "refund-1042"), 1);
+    let texts = assistant_texts(&done.thread.context);
+    assert_eq!(
+        texts.last().map(String::as_str),
+        Some("Orchestrator: Specialist: Refunder: refund ok"),
+        "each answer went back up its call: {texts:#?}"
+    );
+    let calls: Vec<String> = host
+        .records("c1")
+        .await
+        .into_iter()
+        .filter(|record| record["kind"] == "agent_call")
+        .map(|record| record["fields"]["agent"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(calls, ["refunder", "specialist"], "the inner call ends first");
+}

@@ -11,7 +11,10 @@
 //! as a tool: only the called agent's answer comes back). It is read by a subgraph node's `input`, by a route
 //! (`by` and conditions), by the prompt and template `input` of an agent node and of every agent
 //! it calls as a tool at any depth, by the message, target, value and
-//! evidence of an interrupt node, and by a tool node's required parameter of its name. A field
+//! evidence of an interrupt node, by a tool node's required parameter of its name, and by a
+//! required bound parameter (`bind = { p: state.field }`) of every tool that can run in the
+//! graph (a tool node's, or one an agent node can call, itself or through agents it calls as
+//! tools), since the call fails without it. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
 //! takes `else`, and a placeholder always renders empty.
 
@@ -117,11 +120,15 @@ struct Read {
 }
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    for graph in &facts.program.graphs {
+    let mut bound = bound_reads(facts);
+    for (g, graph) in facts.program.graphs.iter_enumerated() {
         let written = writers(facts, graph);
         types::check(facts, graph, &written, diagnostics);
         let mut reads: BTreeMap<String, Vec<Read>> = BTreeMap::new();
         collect_reads(facts, graph, &mut reads);
+        for (field, read) in bound.remove(&g).into_iter().flatten() {
+            reads.entry(field).or_default().push(read);
+        }
         for field in &graph.decl.state {
             let name = &field.name.name;
             if written.contains_key(name) {
@@ -147,6 +154,49 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             diagnostics.push(d);
         }
     }
+}
+
+/// The state fields the required bound parameters of tools read, per graph in which the tool can
+/// run (a tool node, or an agent node that can call it, itself or through agents it calls as
+/// tools): the call fails when such a field is unset.
+fn bound_reads(facts: &Facts<'_>) -> BTreeMap<crate::resolve::GraphId, Vec<(String, Read)>> {
+    let mut found: BTreeMap<crate::resolve::GraphId, Vec<(String, Read)>> = BTreeMap::new();
+    for (t, tool) in facts.program.tools.iter_enumerated() {
+        let Some(bind) = &tool.decl.bind else { continue };
+        let ExprKind::Map(entries) = &bind.kind else { continue };
+        let required = |name: &str| {
+            tool.decl
+                .params
+                .iter()
+                .flatten()
+                .any(|p| p.name.name == name && !p.optional && p.default.is_none())
+        };
+        let sources = super::bound_args::lower(&tool.decl);
+        let state_reads: Vec<(String, Span)> = entries
+            .iter()
+            .filter(|entry| required(&entry.key))
+            .filter_map(|entry| match sources.get(entry.key.as_str()) {
+                Some(tenx_artifact::BoundSource::State(field)) => Some((field.clone(), entry.value.span)),
+                _ => None,
+            })
+            .collect();
+        if state_reads.is_empty() {
+            continue;
+        }
+        for g in super::evidence::graphs_running_tool(facts, t) {
+            for (field, span) in &state_reads {
+                found.entry(g).or_default().push((
+                    field.clone(),
+                    Read {
+                        file: tool.file,
+                        span: *span,
+                        what: "a bound argument",
+                    },
+                ));
+            }
+        }
+    }
+    found
 }
 
 fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTreeMap<String, Vec<Read>>) {

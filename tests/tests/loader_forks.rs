@@ -1,5 +1,5 @@
-//! The loader's rules for forks and subgraphs, on built programs edited the way a later compiler
-//! (or an attacker) would write them: each way around an approval through a branch, a join and a
+//! The loader's rules for forks and subgraphs, on built programs edited the way an attacker (or a
+//! faulty compiler) would write them: each way around an approval through a branch, a join and a
 //! subgraph is refused by `seal` (as `load` would refuse it), while an approval and its tool inside
 //! one branch seal; a branch that is not a region of its own is inconsistent; forks nest inside
 //! branches, and subgraphs inside branches, but no graph runs itself.

@@ -1,8 +1,9 @@
 //! Agents as tools, end to end in process: a model calls another agent as a tool; that agent
 //! runs on its own (its own conversation from the call's input, its own tools and approvals) and
 //! its answer is the call's result; a question it asks pauses the thread, and the answer lets it
-//! finish and the calling agent go on. The language does not write agent tools yet, so the tests
-//! edit the compiled artifact as a later compiler will write it.
+//! finish and the calling agent go on. These tests were written before the language had
+//! `agents = [...]` and write the agent tools into the compiled artifact, as the compiler lowers
+//! them; `nesting.rs` writes them in the language.
 
 use serde_json::{Value, json};
 use tenx_artifact::AgentTool;

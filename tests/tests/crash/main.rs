@@ -110,6 +110,19 @@ impl Setup {
     }
 
     /// The thread, once the file holds it.
+    /// How many branches of `thread`'s fork in progress are done, as the store holds it now.
+    fn branches_done(&self, thread: &str) -> usize {
+        self.thread_if_stored(thread)
+            .and_then(|thread| thread.run)
+            .and_then(|run| run.fork)
+            .map_or(0, |fork| {
+                fork.branches
+                    .iter()
+                    .filter(|branch| branch.status == tenx_engine::thread::BranchStatus::Done)
+                    .count()
+            })
+    }
+
     fn thread_if_stored(&self, thread: &str) -> Option<ThreadRecord> {
         if !self.store.exists() {
             return None;
@@ -474,20 +487,7 @@ fn kill_9_during_a_fan_out_loses_nothing_and_pays_no_finished_branch_again() {
         (HOLD_KEY, CY),
     ]);
     // Ada's and Bob's branches finish and are checkpointed while Cy's call is held, unsent.
-    let finished = || {
-        let Some(thread) = setup.thread_if_stored("f") else {
-            return false;
-        };
-        let Some(fork) = thread.run.as_ref().and_then(|run| run.fork.as_ref()) else {
-            return false;
-        };
-        fork.branches
-            .iter()
-            .filter(|branch| branch.status == tenx_engine::thread::BranchStatus::Done)
-            .count()
-            == 2
-    };
-    eventually("two branches are done", finished);
+    eventually("two branches are done", || setup.branches_done("f") == 2);
     first.kill();
     let mut sent = setup.service.requests();
     sent.sort();
@@ -523,18 +523,7 @@ fn kill_9_during_a_fan_out_loses_nothing_and_pays_no_finished_branch_again() {
     assert!(done.unfinished.is_empty());
     // Ada's and Bob's calls completed before the kill (in either order); Cy's was in flight, so
     // recovery sent it again under its key, once.
-    let mut records: Vec<(String, Value, Value)> = done.records.clone();
-    records.sort_by_key(|(_, what, key)| (key.to_string(), what.to_string()));
-    let tool_call = |what: &str, key: &str| ("tool_call".to_owned(), json!(what), json!(key));
-    assert_eq!(
-        records,
-        [
-            tool_call("completed", ADA),
-            tool_call("completed", BOB),
-            tool_call("completed", CY),
-            tool_call("resent", CY)
-        ]
-    );
+    assert_paid_once_after_resending(&done, CY, &[ADA, BOB]);
     // The three tool results are in the conversation, in item order.
     let results: Vec<String> = done
         .thread
@@ -561,20 +550,7 @@ fn kill_9_inside_a_subgraph_a_map_runs_resends_only_the_unfinished_call() {
         (HOLD_KEY, CY),
     ]);
     // Ada's and Bob's items finish (their subgraphs ended) while Cy's call is held, unsent.
-    let finished = || {
-        let Some(thread) = setup.thread_if_stored("n") else {
-            return false;
-        };
-        let Some(fork) = thread.run.as_ref().and_then(|run| run.fork.as_ref()) else {
-            return false;
-        };
-        fork.branches
-            .iter()
-            .filter(|branch| branch.status == tenx_engine::thread::BranchStatus::Done)
-            .count()
-            == 2
-    };
-    eventually("two items are done", finished);
+    eventually("two items are done", || setup.branches_done("n") == 2);
     first.kill();
     let mut sent = setup.service.requests();
     sent.sort();
@@ -608,16 +584,18 @@ fn kill_9_inside_a_subgraph_a_map_runs_resends_only_the_unfinished_call() {
     assert!(done.thread.run.is_none());
     assert!(done.in_flight.is_empty());
     assert!(done.unfinished.is_empty());
+    assert_paid_once_after_resending(&done, CY, &[ADA, BOB]);
+}
+
+/// The records of a fan-out whose `finished` calls completed before the kill and whose `resent`
+/// call was in flight: recovery sent it again under its key, once, and it completed.
+fn assert_paid_once_after_resending(done: &Stored, resent: &str, finished: &[&str]) {
     let mut records: Vec<(String, Value, Value)> = done.records.clone();
     records.sort_by_key(|(_, what, key)| (key.to_string(), what.to_string()));
     let tool_call = |what: &str, key: &str| ("tool_call".to_owned(), json!(what), json!(key));
-    assert_eq!(
-        records,
-        [
-            tool_call("completed", ADA),
-            tool_call("completed", BOB),
-            tool_call("completed", CY),
-            tool_call("resent", CY)
-        ]
-    );
+    let mut expected: Vec<(String, Value, Value)> = finished.iter().map(|key| tool_call("completed", key)).collect();
+    expected.push(tool_call("completed", resent));
+    expected.push(tool_call("resent", resent));
+    expected.sort_by_key(|(_, what, key)| (key.to_string(), what.to_string()));
+    assert_eq!(records, expected);
 }

@@ -11,7 +11,7 @@ use tenx_engine::testing::FakeTools;
 use tenx_engine::wire::{ExecutionStatus, Role};
 use tenx_engine::{ErrorCode, Identity};
 
-use crate::harness::{Host, Models, assistant_texts, compile_patched, dev};
+use crate::harness::{Gate, Host, Models, assistant_texts, compile_patched, dev, gated_engine};
 
 /// Three researchers; the route out of `planner` only makes every node reachable for the
 /// compiler and is replaced by the fork.
@@ -569,67 +569,14 @@ async fn the_recursion_limit_counts_the_steps_of_each_branch() {
     assert_eq!(host.tools.calls_of("search"), 3);
 }
 
-/// A tool runner that holds the `search` of one query forever (the process "dies" during it)
-/// and answers every other at once, logging each call's query and key.
-struct Gate {
-    hold: Option<&'static str>,
-    arrived: tokio::sync::Notify,
-    calls: std::sync::Mutex<Vec<(String, String)>>,
-}
-
-#[async_trait::async_trait]
-impl tenx_engine::ports::ToolRunner for Gate {
-    async fn call(
-        &self,
-        invocation: tenx_engine::ports::ToolInvocation<'_>,
-        _: &tokio_util::sync::CancellationToken,
-    ) -> Result<Value, tenx_engine::ports::ToolError> {
-        let query = invocation.arguments["q"].as_str().unwrap_or_default().to_owned();
-        self.calls
-            .lock()
-            .unwrap()
-            .push((query.clone(), invocation.idempotency_key.to_owned()));
-        if self.hold == Some(query.as_str()) {
-            self.arrived.notify_one();
-            std::future::pending::<()>().await;
-        }
-        Ok(json!(format!("found {query}")))
-    }
-
-    fn deduplicates(&self, _: &tenx_artifact::Tool) -> bool {
-        true
-    }
-}
-
-fn gated_engine(store: std::sync::Arc<tenx_engine::MemoryStore>, gate: std::sync::Arc<Gate>) -> tenx_engine::Engine {
-    let artifact = research();
-    let mut models: std::collections::BTreeMap<String, std::sync::Arc<dyn tenx_engine::ports::ModelClient>> =
-        std::collections::BTreeMap::new();
-    for name in artifact.artifact.models.keys() {
-        models.insert(name.clone(), std::sync::Arc::new(tenx_engine::ScriptedModel::new()));
-    }
-    let ports = tenx_engine::ports::Ports {
-        store,
-        models,
-        tools: gate,
-        clock: std::sync::Arc::new(tenx_engine::testing::ManualClock::new(crate::harness::T0)),
-        ids: std::sync::Arc::new(tenx_engine::testing::SequentialIds::new()),
-    };
-    tenx_engine::Engine::new(artifact, ports, dev()).unwrap()
-}
-
 #[tokio::test]
 async fn a_crash_during_a_fan_out_loses_nothing_and_runs_no_finished_branch_again() {
     use std::sync::Arc;
     use tenx_engine::thread::BranchStatus;
 
     let store = Arc::new(tenx_engine::MemoryStore::new());
-    let gate = Arc::new(Gate {
-        hold: Some("news"),
-        arrived: tokio::sync::Notify::new(),
-        calls: std::sync::Mutex::new(Vec::new()),
-    });
-    let first = gated_engine(store.clone(), gate.clone());
+    let gate = Gate::new("q", Some("news"), "found");
+    let first = gated_engine(research(), store.clone(), gate.clone());
     let running = tokio::spawn(async move {
         let mut events = tenx_engine::testing::RecordingEvents::new();
         let request = tenx_engine::RunRequest {
@@ -676,12 +623,8 @@ async fn a_crash_during_a_fan_out_loses_nothing_and_runs_no_finished_branch_agai
     let before: Vec<(String, String)> = gate.calls.lock().unwrap().clone();
     assert_eq!(before.len(), 3);
 
-    let again = Arc::new(Gate {
-        hold: None,
-        arrived: tokio::sync::Notify::new(),
-        calls: std::sync::Mutex::new(Vec::new()),
-    });
-    let second = gated_engine(store.clone(), again.clone());
+    let again = Gate::new("q", None, "found");
+    let second = gated_engine(research(), store.clone(), again.clone());
     let report = second
         .recover(&mut tenx_engine::testing::RecordingEvents::new())
         .await

@@ -321,3 +321,71 @@ pub fn person(id: &str, roles: &[&str]) -> Identity {
         ..Identity::default()
     }
 }
+
+/// A tool runner for crash tests: it holds forever the call whose argument `field` is `hold`
+/// (the process "dies" during it, see [`Gate::arrived`]) and answers every other at once with
+/// `"{answer} {value}"`, logging each call's `(value, idempotency key)`. It deduplicates, so
+/// recovery re-sends a call in flight under its key.
+pub struct Gate {
+    field: &'static str,
+    hold: Option<&'static str>,
+    answer: &'static str,
+    /// Notified when the held call arrives.
+    pub arrived: tokio::sync::Notify,
+    /// Each call's value of `field` and idempotency key, in arrival order.
+    pub calls: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl Gate {
+    /// A gate on argument `field` that holds the call with `hold` (none: it holds nothing).
+    pub fn new(field: &'static str, hold: Option<&'static str>, answer: &'static str) -> Arc<Self> {
+        Arc::new(Self {
+            field,
+            hold,
+            answer,
+            arrived: tokio::sync::Notify::new(),
+            calls: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl tenx_engine::ports::ToolRunner for Gate {
+    async fn call(
+        &self,
+        invocation: tenx_engine::ports::ToolInvocation<'_>,
+        _: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, tenx_engine::ports::ToolError> {
+        let value = invocation.arguments[self.field].as_str().unwrap_or_default().to_owned();
+        self.calls
+            .lock()
+            .unwrap()
+            .push((value.clone(), invocation.idempotency_key.to_owned()));
+        if self.hold == Some(value.as_str()) {
+            self.arrived.notify_one();
+            std::future::pending::<()>().await;
+        }
+        Ok(json!(format!("{} {value}", self.answer)))
+    }
+
+    fn deduplicates(&self, _: &tenx_artifact::Tool) -> bool {
+        true
+    }
+}
+
+/// An engine over `artifact` with scripted models, `store`, `gate` as its tools, a manual clock
+/// and counting ids: a process the crash tests start, "kill" and start again over one store.
+pub fn gated_engine(artifact: LoadedArtifact, store: Arc<MemoryStore>, gate: Arc<Gate>) -> Engine {
+    let mut models: BTreeMap<String, Arc<dyn ModelClient>> = BTreeMap::new();
+    for name in artifact.artifact.models.keys() {
+        models.insert(name.clone(), Arc::new(ScriptedModel::new()));
+    }
+    let ports = Ports {
+        store,
+        models,
+        tools: gate,
+        clock: Arc::new(ManualClock::new(T0)),
+        ids: Arc::new(SequentialIds::new()),
+    };
+    Engine::new(artifact, ports, dev()).unwrap()
+}

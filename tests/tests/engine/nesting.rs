@@ -15,7 +15,7 @@ use tenx_engine::testing::FakeTools;
 use tenx_engine::thread::BranchStatus;
 use tenx_engine::wire::ExecutionStatus;
 
-use crate::harness::{Host, Models, assistant_texts, compile, dev};
+use crate::harness::{Gate, Host, Models, assistant_texts, compile, dev, gated_engine};
 
 /// A digest: `splitter` cuts the report into sections, a `map` runs the subgraph `section_team`
 /// once per section (its `drafter` fetches the section's sources, the section bound from state,
@@ -517,70 +517,11 @@ async fn an_agent_called_as_a_tool_inside_a_branch_asks_its_question_and_answers
     assert_eq!(calls[0]["fields"]["outcome"], json!("completed"));
 }
 
-/// A tool runner that holds the `fetch` of one section forever (the process "dies" during it)
-/// and answers every other at once, logging each call's section and key.
-struct Gate {
-    hold: Option<&'static str>,
-    arrived: tokio::sync::Notify,
-    calls: std::sync::Mutex<Vec<(String, String)>>,
-}
-
-#[async_trait::async_trait]
-impl tenx_engine::ports::ToolRunner for Gate {
-    async fn call(
-        &self,
-        invocation: tenx_engine::ports::ToolInvocation<'_>,
-        _: &tokio_util::sync::CancellationToken,
-    ) -> Result<Value, tenx_engine::ports::ToolError> {
-        let section = invocation.arguments["section"].as_str().unwrap_or_default().to_owned();
-        self.calls
-            .lock()
-            .unwrap()
-            .push((section.clone(), invocation.idempotency_key.to_owned()));
-        if self.hold == Some(section.as_str()) {
-            self.arrived.notify_one();
-            std::future::pending::<()>().await;
-        }
-        Ok(json!(format!("sources on {section}")))
-    }
-
-    fn deduplicates(&self, _: &tenx_artifact::Tool) -> bool {
-        true
-    }
-}
-
-impl Gate {
-    fn holding(hold: Option<&'static str>) -> Arc<Self> {
-        Arc::new(Self {
-            hold,
-            arrived: tokio::sync::Notify::new(),
-            calls: std::sync::Mutex::new(Vec::new()),
-        })
-    }
-}
-
-fn gated_engine(store: Arc<tenx_engine::MemoryStore>, gate: Arc<Gate>) -> tenx_engine::Engine {
-    let artifact = compile(DIGEST);
-    let mut models: std::collections::BTreeMap<String, Arc<dyn tenx_engine::ports::ModelClient>> =
-        std::collections::BTreeMap::new();
-    for name in artifact.artifact.models.keys() {
-        models.insert(name.clone(), Arc::new(tenx_engine::ScriptedModel::new()));
-    }
-    let ports = tenx_engine::ports::Ports {
-        store,
-        models,
-        tools: gate,
-        clock: Arc::new(tenx_engine::testing::ManualClock::new(crate::harness::T0)),
-        ids: Arc::new(tenx_engine::testing::SequentialIds::new()),
-    };
-    tenx_engine::Engine::new(artifact, ports, dev()).unwrap()
-}
-
 #[tokio::test]
 async fn a_crash_inside_a_subgraph_run_by_a_map_resends_only_the_unfinished_call() {
     let store = Arc::new(tenx_engine::MemoryStore::new());
-    let gate = Gate::holding(Some("storms"));
-    let first = gated_engine(store.clone(), gate.clone());
+    let gate = Gate::new("section", Some("storms"), "sources on");
+    let first = gated_engine(compile(DIGEST), store.clone(), gate.clone());
     let running = tokio::spawn(async move {
         let mut events = tenx_engine::testing::RecordingEvents::new();
         let request = tenx_engine::RunRequest {
@@ -630,8 +571,8 @@ async fn a_crash_inside_a_subgraph_run_by_a_map_resends_only_the_unfinished_call
     let before: Vec<(String, String)> = gate.calls.lock().unwrap().clone();
     assert_eq!(before.len(), 3);
 
-    let again = Gate::holding(None);
-    let second = gated_engine(store.clone(), again.clone());
+    let again = Gate::new("section", None, "sources on");
+    let second = gated_engine(compile(DIGEST), store.clone(), again.clone());
     let report = second
         .recover(&mut tenx_engine::testing::RecordingEvents::new())
         .await
@@ -660,62 +601,7 @@ async fn a_crash_inside_a_subgraph_run_by_a_map_resends_only_the_unfinished_call
 /// Two branches that each ask the client for something (`run = remote`): the thread pauses on
 /// one remote call at a time, the client's result goes to the branch that made it, and the
 /// branches meet once both have their results.
-const DEVICES: &str = r#"
-model intake_model {
-  provider = scripted
-  turns    = [{ text: "Asking both devices." }]
-}
-model phone_model {
-  provider = scripted
-  turns    = [{ tool: "read_sensor", arguments: { sensor: "phone" } }, { text: "Phone says {result}." }]
-}
-model watch_model {
-  provider = scripted
-  turns    = [{ tool: "read_sensor", arguments: { sensor: "watch" } }, { text: "Watch says {result}." }]
-}
-model sum_model {
-  provider = scripted
-  turns    = [{ text: "Both read." }]
-}
-
-tool read_sensor(sensor: string "Which device to read") -> string {
-  description = "Read a sensor on the user's device."
-  risk = low
-  run  = remote
-}
-
-agent intake {
-  model  = intake_model
-  prompt = "Ask both devices."
-}
-agent phone {
-  model  = phone_model
-  prompt = "Read the phone."
-  tools  = [read_sensor]
-}
-agent watch {
-  model  = watch_model
-  prompt = "Read the watch."
-  tools  = [read_sensor]
-}
-agent summary {
-  model  = sum_model
-  prompt = "Sum up."
-}
-
-graph devices {
-  entry = intake
-  nodes = [intake, phone, watch, summary]
-
-  parallel intake {
-    branches = [phone, watch]
-    join     = summary
-  }
-  phone   -> summary
-  watch   -> summary
-  summary -> END
-}
-"#;
+const DEVICES: &str = include_str!("../common/parallel_devices.tenx");
 
 /// The remote call a run's answer asks the client to make: its id and arguments.
 fn remote_call_in(messages: &[tenx_engine::wire::Message]) -> Option<(String, Value)> {

@@ -30,6 +30,31 @@ fn reasking() -> EngineOptions {
     }
 }
 
+/// Ids that start past those the first build drew.
+fn ids_past_the_first_build() -> SequentialIds {
+    let ids = SequentialIds::new();
+    for _ in 0..10 {
+        ids.interrupt_id();
+        ids.run_id();
+        ids.message_id();
+    }
+    ids
+}
+
+/// `host` with `record` in its store (one store across the reload, as `tenxc dev` keeps it).
+async fn holding(host: Host, record: ThreadRecord) -> Host {
+    host.store
+        .commit(Commit {
+            thread: Some(record),
+            expected_version: None,
+            receipts: Vec::new(),
+            records: Vec::new(),
+        })
+        .await
+        .unwrap();
+    host
+}
+
 /// A thread paused at the refund's approval under the example as it is: the stored record.
 async fn paused_under_the_first_build() -> ThreadRecord {
     let first = Host::from_artifact(example_artifact("refund_approval"), tools(), Models::Scripted, dev());
@@ -42,24 +67,10 @@ async fn paused_under_the_first_build() -> ThreadRecord {
 async fn reloaded(from: &str, to: &str, options: EngineOptions, record: ThreadRecord) -> Host {
     let changed = example("refund_approval").replace(from, to);
     assert_ne!(changed, example("refund_approval"), "`{from}` is in the example");
-    let ids = SequentialIds::new();
-    for _ in 0..10 {
-        ids.interrupt_id();
-        ids.run_id();
-        ids.message_id();
-    }
+    let ids = ids_past_the_first_build();
     let artifact = crate::harness::compile_named("refund_approval", &changed);
     let host = Host::with_ids(artifact, tools(), Models::Scripted, options, Arc::new(ids));
-    host.store
-        .commit(Commit {
-            thread: Some(record),
-            expected_version: None,
-            receipts: Vec::new(),
-            records: Vec::new(),
-        })
-        .await
-        .unwrap();
-    host
+    holding(host, record).await
 }
 
 #[tokio::test]
@@ -294,12 +305,7 @@ async fn notes_reloaded(program: &str) -> (Host, String) {
     first.say("n1", "buy milk", &Identity::anonymous()).await.unwrap();
     let record = first.store.load("n1").await.unwrap().unwrap();
     let old_id = record.pending.clone().unwrap().interrupt.unwrap().id;
-    let ids = SequentialIds::new();
-    for _ in 0..10 {
-        ids.interrupt_id();
-        ids.run_id();
-        ids.message_id();
-    }
+    let ids = ids_past_the_first_build();
     let second = Host::with_ids(
         crate::harness::compile(program),
         FakeTools::new(),
@@ -459,25 +465,11 @@ graph pair {
 
 /// A host serving `program`, holding `record`, with ids past the first build's.
 async fn pair_reloaded(program: &str, record: ThreadRecord) -> Host {
-    let ids = SequentialIds::new();
-    for _ in 0..10 {
-        ids.interrupt_id();
-        ids.run_id();
-        ids.message_id();
-    }
+    let ids = ids_past_the_first_build();
     let artifact = crate::harness::compile_named("pair", program);
     let tools = FakeTools::new().returns("publish", json!("ok"));
     let host = Host::with_ids(artifact, tools, Models::Scripted, reasking(), Arc::new(ids));
-    host.store
-        .commit(Commit {
-            thread: Some(record),
-            expected_version: None,
-            receipts: Vec::new(),
-            records: Vec::new(),
-        })
-        .await
-        .unwrap();
-    host
+    holding(host, record).await
 }
 
 /// The pair paused at both branches' approvals under the first build.

@@ -203,62 +203,7 @@ async fn branch_approvals_reach_the_inbox_one_at_a_time_and_each_answer_continue
 }
 
 /// Two branches that each ask the client to read a sensor (`run = remote`).
-const DEVICES: &str = r#"
-model intake_model {
-  provider = scripted
-  turns    = [{ text: "Asking both devices." }]
-}
-model phone_model {
-  provider = scripted
-  turns    = [{ tool: "read_sensor", arguments: { sensor: "phone" } }, { text: "Phone says {result}." }]
-}
-model watch_model {
-  provider = scripted
-  turns    = [{ tool: "read_sensor", arguments: { sensor: "watch" } }, { text: "Watch says {result}." }]
-}
-model sum_model {
-  provider = scripted
-  turns    = [{ text: "Both read." }]
-}
-
-tool read_sensor(sensor: string "Which device to read") -> string {
-  description = "Read a sensor on the user's device."
-  risk = low
-  run  = remote
-}
-
-agent intake {
-  model  = intake_model
-  prompt = "Ask both devices."
-}
-agent phone {
-  model  = phone_model
-  prompt = "Read the phone."
-  tools  = [read_sensor]
-}
-agent watch {
-  model  = watch_model
-  prompt = "Read the watch."
-  tools  = [read_sensor]
-}
-agent summary {
-  model  = sum_model
-  prompt = "Sum up."
-}
-
-graph devices {
-  entry = intake
-  nodes = [intake, phone, watch, summary]
-
-  parallel intake {
-    branches = [phone, watch]
-    join     = summary
-  }
-  phone   -> summary
-  watch   -> summary
-  summary -> END
-}
-"#;
+const DEVICES: &str = include_str!("../common/parallel_devices.tenx");
 
 /// The `remote_tool_call` block of an invoke answer's last message.
 fn remote_call(body: &Value) -> Value {

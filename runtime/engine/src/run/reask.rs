@@ -210,17 +210,7 @@ pub(crate) async fn reask_locked(
             Err(error) => ReaskOutcome::Failed(error),
         });
     }
-    let asked = match &pending.kind {
-        PendingKind::ToolApproval {
-            node,
-            tool,
-            call_id,
-            arguments,
-            ..
-        } => ask_tool_again(&mut working, &pending, node, tool, call_id, arguments).await,
-        PendingKind::InterruptNode { node } => ask_interrupt_again(&mut working, &pending, node).await,
-        PendingKind::RemoteTool { .. } => return None,
-    };
+    let asked = ask_again(&mut working, &pending).await?;
     let events = working.events;
     match asked {
         Ok(interrupt_id) => Some(ReaskOutcome::Reasked { previous, interrupt_id }),
@@ -291,24 +281,29 @@ pub(crate) async fn reask_in_lane(working: &mut Working<'_>) -> Result<(), RunEr
     if pending.expires_at.is_some_and(|expires_at| working.now() >= expires_at) {
         return super::answer::expire(working, &pending).await;
     }
-    let asked = match &pending.kind {
+    match ask_again(working, &pending).await {
+        None | Some(Ok(_)) => Ok(()),
+        Some(Err(Withdraw::Because(reason))) => {
+            Err(RunError::new(ErrorCode::GraphVersionMismatch, reason).with_details(json!({"withdrawn": true})))
+        }
+        Some(Err(Withdraw::Failed(error))) => Err(error),
+    }
+}
+
+/// Asks `pending`'s question again as its step would ask it now: the new interrupt id, or why
+/// not. `None` for a remote call, which is no question.
+async fn ask_again(working: &mut Working<'_>, pending: &crate::thread::Pending) -> Option<Result<String, Withdraw>> {
+    Some(match &pending.kind {
         PendingKind::ToolApproval {
             node,
             tool,
             call_id,
             arguments,
             ..
-        } => ask_tool_again(working, &pending, node, tool, call_id, arguments).await,
-        PendingKind::InterruptNode { node } => ask_interrupt_again(working, &pending, node).await,
-        PendingKind::RemoteTool { .. } => return Ok(()),
-    };
-    match asked {
-        Ok(_) => Ok(()),
-        Err(Withdraw::Because(reason)) => {
-            Err(RunError::new(ErrorCode::GraphVersionMismatch, reason).with_details(json!({"withdrawn": true})))
-        }
-        Err(Withdraw::Failed(error)) => Err(error),
-    }
+        } => ask_tool_again(working, pending, node, tool, call_id, arguments).await,
+        PendingKind::InterruptNode { node } => ask_interrupt_again(working, pending, node).await,
+        PendingKind::RemoteTool { .. } => return None,
+    })
 }
 
 /// Why a question is not asked again.

@@ -11,7 +11,7 @@ use tenx_engine::testing::FakeTools;
 use tenx_engine::wire::{ExecutionStatus, Role};
 use tenx_engine::{ErrorCode, Identity};
 
-use crate::harness::{Gate, Host, Models, assistant_texts, compile_patched, dev, gated_engine};
+use crate::harness::{Gate, Host, Models, assistant_texts, compile_patched, crash_mid_fan_out, dev, gated_engine};
 
 /// Three researchers; the route out of `planner` only makes every node reachable for the
 /// compiler and is replaced by the fork.
@@ -577,34 +577,13 @@ async fn a_crash_during_a_fan_out_loses_nothing_and_runs_no_finished_branch_agai
     let store = Arc::new(tenx_engine::MemoryStore::new());
     let gate = Gate::new("q", Some("news"), "found");
     let first = gated_engine(research(), store.clone(), gate.clone());
-    let running = tokio::spawn(async move {
-        let mut events = tenx_engine::testing::RecordingEvents::new();
-        let request = tenx_engine::RunRequest {
-            thread_id: Some("t".into()),
-            messages: vec![crate::harness::user("Research tides.")],
-            ..tenx_engine::RunRequest::default()
-        };
-        first.run(request, &mut events).await
-    });
-    tokio::time::timeout(std::time::Duration::from_secs(30), gate.arrived.notified())
-        .await
-        .expect("the news search was sent");
-    // Wait until the other two branches have finished and are checkpointed, then "kill" it.
-    let finished = |record: &tenx_engine::thread::ThreadRecord| {
-        record.run.as_ref().and_then(|run| run.fork.as_ref()).map_or(0, |fork| {
-            fork.branches
-                .iter()
-                .filter(|branch| branch.status == BranchStatus::Done)
-                .count()
-        })
+    let request = tenx_engine::RunRequest {
+        thread_id: Some("t".into()),
+        messages: vec![crate::harness::user("Research tides.")],
+        ..tenx_engine::RunRequest::default()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while finished(&store.load("t").await.unwrap().unwrap()) < 2 {
-        assert!(std::time::Instant::now() < deadline, "web and papers did not finish");
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    running.abort();
-    assert!(running.await.unwrap_err().is_cancelled());
+    // Once the other two have finished and are checkpointed, "kill" it.
+    crash_mid_fan_out(first, &gate, &store, request, 2).await;
 
     let stored = store.load("t").await.unwrap().unwrap();
     let run = stored.run.as_ref().unwrap();

@@ -389,3 +389,35 @@ pub fn gated_engine(artifact: LoadedArtifact, store: Arc<MemoryStore>, gate: Arc
     };
     Engine::new(artifact, ports, dev()).unwrap()
 }
+
+/// Runs `request` on `engine` in a task until `gate` holds its call and `done` branches of the
+/// thread's fork are checkpointed as done, then "kills" it (aborts the task): what a process
+/// that dies during a fan-out leaves in `store`.
+pub async fn crash_mid_fan_out(engine: Engine, gate: &Gate, store: &MemoryStore, request: RunRequest, done: usize) {
+    let thread = request.thread_id.clone().unwrap_or_default();
+    let running = tokio::spawn(async move {
+        let mut events = RecordingEvents::new();
+        engine.run(request, &mut events).await
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(30), gate.arrived.notified())
+        .await
+        .expect("the held call was sent");
+    let finished = |record: &tenx_engine::thread::ThreadRecord| {
+        record.run.as_ref().and_then(|run| run.fork.as_ref()).map_or(0, |fork| {
+            fork.branches
+                .iter()
+                .filter(|branch| branch.status == tenx_engine::thread::BranchStatus::Done)
+                .count()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while finished(&store.load(&thread).await.unwrap().unwrap()) < done {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the other branches did not finish"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+}

@@ -15,7 +15,7 @@ use tenx_engine::testing::FakeTools;
 use tenx_engine::thread::BranchStatus;
 use tenx_engine::wire::ExecutionStatus;
 
-use crate::harness::{Gate, Host, Models, assistant_texts, compile, dev, gated_engine};
+use crate::harness::{Gate, Host, Models, assistant_texts, compile, crash_mid_fan_out, dev, gated_engine};
 
 /// A digest: `splitter` cuts the report into sections, a `map` runs the subgraph `section_team`
 /// once per section (its `drafter` fetches the section's sources, the section bound from state,
@@ -522,35 +522,14 @@ async fn a_crash_inside_a_subgraph_run_by_a_map_resends_only_the_unfinished_call
     let store = Arc::new(tenx_engine::MemoryStore::new());
     let gate = Gate::new("section", Some("storms"), "sources on");
     let first = gated_engine(compile(DIGEST), store.clone(), gate.clone());
-    let running = tokio::spawn(async move {
-        let mut events = tenx_engine::testing::RecordingEvents::new();
-        let request = tenx_engine::RunRequest {
-            thread_id: Some("d".into()),
-            graph: Some("digest".into()),
-            messages: vec![crate::harness::user("Digest the sea.")],
-            ..tenx_engine::RunRequest::default()
-        };
-        first.run(request, &mut events).await
-    });
-    tokio::time::timeout(std::time::Duration::from_secs(30), gate.arrived.notified())
-        .await
-        .expect("the storms fetch was sent");
-    // Wait until the other two items have finished and are checkpointed, then "kill" it.
-    let finished = |record: &tenx_engine::thread::ThreadRecord| {
-        record.run.as_ref().and_then(|run| run.fork.as_ref()).map_or(0, |fork| {
-            fork.branches
-                .iter()
-                .filter(|branch| branch.status == BranchStatus::Done)
-                .count()
-        })
+    let request = tenx_engine::RunRequest {
+        thread_id: Some("d".into()),
+        graph: Some("digest".into()),
+        messages: vec![crate::harness::user("Digest the sea.")],
+        ..tenx_engine::RunRequest::default()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while finished(&store.load("d").await.unwrap().unwrap()) < 2 {
-        assert!(std::time::Instant::now() < deadline, "tides and waves did not finish");
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    running.abort();
-    assert!(running.await.unwrap_err().is_cancelled());
+    // Once the other two have finished and are checkpointed, "kill" it.
+    crash_mid_fan_out(first, &gate, &store, request, 2).await;
 
     // The held call is in flight inside the subgraph that the storms item runs.
     let stored = store.load("d").await.unwrap().unwrap();

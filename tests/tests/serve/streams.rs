@@ -154,3 +154,52 @@ async fn a_validator_rejection_is_422_before_the_stream_and_records_nothing() {
     use tenx_engine::ports::Store;
     assert!(server.store.load("s5").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn a_stream_names_nodes_inside_nested_forks_by_their_path_and_announces_the_deep_question_once() {
+    let tools = tenx_engine::testing::FakeTools::new()
+        .responds("search", |call| {
+            Ok(json!(format!("found {}", call.arguments["q"].as_str().unwrap_or("?"))))
+        })
+        .returns("publish", json!("published"));
+    let server = Server::start(
+        super::harness::compile_named("nested_desk.tenx", include_str!("../common/nested_desk.tenx")),
+        tools,
+        tenx_server::ServerSettings::default(),
+    )
+    .await;
+    let (status, _, text) = lines(
+        &server,
+        json!({"messages": [user("Work on tides.")], "graph": "desk", "config": {"thread_id": "n1"}, "response_granularity": "full"}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let chunks = chunks(&text);
+    let started: Vec<&str> = chunks
+        .iter()
+        .filter(|c| c["data"]["status"] == "invoking_node")
+        .filter_map(|c| c["data"]["node"].as_str())
+        .collect();
+    for node in [
+        "intake",
+        "research",
+        "legal",
+        "research/lead",
+        "research/web",
+        "research/papers",
+    ] {
+        assert!(started.contains(&node), "{node} in {started:?}");
+    }
+    let pauses: Vec<&Value> = chunks.iter().filter(|c| c["data"]["status"] == "interrupted").collect();
+    assert_eq!(
+        pauses.len(),
+        1,
+        "the question three forks down is announced once: {text}"
+    );
+    let last = chunks.last().unwrap();
+    assert_eq!(last["state"]["execution_meta"]["status"], "interrupted_before");
+    let open = &last["state"]["execution_meta"]["interrupt_data"]["interrupt"];
+    assert_eq!(open["id"], pauses[0]["data"]["interrupt"]["id"], "{last}");
+    assert_eq!(open["node"], "web");
+}

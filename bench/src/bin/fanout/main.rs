@@ -90,6 +90,8 @@ async fn bench() -> Result<(), String> {
         delay: DELAY,
         tenx: rounds.programs,
         bare: rounds.bare,
+        bare_eight: rounds.bare_eight,
+        standin_cpu: rounds.standin_cpu,
         skipped,
         langgraph,
     });

@@ -15,6 +15,9 @@
 //! Run: `cargo build --release -p tenx-bench && ./target/release/fanout`.
 //! `TENX_BENCH_FANOUT_RUNS=N` changes how many runs each program has (30 by default);
 //! `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out.
+//!
+//! The process's allocator is mimalloc, as in the binaries tenx ships (`tenx` and `tenxc`, whose
+//! `dev` runs the engine in process): the engine is measured as they run it.
 
 mod langgraph;
 mod measure;
@@ -31,6 +34,9 @@ use tenx_bench::fetch::FetchStandIn;
 const DELAY: Duration = Duration::from_millis(20);
 /// Runs of each program by default.
 const RUNS: usize = 30;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     // Two workers, as `tenx serve` has on this machine's two cores.

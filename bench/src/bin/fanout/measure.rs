@@ -167,3 +167,27 @@ pub(crate) async fn runs(
         standin_cpu: standin.cpu_us().is_some(),
     })
 }
+
+/// What `fanout profile` runs: `program` (or, for `None`, bare fetches: eight at once when
+/// `eight`) `runs` times after the warm-up, untimed, for `valgrind --tool=callgrind` (a run's
+/// instructions are those of `runs` less those of 0).
+pub(crate) async fn profile(
+    program: Option<(Program, Engine)>,
+    standin: &FetchStandIn,
+    eight: bool,
+    runs: usize,
+) -> Result<(), String> {
+    let fetcher = Fetcher::new(&standin.url())?;
+    for round in 0..WARM_UP.saturating_add(runs) {
+        match &program {
+            Some((program, engine)) => run_once(engine, *program, &format!("profile-{round}")).await?,
+            None if eight => {
+                fetcher.fetch_all(&TOPICS).await?;
+            }
+            None => {
+                fetcher.fetch("bare").await?;
+            }
+        }
+    }
+    Ok(())
+}

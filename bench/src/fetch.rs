@@ -3,11 +3,14 @@
 //! requests wait at the same time, as a tool waiting on I/O does). It counts the requests and the
 //! most that were in flight at once, so a run can check that its fetches were made and whether
 //! they overlapped. It runs on its own thread and single-threaded runtime, like the refund
-//! stand-in (`standin.rs`), so its work is not done on the measured engine's threads.
+//! stand-in (`standin.rs`), so its work is not done on the measured engine's threads, and it
+//! reads that thread's CPU time ([`FetchStandIn::cpu_us`]) so the bench can take it off the
+//! process's: LangGraph's Python process does not serve the fetches either.
 //! [`Fetcher`] posts to it bare, through the client tenx's `http` tools use: the floor under
 //! every framework's fetch.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -22,6 +25,8 @@ pub struct FetchStandIn {
     /// Where it listens.
     pub addr: SocketAddr,
     counts: Arc<Counts>,
+    /// `/proc/PID/task/TID/schedstat` of its thread (`None` where there is no such file).
+    schedstat: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -58,9 +63,15 @@ impl FetchStandIn {
             .enable_all()
             .build()
             .map_err(|error| format!("the fetch stand-in's runtime: {error}"))?;
+        let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("fetch-stand-in".to_owned())
             .spawn(move || {
+                // `/proc/thread-self` names this thread as `PID/task/TID`.
+                let own = std::fs::read_link("/proc/thread-self")
+                    .ok()
+                    .map(|task| Path::new("/proc").join(task).join("schedstat"));
+                let _ = sender.send(own);
                 runtime.block_on(async move {
                     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
                         return;
@@ -69,7 +80,23 @@ impl FetchStandIn {
                 });
             })
             .map_err(|error| format!("the fetch stand-in's thread: {error}"))?;
-        Ok(Self { addr, counts })
+        let schedstat = receiver.recv().ok().flatten().filter(|path| path.exists());
+        Ok(Self {
+            addr,
+            counts,
+            schedstat,
+        })
+    }
+
+    /// The CPU time its thread has had so far, in µs (the first field of its `schedstat`, in
+    /// ns): what serving the fetches cost this process. `None` where it cannot be read.
+    #[must_use]
+    pub fn cpu_us(&self) -> Option<f64> {
+        let text = std::fs::read_to_string(self.schedstat.as_ref()?).ok()?;
+        let nanoseconds: u64 = text.split_whitespace().next()?.parse().ok()?;
+        #[expect(clippy::cast_precision_loss, reason = "a figure to print")]
+        let micros = nanoseconds as f64 / 1000.0;
+        Some(micros)
     }
 
     /// Its base URL, what `FANOUT_URL` is set to.
@@ -138,6 +165,19 @@ impl Fetcher {
             .json()
             .await
             .map_err(|error| format!("fetching {topic}: {error}"))
+    }
+
+    /// Fetches every topic at once, on this task (as a fork's lanes are polled): the answers in
+    /// the topics' order.
+    ///
+    /// # Errors
+    ///
+    /// One of the fetches failed.
+    pub async fn fetch_all(&self, topics: &[&str]) -> Result<Vec<Value>, String> {
+        futures_util::future::join_all(topics.iter().map(|topic| self.fetch(topic)))
+            .await
+            .into_iter()
+            .collect()
     }
 }
 

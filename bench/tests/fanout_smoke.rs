@@ -45,6 +45,30 @@ async fn the_stand_in_answers_after_its_delay_and_waits_for_concurrent_requests_
     assert!(started.elapsed() < delay * 4, "{:?}", started.elapsed());
     assert_eq!(standin.answered(), 9);
     assert_eq!(standin.most_in_flight(), 8);
+
+    // The floor of the parallel program: eight at once on this one task, answers in order.
+    standin.reset_most_in_flight();
+    let topics = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let started = Instant::now();
+    let answers = fetcher.fetch_all(&topics).await.unwrap();
+    assert!(started.elapsed() < delay * 4, "{:?}", started.elapsed());
+    let got: Vec<&str> = answers.iter().filter_map(|answer| answer["topic"].as_str()).collect();
+    assert_eq!(got, topics);
+    assert_eq!(standin.answered(), 17);
+    assert_eq!(standin.most_in_flight(), 8);
+}
+
+#[tokio::test]
+async fn the_stand_in_reads_its_own_threads_cpu_time() {
+    let standin = FetchStandIn::start(Duration::from_millis(1)).unwrap();
+    let fetcher = Fetcher::new(&standin.url()).unwrap();
+    // Linux, which the bench runs on, has `/proc/thread-self`.
+    let before = standin.cpu_us().unwrap();
+    for index in 0..20 {
+        fetcher.fetch(&format!("t{index}")).await.unwrap();
+    }
+    let after = standin.cpu_us().unwrap();
+    assert!(after > before, "{before} → {after}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,6 +24,8 @@ pub(crate) struct LangGraph {
     pub(crate) parallel: Timed,
     /// The tool's function called bare (urllib's POST and answer, no LangGraph).
     pub(crate) bare: Timed,
+    /// The same for the eight topics at once, on a thread pool of eight made once.
+    pub(crate) bare_eight: Timed,
 }
 
 fn timed(part: Option<&Value>, runs: usize) -> Option<Timed> {
@@ -48,8 +50,14 @@ pub(crate) fn run(root: &Path, url: &str, runs: usize) -> Result<LangGraph, Stri
         timed(parsed.get("one"), runs),
         timed(parsed.get("parallel"), runs),
         timed(parsed.get("bare"), runs),
+        timed(parsed.get("bare8"), runs),
     ) {
-        (Some(one), Some(parallel), Some(bare)) => Ok(LangGraph { one, parallel, bare }),
+        (Some(one), Some(parallel), Some(bare), Some(bare_eight)) => Ok(LangGraph {
+            one,
+            parallel,
+            bare,
+            bare_eight,
+        }),
         _ => Err("the LangGraph script's figures are incomplete".to_owned()),
     }
 }

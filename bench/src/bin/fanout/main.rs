@@ -14,7 +14,13 @@
 //!
 //! Run: `cargo build --release -p tenx-bench && ./target/release/fanout`.
 //! `TENX_BENCH_FANOUT_RUNS=N` changes how many runs each program has (30 by default);
-//! `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out.
+//! `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out. `fanout profile PROGRAM N` (`one`,
+//! `sequential`, `parallel`, `bare` or `bare8`) runs one of them N times after the warm-up,
+//! untimed, for `valgrind --tool=callgrind`: instruction counts do not move with the machine's
+//! load, so a change is measured as the instructions of N runs less those of 0.
+//!
+//! The process's allocator is mimalloc, as in the binaries tenx ships (`tenx` and `tenxc`, whose
+//! `dev` runs the engine in process): the engine is measured as they run it.
 
 mod langgraph;
 mod measure;
@@ -32,6 +38,9 @@ const DELAY: Duration = Duration::from_millis(20);
 /// Runs of each program by default.
 const RUNS: usize = 30;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // Two workers, as `tenx serve` has on this machine's two cores.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -42,7 +51,12 @@ fn main() -> ExitCode {
         eprintln!("cannot start a tokio runtime");
         return ExitCode::from(2);
     };
-    match runtime.block_on(bench()) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args.first().map(String::as_str) {
+        Some("profile") => runtime.block_on(profile(args.get(1..).unwrap_or_default())),
+        _ => runtime.block_on(bench()),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{error}");
@@ -56,6 +70,30 @@ fn root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
+}
+
+/// `fanout profile PROGRAM N`: see the module docs.
+async fn profile(args: &[String]) -> Result<(), String> {
+    let usage = "usage: fanout profile one|sequential|parallel|bare|bare8 RUNS";
+    let (Some(what), Some(runs)) = (args.first(), args.get(1).and_then(|runs| runs.parse().ok())) else {
+        return Err(usage.to_owned());
+    };
+    let program = match what.as_str() {
+        "one" => Some(Program::One),
+        "sequential" => Some(Program::Sequential),
+        "parallel" => Some(Program::Parallel),
+        "bare" | "bare8" => None,
+        _ => return Err(usage.to_owned()),
+    };
+    let standin = FetchStandIn::start(DELAY)?;
+    let program = match program {
+        Some(program) => {
+            let artifact = tenx_bench::fanout::seal(&root(), program)?;
+            Some((program, tenx_bench::fanout::engine(artifact, &standin.url())?))
+        }
+        None => None,
+    };
+    measure::profile(program, &standin, what == "bare8", runs).await
 }
 
 async fn bench() -> Result<(), String> {
@@ -90,6 +128,8 @@ async fn bench() -> Result<(), String> {
         delay: DELAY,
         tenx: rounds.programs,
         bare: rounds.bare,
+        bare_eight: rounds.bare_eight,
+        standin_cpu: rounds.standin_cpu,
         skipped,
         langgraph,
     });

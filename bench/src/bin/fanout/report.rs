@@ -1,8 +1,8 @@
-//! The table: each program's time in tenx and, where it has one, in LangGraph; beside each, its
-//! time over the bare fetches on the run's critical path (one for one branch and for the
-//! parallel eight, eight for the sequential ones: the stand-in's 20 ms, the timer's rounding and
-//! the loopback exchange) and its CPU time per run, the framework's own cost being what is left
-//! once the bare fetches are taken off; the ratios and the targets.
+//! The table: each program's time in tenx and, where it has one, in LangGraph; beside each, what
+//! it costs over its *floor*, the bare fetches its run waits for (one bare fetch for one branch,
+//! eight in turn for the sequential eight, eight at once for the parallel eight: the stand-in's
+//! 20 ms, the timer's rounding and the loopback exchanges), on wall time and on CPU time. That
+//! difference is the framework's own cost; the ratios and the targets.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,15 +10,19 @@ use std::time::Duration;
 use tenx_bench::fanout::Program;
 use tenx_bench::figures::Figures;
 
-use crate::langgraph::LangGraph;
+use crate::langgraph::{LangGraph, Timed};
 use crate::measure::Measured;
 
 /// Everything one run measured.
 pub(crate) struct Results {
     pub(crate) delay: Duration,
     pub(crate) tenx: BTreeMap<Program, Measured>,
-    /// One bare fetch from the stand-in (POST, answer read): the floor under a run's wait.
+    /// One bare fetch from the stand-in (POST, answer read).
     pub(crate) bare: Measured,
+    /// Eight bare fetches at once.
+    pub(crate) bare_eight: Measured,
+    /// Whether the stand-in thread's CPU time was taken off tenx's.
+    pub(crate) standin_cpu: bool,
     pub(crate) skipped: Vec<(Program, String)>,
     pub(crate) langgraph: Result<LangGraph, String>,
 }
@@ -26,9 +30,49 @@ pub(crate) struct Results {
 /// Issue 14's targets: the parallel eight within this of one branch…
 const PARALLEL_RATIO: f64 = 1.5;
 /// …and LangGraph beaten by the engine benchmark's margin (its turn target, `engine`'s
-/// `TURN_RATIO`), on the frameworks' own CPU per run: both wait for the same fetches, and on
-/// this shared machine the wall time over the waits is mostly the scheduler's.
+/// `TURN_RATIO`), on the frameworks' own cost: both wait for the same fetches.
 const LANGGRAPH_RATIO: f64 = 50.0;
+
+/// A wall time and a CPU time per run, and the same less the run's floor.
+#[derive(Debug, Clone, Copy)]
+struct Side {
+    wall: Figures,
+    cpu_us: f64,
+    /// The wall median less the floor's.
+    own_us: f64,
+    /// The CPU median less the floor's.
+    own_cpu_us: f64,
+}
+
+impl Side {
+    /// `wall` and `cpu` over the floor `floor_wall`/`floor_cpu`, taken `times` times.
+    fn of(wall: &Figures, cpu: &Figures, (floor_wall, floor_cpu): (&Figures, &Figures), times: f64) -> Self {
+        Self {
+            wall: *wall,
+            cpu_us: cpu.median_us,
+            own_us: wall.median_us - floor_wall.median_us * times,
+            own_cpu_us: cpu.median_us - floor_cpu.median_us * times,
+        }
+    }
+
+    fn tenx(program: Program, measured: &Measured, results: &Results) -> Self {
+        let (floor, times) = match program {
+            Program::One => (&results.bare, 1.0),
+            Program::Sequential => (&results.bare, 8.0),
+            Program::Parallel => (&results.bare_eight, 1.0),
+        };
+        Self::of(&measured.figures, &measured.cpu, (&floor.figures, &floor.cpu), times)
+    }
+
+    fn langgraph(program: Program, lg: &LangGraph) -> Option<Self> {
+        let (run, floor): (Timed, Timed) = match program {
+            Program::One => (lg.one, lg.bare),
+            Program::Parallel => (lg.parallel, lg.bare_eight),
+            Program::Sequential => return None,
+        };
+        Some(Self::of(&run.wall, &run.cpu, (&floor.wall, &floor.cpu), 1.0))
+    }
+}
 
 pub(crate) fn print(results: &Results) {
     let lg = results.langgraph.as_ref().ok();
@@ -43,7 +87,7 @@ pub(crate) fn print(results: &Results) {
         results.delay.as_millis()
     );
     println!(
-        "{runs} runs of each program and {runs} bare fetches (a new thread each run, all interleaved, after 3 unmeasured rounds)"
+        "{runs} runs of each program and of each floor (a new thread each run, all interleaved, after 3 unmeasured rounds)"
     );
     match &results.langgraph {
         Ok(_) => println!(
@@ -51,73 +95,61 @@ pub(crate) fn print(results: &Results) {
         ),
         Err(why) => println!("LangGraph skipped: {why}"),
     }
-    println!("the engine, its tool client, the stand-in and LangGraph's Python share this machine's 2 cores\n");
     println!(
-        "{:<34} {:>16} {:>7} {:>7}   {:>16} {:>7} {:>7}   {:>12}",
-        "", "tenx ms", "own", "CPU", "LangGraph ms", "own", "CPU", "LG/tenx, CPU"
+        "the engine, its tool client, the stand-in and LangGraph's Python share this machine's 2 cores; tenx's CPU {}\n",
+        if results.standin_cpu {
+            "is its process's less the stand-in's thread"
+        } else {
+            "INCLUDES the stand-in's thread (its schedstat could not be read)"
+        }
+    );
+    println!(
+        "{:<34} {:>16} {:>7} {:>7} {:>7}   {:>16} {:>7} {:>7} {:>7}",
+        "", "tenx ms", "own", "CPU", "own CPU", "LangGraph ms", "own", "CPU", "own CPU"
     );
     for program in Program::ALL {
         let Some(tenx) = results.tenx.get(&program) else {
             continue;
         };
-        let theirs = lg.and_then(|lg| match program {
-            Program::One => Some((lg.one, lg.bare)),
-            Program::Parallel => Some((lg.parallel, lg.bare)),
-            Program::Sequential => None,
-        });
-        let mine = Side::of(
-            &tenx.figures,
-            &tenx.cpu,
-            &results.bare.figures,
-            &results.bare.cpu,
-            program,
-        );
-        let theirs = theirs.map(|(run, bare)| Side::of(&run.wall, &run.cpu, &bare.wall, &bare.cpu, program));
+        let mine = Side::tenx(program, tenx, results);
+        let theirs = lg.and_then(|lg| Side::langgraph(program, lg));
+        let other = |pick: fn(&Side) -> String| theirs.as_ref().map_or_else(|| "-".to_owned(), pick);
         println!(
-            "{:<34} {:>16} {:>7} {:>7}   {:>16} {:>7} {:>7}   {:>12}",
+            "{:<34} {:>16} {:>7} {:>7} {:>7}   {:>16} {:>7} {:>7} {:>7}",
             format!("{} ({})", program.label(), fetches(program)),
-            timing(&tenx.figures),
+            timing(&mine.wall),
             ms(mine.own_us),
-            ms(tenx.cpu.median_us),
-            theirs
-                .as_ref()
-                .map_or_else(|| "-".to_owned(), |side| timing(&side.wall)),
-            theirs.as_ref().map_or_else(|| "-".to_owned(), |side| ms(side.own_us)),
-            theirs.as_ref().map_or_else(|| "-".to_owned(), |side| ms(side.cpu_us)),
-            theirs.as_ref().map_or_else(
-                || "-".to_owned(),
-                |side| format!(
-                    "{}, {}",
-                    ratio(side.wall.median_us / tenx.figures.median_us),
-                    ratio(side.cpu_us / tenx.cpu.median_us)
-                )
-            ),
+            ms(mine.cpu_us),
+            ms(mine.own_cpu_us),
+            other(|side| timing(&side.wall)),
+            other(|side| ms(side.own_us)),
+            other(|side| ms(side.cpu_us)),
+            other(|side| ms(side.own_cpu_us)),
         );
     }
-    println!(
-        "{:<34} {:>16} {:>7} {:>7}   {:>16} {:>7} {:>7}",
-        "bare fetch (POST, answer read)",
-        timing(&results.bare.figures),
-        "",
-        ms(results.bare.cpu.median_us),
-        lg.map_or_else(|| "-".to_owned(), |lg| timing(&lg.bare.wall)),
-        "",
-        lg.map_or_else(|| "-".to_owned(), |lg| ms(lg.bare.cpu.median_us)),
+    let floor = |label: &str, mine: &Measured, theirs: Option<Timed>| {
+        println!(
+            "{label:<34} {:>16} {:>7} {:>7} {:>7}   {:>16} {:>7} {:>7}",
+            timing(&mine.figures),
+            "",
+            ms(mine.cpu.median_us),
+            "",
+            theirs.map_or_else(|| "-".to_owned(), |theirs| timing(&theirs.wall)),
+            "",
+            theirs.map_or_else(|| "-".to_owned(), |theirs| ms(theirs.cpu.median_us)),
+        );
+    };
+    floor("floor: bare fetch", &results.bare, lg.map(|lg| lg.bare));
+    floor(
+        "floor: eight bare fetches at once",
+        &results.bare_eight,
+        lg.map(|lg| lg.bare_eight),
     );
     for (program, why) in &results.skipped {
-        let label = format!("{} ({})", program.label(), fetches(*program));
-        if let (Program::Parallel, Some(lg)) = (program, lg) {
-            println!(
-                "{label:<34} {:>16} {:>7} {:>7}   {:>16} {:>7} {:>7}",
-                "skipped",
-                "",
-                "",
-                timing(&lg.parallel.wall),
-                ms(lg.parallel.wall.median_us - lg.bare.wall.median_us),
-                ms(lg.parallel.cpu.median_us),
-            );
-        }
-        println!("{label:<34} skipped: {why}");
+        println!(
+            "{:<34} skipped: {why}",
+            format!("{} ({})", program.label(), fetches(*program))
+        );
     }
     println!();
     let median = |program| results.tenx.get(&program).copied();
@@ -141,6 +173,10 @@ pub(crate) fn print(results: &Results) {
         .tenx
         .iter()
         .map(|(program, measured)| format!("{}: {}", program.label(), measured.most_at_once))
+        .chain(std::iter::once(format!(
+            "eight bare fetches: {}",
+            results.bare_eight.most_at_once
+        )))
         .collect();
     println!("most fetches the stand-in held at once: {}", at_once.join(", "));
     for program in [Program::One, Program::Parallel] {
@@ -148,26 +184,26 @@ pub(crate) fn print(results: &Results) {
             println!("LangGraph / tenx, {}: not measured", program.label());
             continue;
         };
-        let run = if program == Program::One { lg.one } else { lg.parallel };
-        let mine = Side::of(
-            &tenx.figures,
-            &tenx.cpu,
-            &results.bare.figures,
-            &results.bare.cpu,
-            program,
-        );
-        let theirs = Side::of(&run.wall, &run.cpu, &lg.bare.wall, &lg.bare.cpu, program);
-        let cpu = (mine.own_cpu_us > 0.0).then(|| theirs.own_cpu_us / mine.own_cpu_us);
-        let wall = (mine.own_us > 0.0).then(|| theirs.own_us / mine.own_us);
+        let mine = Side::tenx(program, &tenx, results);
+        let Some(theirs) = Side::langgraph(program, lg) else {
+            continue;
+        };
+        let own = |theirs: f64, mine: f64| {
+            if mine > 0.0 {
+                ratio(theirs / mine)
+            } else {
+                "- (tenx's is within the noise)".to_owned()
+            }
+        };
+        let own_cpu = (mine.own_cpu_us > 0.0).then(|| theirs.own_cpu_us / mine.own_cpu_us);
         println!(
-            "LangGraph / tenx, {}, own CPU: {}, own wall: {}   target ≥ {LANGGRAPH_RATIO}× (the engine benchmark's margin), on CPU: {}",
+            "LangGraph / tenx, {}: wall {}, CPU {}; own wall {}, own CPU {}   target ≥ {LANGGRAPH_RATIO}× (the engine benchmark's margin) on own CPU: {}",
             program.label(),
-            cpu.map_or_else(
-                || "- (the bare fetches' CPU is more than the run's: concurrent fetches share wake-ups)".to_owned(),
-                ratio
-            ),
-            wall.map_or_else(|| "- (tenx's is within the noise)".to_owned(), ratio),
-            verdict(cpu.is_some_and(|cpu| cpu >= LANGGRAPH_RATIO))
+            ratio(theirs.wall.median_us / mine.wall.median_us),
+            ratio(theirs.cpu_us / mine.cpu_us),
+            own(theirs.own_us, mine.own_us),
+            own(theirs.own_cpu_us, mine.own_cpu_us),
+            verdict(own_cpu.is_some_and(|own_cpu| own_cpu >= LANGGRAPH_RATIO))
         );
     }
     if let Some(lg) = lg {
@@ -177,39 +213,8 @@ pub(crate) fn print(results: &Results) {
         );
     }
     println!(
-        "\nMedians (p90 in brackets) in ms of one full run. \"own\" is the wall median less its side's bare fetch median (tenx's http client; urllib for LangGraph) for each fetch on the run's critical path (1 for one branch and parallel 8, 8 for sequential 8), a difference of two medians, so noisy. \"CPU\" is the median CPU time of the process during a run (tenx's includes the stand-in's thread; LangGraph's Python process does not); \"own CPU\" takes off the bare fetch's CPU for each of the run's fetches."
+        "\nMedians (p90 in brackets) in ms of one full run. \"CPU\" is the median CPU time of the process during a run (tenx: less the stand-in's thread). \"own\" and \"own CPU\" are those medians less the same medians of the run's floor on the same side (tenx's http client; urllib for LangGraph): one bare fetch for one branch, eight in turn for sequential 8, eight at once for parallel 8. Differences of medians, so noisy where they are small."
     );
-}
-
-/// One side's figures for one program, with the bare fetches taken off.
-struct Side {
-    wall: Figures,
-    cpu_us: f64,
-    /// The wall median less the bare fetches on the critical path.
-    own_us: f64,
-    /// The CPU median less the bare fetches' CPU for every fetch of the run.
-    own_cpu_us: f64,
-}
-
-impl Side {
-    fn of(wall: &Figures, cpu: &Figures, bare: &Figures, bare_cpu: &Figures, program: Program) -> Self {
-        #[expect(clippy::cast_precision_loss, reason = "at most eight fetches")]
-        let workers = program.workers() as f64;
-        Self {
-            wall: *wall,
-            cpu_us: cpu.median_us,
-            own_us: wall.median_us - bare.median_us * f64::from(critical_fetches(program)),
-            own_cpu_us: cpu.median_us - bare_cpu.median_us * workers,
-        }
-    }
-}
-
-/// The fetches a run waits for one after another.
-fn critical_fetches(program: Program) -> u32 {
-    match program {
-        Program::One | Program::Parallel => 1,
-        Program::Sequential => 8,
-    }
 }
 
 fn fetches(program: Program) -> &'static str {

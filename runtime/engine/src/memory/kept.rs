@@ -12,7 +12,8 @@ use crate::ports::StoreError;
 use crate::thread::ThreadRecord;
 use crate::wire::ExecutionStatus;
 
-use super::packed::Packed;
+use super::checkpoint::{self, Previous, Spans};
+use super::packed::{CHECKPOINT_BUFFER, Packed};
 
 /// A stored checkpoint in one of its two forms. Cloning either shares it (a read takes a
 /// handle under the store's lock and copies or decodes outside it).
@@ -36,8 +37,22 @@ impl Kept {
     /// The form for a lent `thread`: always packed. Keeping it decoded would need a copy of
     /// the whole thread, and packing it costs less than making that copy and dropping the one
     /// it replaces (the engine lends every step's checkpoint: see `Store::commit_checkpoint`).
-    pub(super) fn of_lent(thread: &ThreadRecord) -> Result<Self, StoreError> {
-        Packed::pack_checkpoint(thread, &format_args!("thread '{}'", thread.thread_id)).map(Self::Packed)
+    /// The messages `previous` (the checkpoint it replaces) holds are copied, not encoded again
+    /// ([`checkpoint`]). While its run is in progress, its messages' spans come with it, for the
+    /// next step to copy; at rest they are dropped (a paused thread stays small).
+    pub(super) fn of_lent(
+        thread: &ThreadRecord,
+        previous: Option<Previous<'_>>,
+    ) -> Result<(Self, Option<Spans>), StoreError> {
+        let held = previous.map_or(0, |previous| previous.bytes.len());
+        let mut bytes = Vec::with_capacity(CHECKPOINT_BUFFER.max(held.saturating_add(held / 4)));
+        let what = format_args!("thread '{}'", thread.thread_id);
+        let spans = checkpoint::pack(&mut bytes, thread, previous, &what)?;
+        let running = thread.execution.status == ExecutionStatus::Running;
+        Ok((
+            Self::Packed(Packed::from_packed(bytes)),
+            running.then(|| Arc::from(spans)),
+        ))
     }
 
     /// A fresh copy of the checkpoint, equal to the one committed.

@@ -8,16 +8,18 @@
 //! What it holds is small: each receipt and record, and each thread whose run is at rest
 //! (paused, completed, failed) or whose checkpoint the engine lent (every step; see [`kept`]),
 //! is kept [`packed`] (one compact buffer, encoded before the lock is taken), with the few fields the store itself reads (version, owner, times,
-//! whether a receipt is in flight) beside it. A read returns a fresh copy, equal to what was
+//! whether a receipt is in flight) beside it. A step's checkpoint copies the packed messages of
+//! the one it replaces rather than encoding them again ([`checkpoint`]). A read returns a fresh copy, equal to what was
 //! committed. Nothing else grows with the number of threads: a lock entry lives only while it
 //! is held or awaited.
 
+mod checkpoint;
 mod kept;
 mod locks;
 mod packed;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
@@ -26,6 +28,7 @@ use crate::ports::{
     Timestamp,
 };
 use crate::thread::ThreadRecord;
+use checkpoint::{Previous, Spans};
 use kept::Kept;
 use locks::Locks;
 use packed::Packed;
@@ -61,6 +64,19 @@ struct StoredThread {
     /// The question a person answers that the thread waits at, if any.
     question: Option<OpenQuestion>,
     record: Kept,
+    /// Where its messages lie in `record`'s bytes, while its run is in progress (see
+    /// [`checkpoint`]): what the next step's checkpoint copies.
+    spans: Option<Spans>,
+}
+
+impl StoredThread {
+    /// Its packed checkpoint and messages' spans, when the next step can copy them.
+    fn copyable(&self) -> Option<(Packed<ThreadRecord>, Spans)> {
+        match (&self.record, &self.spans) {
+            (Kept::Packed(packed), Some(spans)) => Some((packed.clone(), Arc::clone(spans))),
+            _ => None,
+        }
+    }
 }
 
 /// A receipt, packed, with whether it is in flight (recovery lists those).
@@ -114,9 +130,9 @@ impl MemoryStore {
     }
 }
 
-/// A lent checkpoint as the store keeps it (`record`, the form [`kept`] chose for `thread`),
-/// with the fields it reads beside it.
-fn stored_thread(thread: &ThreadRecord, record: Kept) -> (String, StoredThread) {
+/// A lent checkpoint as the store keeps it (`record`, the form [`kept`] chose for `thread`, and
+/// its messages' spans), with the fields it reads beside it.
+fn stored_thread(thread: &ThreadRecord, (record, spans): (Kept, Option<Spans>)) -> (String, StoredThread) {
     let stored = StoredThread {
         version: thread.version,
         owner: thread.owner.clone(),
@@ -124,15 +140,19 @@ fn stored_thread(thread: &ThreadRecord, record: Kept) -> (String, StoredThread) 
         updated_at: thread.updated_at,
         question: OpenQuestion::of(thread),
         record,
+        spans,
     };
     (thread.thread_id.clone(), stored)
 }
 
+/// A checkpoint lent to the store, with what it may copy from the one it replaces.
+type Lent<'l> = (&'l ThreadRecord, Option<Previous<'l>>);
+
 /// Encodes a commit (before the lock is taken: encoding is most of a commit's cost), its
 /// checkpoint either lent (`lent`, which then wins) or given in `commit.thread`.
-fn pack(commit: Commit, lent: Option<&ThreadRecord>) -> Result<(Option<u64>, Packing), StoreError> {
+fn pack(commit: Commit, lent: Option<Lent<'_>>) -> Result<(Option<u64>, Packing), StoreError> {
     let thread = match (lent, commit.thread) {
-        (Some(thread), _) => Some(stored_thread(thread, Kept::of_lent(thread)?)),
+        (Some((thread, previous)), _) => Some(stored_thread(thread, Kept::of_lent(thread, previous)?)),
         (None, Some(thread)) => {
             let (thread_id, version, owner) = (thread.thread_id.clone(), thread.version, thread.owner.clone());
             let (created_at, updated_at) = (thread.created_at, thread.updated_at);
@@ -145,6 +165,7 @@ fn pack(commit: Commit, lent: Option<&ThreadRecord>) -> Result<(Option<u64>, Pac
                 updated_at,
                 question,
                 record,
+                spans: None,
             };
             Some((thread_id, stored))
         }
@@ -187,7 +208,16 @@ impl Store for MemoryStore {
     }
 
     async fn commit_checkpoint(&self, thread: &ThreadRecord, commit: Commit) -> Result<(), StoreError> {
-        self.apply(pack(commit, Some(thread))?)
+        let held = self
+            .data()
+            .threads
+            .get(&thread.thread_id)
+            .and_then(StoredThread::copyable);
+        let previous = held.as_ref().map(|(packed, spans)| Previous {
+            bytes: packed.bytes(),
+            spans,
+        });
+        self.apply(pack(commit, Some((thread, previous)))?)
     }
 
     async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError> {

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use crate::ports::StoreError;
 
 /// The buffer a checkpoint is first encoded into, in bytes (a paused thread packs to under 4 KB).
-const CHECKPOINT_BUFFER: usize = 4096;
+pub(super) const CHECKPOINT_BUFFER: usize = 4096;
 
 /// The buffer a receipt or a record is first encoded into, in bytes.
 const SMALL_BUFFER: usize = 256;
@@ -63,6 +63,22 @@ impl<T: Serialize + DeserializeOwned> Packed<T> {
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.bytes.len()
+    }
+}
+
+impl<T> Packed<T> {
+    /// `bytes`, which hold a `T` packed as [`Packed::pack`] packs it (a checkpoint packed by
+    /// `super::checkpoint`).
+    pub(super) fn from_packed(bytes: Vec<u8>) -> Self {
+        Self {
+            bytes: Arc::from(bytes),
+            kind: PhantomData,
+        }
+    }
+
+    /// The packed bytes.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 }
 

@@ -463,3 +463,110 @@ fn a_paused_thread_is_kept_in_fewer_bytes_than_its_json() {
     assert!(packed.len() <= json.len(), "{} > {}", packed.len(), json.len());
     assert_eq!(packed.unpack(&"thread").unwrap(), thread);
 }
+
+/// `thread` as `paused_thread`, its run in progress, with `messages` text messages after its
+/// own two.
+fn running_thread(id: &str, messages: usize) -> ThreadRecord {
+    use crate::wire::{ExecutionStatus, Message, Role};
+
+    let mut thread = paused_thread(id);
+    thread.pending = None;
+    thread.execution.status = ExecutionStatus::Running;
+    thread.execution.interrupt_data = None;
+    for index in 0..messages {
+        let text = format!("step {index}: «{}»", "x".repeat(index));
+        thread
+            .context
+            .push(Message::text(format!("msg_step_{index}"), Role::Assistant, text, 1.5));
+    }
+    thread
+}
+
+#[test]
+fn a_checkpoint_packs_to_the_bytes_write_named_writes() {
+    for thread in [thread("t", None, 1, 1), paused_thread("t"), running_thread("t", 30)] {
+        let mut bytes = Vec::new();
+        let spans = checkpoint::pack(&mut bytes, &thread, None, &"thread").unwrap();
+        assert_eq!(bytes, rmp_serde::to_vec_named(&thread).unwrap());
+        assert_eq!(spans.len(), thread.context.len());
+    }
+}
+
+#[test]
+fn a_step_copies_the_messages_the_checkpoint_it_replaces_holds() {
+    let before = running_thread("t", 3);
+    let mut held = Vec::new();
+    let spans = checkpoint::pack(&mut held, &before, None, &"thread").unwrap();
+    let mut after = running_thread("t", 5);
+    after.version = 3;
+    let previous = checkpoint::Previous {
+        bytes: &held,
+        spans: &spans,
+    };
+    let mut bytes = Vec::new();
+    let copied = checkpoint::pack(&mut bytes, &after, Some(previous), &"thread").unwrap();
+    assert_eq!(bytes, rmp_serde::to_vec_named(&after).unwrap());
+    assert_eq!(copied.len(), 7);
+    let shared: Vec<bool> = copied
+        .iter()
+        .enumerate()
+        .map(|(index, span)| spans.get(index).is_some_and(|held| span.copied_from(held)))
+        .collect();
+    assert_eq!(shared, [true, true, true, true, true, false, false]);
+
+    // A conversation that lost a message copies those before it and encodes the rest.
+    let mut shorter = after.clone();
+    shorter.context.remove(1);
+    let mut bytes = Vec::new();
+    checkpoint::pack(&mut bytes, &shorter, Some(previous), &"thread").unwrap();
+    assert_eq!(bytes, rmp_serde::to_vec_named(&shorter).unwrap());
+}
+
+#[test]
+fn a_message_changed_under_its_id_is_refused_in_debug_builds() {
+    let before = running_thread("t", 2);
+    let mut held = Vec::new();
+    let spans = checkpoint::pack(&mut held, &before, None, &"thread").unwrap();
+    let mut after = before.clone();
+    if let Some(message) = after.context.get_mut(2) {
+        message.timestamp = 2.5;
+    }
+    let previous = checkpoint::Previous {
+        bytes: &held,
+        spans: &spans,
+    };
+    let outcome = checkpoint::pack(&mut Vec::new(), &after, Some(previous), &"thread 't'");
+    if cfg!(debug_assertions) {
+        let Err(StoreError::Failed(message)) = outcome else {
+            panic!("{outcome:?}");
+        };
+        assert!(message.contains("'msg_step_0' changed under its id"), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn steps_of_a_run_read_back_as_committed_and_rest_without_spans() {
+    use crate::wire::ExecutionStatus;
+
+    let store = MemoryStore::new();
+    let mut thread = running_thread("t", 0);
+    thread.version = 1;
+    store
+        .commit_checkpoint(&thread, save(thread.clone(), None))
+        .await
+        .unwrap();
+    for step in 1..=4 {
+        thread = running_thread("t", step);
+        thread.version = u64::try_from(step).unwrap() + 1;
+        let commit = save(thread.clone(), Some(thread.version - 1));
+        store.commit_checkpoint(&thread, commit).await.unwrap();
+        assert_eq!(store.load("t").await.unwrap(), Some(thread.clone()));
+        assert!(store.data().threads["t"].spans.is_some());
+    }
+    thread.execution.status = ExecutionStatus::Completed;
+    thread.version += 1;
+    let commit = save(thread.clone(), Some(thread.version - 1));
+    store.commit_checkpoint(&thread, commit).await.unwrap();
+    assert_eq!(store.load("t").await.unwrap(), Some(thread));
+    assert!(store.data().threads["t"].spans.is_none());
+}

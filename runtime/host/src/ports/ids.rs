@@ -10,9 +10,9 @@
 //! request that drew it (`RANDOM_SOURCE_UNAVAILABLE`), so the placeholder is never stored,
 //! never answered to a caller, and the thread stays at its last checkpoint.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use data_encoding::HEXLOWER;
 use tenx_engine::ports::Ids;
 
 /// The operating system's random source could not be read.
@@ -78,11 +78,7 @@ impl OsIds {
         let mut text = String::with_capacity(prefix.len().saturating_add(32));
         text.push_str(prefix);
         match self.bytes() {
-            Some(bytes) => {
-                for byte in bytes {
-                    let _ = write!(text, "{byte:02x}");
-                }
-            }
+            Some(bytes) => HEXLOWER.encode_append(&bytes, &mut text),
             None => text.push_str(UNAVAILABLE),
         }
         text
@@ -100,12 +96,13 @@ impl Ids for OsIds {
         if let Some(variant) = bytes.get_mut(8) {
             *variant = (*variant & 0x3f) | 0x80;
         }
+        // 8-4-4-4-12 hex digits.
         let mut text = String::with_capacity(36);
-        for (index, byte) in bytes.iter().enumerate() {
-            if matches!(index, 4 | 6 | 8 | 10) {
+        for (index, digit) in HEXLOWER.encode(&bytes).chars().enumerate() {
+            if matches!(index, 8 | 12 | 16 | 20) {
                 text.push('-');
             }
-            let _ = write!(text, "{byte:02x}");
+            text.push(digit);
         }
         text
     }
@@ -149,6 +146,14 @@ mod tests {
         }
         let thread = ids.thread_id();
         assert_eq!(thread.len(), 36);
+        let groups: Vec<usize> = thread.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{thread}");
+        assert!(
+            thread
+                .bytes()
+                .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f' | b'-')),
+            "{thread}"
+        );
         assert_eq!(&thread[14..15], "4", "{thread}");
         assert!(matches!(&thread[19..20], "8" | "9" | "a" | "b"), "{thread}");
         assert!(ids.run_id().starts_with("run_"));

@@ -712,3 +712,36 @@ async fn a_map_over_a_value_that_is_not_a_list_or_too_long_fails_the_run() {
     assert!(failed.message.contains("257 items"), "{}", failed.message);
     assert_eq!(host.tools.total_calls(), 0);
 }
+
+#[tokio::test]
+async fn a_wide_map_writes_its_branches_steps_in_shared_commits() {
+    // 64 items, each branch three steps (a model call, a tool round, a model call): committed one
+    // step at a time, that would be at least 192 writes of the whole thread.
+    let program = std::fs::read_to_string(tenx_tests::repo_root().join("bench/programs/map_width.tenx")).unwrap();
+    let host = Host::from_artifact(
+        crate::harness::compile(&program),
+        FakeTools::new().returns("fetch", json!("ok")),
+        Models::Scripted,
+        dev(),
+    );
+    let items: Vec<Value> = (0..64).map(|item| json!(format!("item {item}"))).collect();
+    let done = host
+        .run(tenx_engine::RunRequest {
+            thread_id: Some("w".into()),
+            messages: vec![crate::harness::user("Go.")],
+            initial_state: [("items".to_owned(), Value::Array(items))].into_iter().collect(),
+            ..tenx_engine::RunRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(done.thread.state["done"].as_array().unwrap().len(), 64);
+    assert_eq!(host.tools.calls_of("fetch"), 64);
+    assert_eq!(host.tools.duplicate_keys(), Vec::<(String, String)>::new());
+    // Each commit moves the thread's version by one.
+    assert!(
+        done.thread.version < 64,
+        "{} commits for 192 steps",
+        done.thread.version
+    );
+}

@@ -55,11 +55,40 @@ pub(crate) trait Hub: Send + Sync {
     ) -> Result<u64, RunError>;
 }
 
-/// The hub of one round of lanes: the parent's working copy behind a lock, and the lanes' events
-/// on their way to the parent's sink.
+/// The hub of one round of lanes: the parent's working copy behind a lock, the lanes' steps
+/// waiting to be committed, and the lanes' events on their way to the parent's sink.
+///
+/// Steps are committed in groups: a lane queues its step, lets the other lanes run up to their
+/// own commits, then takes the parent and writes every step queued by then in one commit of the
+/// parent (a lane whose step an earlier holder wrote returns that commit's outcome). Each lane
+/// still goes on only once its step is stored, but a round of many branches writes the parent
+/// (the whole thread, every branch's messages included) about once per round of steps instead of
+/// once per step of each branch: a map of 256 items took 9 s on SQLite when each step wrote the
+/// thread alone.
 struct ParentHub<'p, 'e> {
     parent: tokio::sync::Mutex<&'p mut Working<'e>>,
+    queue: SyncMutex<Queue>,
     events: SyncMutex<Vec<Event>>,
+}
+
+/// One lane's step, waiting for the commit that writes it.
+struct Step {
+    run: BranchRun,
+    progress: Branch,
+    receipts: Vec<Receipt>,
+    records: Vec<Record>,
+}
+
+/// The steps waiting to be committed, and how the commits so far went.
+#[derive(Default)]
+struct Queue {
+    /// The ticket the next step gets.
+    next: u64,
+    /// Steps not committed yet, in ticket order.
+    waiting: Vec<(u64, Step)>,
+    /// Each commit's last ticket and outcome, in order: a ticket is in the first commit whose
+    /// last ticket is not below it.
+    written: BTreeMap<u64, Result<u64, RunError>>,
 }
 
 impl<'e> ParentHub<'_, 'e> {
@@ -74,6 +103,66 @@ impl<'e> ParentHub<'_, 'e> {
             parent.emit(event);
         }
     }
+
+    /// Queues a step; its ticket.
+    fn enqueue(&self, step: Step) -> Result<u64, RunError> {
+        let mut queue = self.queue.lock().map_err(|_| damaged())?;
+        let ticket = queue.next;
+        queue.next = ticket.saturating_add(1);
+        queue.waiting.push((ticket, step));
+        Ok(ticket)
+    }
+
+    /// The outcome of the commit that wrote `ticket`, if one has.
+    fn written(&self, ticket: u64) -> Result<Option<Result<u64, RunError>>, RunError> {
+        let queue = self.queue.lock().map_err(|_| damaged())?;
+        Ok(queue.written.range(ticket..).next().map(|(_, outcome)| outcome.clone()))
+    }
+
+    /// Takes every waiting step.
+    fn take_waiting(&self) -> Result<Vec<(u64, Step)>, RunError> {
+        let mut queue = self.queue.lock().map_err(|_| damaged())?;
+        Ok(std::mem::take(&mut queue.waiting))
+    }
+
+    /// Remembers the outcome of the commit whose last ticket is `last`.
+    fn remember(&self, last: u64, outcome: Result<u64, RunError>) -> Result<(), RunError> {
+        let mut queue = self.queue.lock().map_err(|_| damaged())?;
+        queue.written.insert(last, outcome);
+        Ok(())
+    }
+}
+
+/// Writes `step` as its branch into `parent`'s fork in progress (not committed yet).
+fn apply(parent: &mut Working<'_>, step: Step) -> Result<(), RunError> {
+    let Step {
+        run,
+        progress,
+        receipts,
+        records,
+    } = step;
+    // The answer (or remote result) that continues this branch was accepted: the parent no
+    // longer waits for it.
+    let answered = parent.record.pending.as_ref().is_some_and(|pending| {
+        pending.branch.as_deref() == Some(run.path.as_str())
+            && run.pending.as_ref().and_then(awaited) != awaited(pending)
+    });
+    if answered {
+        parent.record.pending = None;
+        running(&mut parent.record);
+    }
+    let path = run.path.clone();
+    let fork = parent.progress_mut()?.fork.as_mut().ok_or_else(damaged)?;
+    let slot = fork
+        .branches
+        .iter_mut()
+        .find(|branch| branch.path == path)
+        .ok_or_else(damaged)?;
+    *slot = run;
+    parent.progress_mut()?.branches.insert(path, progress);
+    parent.receipts.extend(receipts);
+    parent.records.extend(records);
+    Ok(())
 }
 
 #[async_trait]
@@ -85,32 +174,32 @@ impl Hub for ParentHub<'_, '_> {
         receipts: Vec<Receipt>,
         records: Vec<Record>,
     ) -> Result<u64, RunError> {
+        let ticket = self.enqueue(Step {
+            run,
+            progress,
+            receipts,
+            records,
+        })?;
+        // The other lanes run up to their own commits first: their steps join this one's.
+        tokio::task::yield_now().await;
         let mut guard = self.parent.lock().await;
-        let parent: &mut Working<'_> = &mut guard;
-        self.flush(parent);
-        // The answer (or remote result) that continues this branch was accepted: the parent no
-        // longer waits for it.
-        let answered = parent.record.pending.as_ref().is_some_and(|pending| {
-            pending.branch.as_deref() == Some(run.path.as_str())
-                && run.pending.as_ref().and_then(awaited) != awaited(pending)
-        });
-        if answered {
-            parent.record.pending = None;
-            running(&mut parent.record);
+        if let Some(outcome) = self.written(ticket)? {
+            return outcome;
         }
-        let path = run.path.clone();
-        let fork = parent.progress_mut()?.fork.as_mut().ok_or_else(damaged)?;
-        let slot = fork
-            .branches
-            .iter_mut()
-            .find(|branch| branch.path == path)
-            .ok_or_else(damaged)?;
-        *slot = run;
-        parent.progress_mut()?.branches.insert(path, progress);
-        parent.receipts.extend(receipts);
-        parent.records.extend(records);
-        parent.commit().await?;
-        Ok(parent.stored_version.unwrap_or(0))
+        let parent: &mut Working<'_> = &mut guard;
+        let steps = self.take_waiting()?;
+        let last = steps.last().map_or(ticket, |(last, _)| *last);
+        self.flush(parent);
+        let mut outcome = Ok(());
+        for (_, step) in steps {
+            outcome = outcome.and_then(|()| apply(parent, step));
+        }
+        let outcome = match outcome {
+            Ok(()) => parent.commit().await.map(|()| parent.stored_version.unwrap_or(0)),
+            Err(error) => Err(error),
+        };
+        self.remember(last, outcome.clone())?;
+        outcome
     }
 }
 
@@ -252,6 +341,7 @@ pub(super) async fn run_lanes(
     let stored_version = parent.stored_version;
     let hub = ParentHub {
         parent: tokio::sync::Mutex::new(parent),
+        queue: SyncMutex::new(Queue::default()),
         events: SyncMutex::new(Vec::new()),
     };
     let results: Vec<Result<(), RunError>> =

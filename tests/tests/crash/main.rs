@@ -110,6 +110,27 @@ impl Setup {
     }
 
     /// The thread, once the file holds it.
+    /// Recovers `thread`, left by a kill during a fan-out that pays each of `keys` (the last one
+    /// in flight), and checks that it finished with each paid exactly once and only the last
+    /// sent again; what the store then holds.
+    fn recover_paying_each_once(&self, thread: &str, keys: &[&str]) -> Stored {
+        assert_eq!(self.recover(), json!([{"thread": thread, "outcome": "finished"}]));
+        let paid: std::collections::BTreeMap<String, usize> = keys.iter().map(|key| ((*key).to_owned(), 1)).collect();
+        assert_eq!(self.service.effects(), paid, "each payee paid exactly once");
+        assert_eq!(
+            self.service.requests().len(),
+            keys.len(),
+            "only the call in flight was sent after the restart"
+        );
+        let last = keys.last().copied().unwrap_or_default();
+        let done = self.stored_with_key(thread, last);
+        assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
+        assert!(done.thread.run.is_none());
+        assert!(done.in_flight.is_empty());
+        assert!(done.unfinished.is_empty());
+        done
+    }
+
     /// How many branches of `thread`'s fork in progress are done, as the store holds it now.
     fn branches_done(&self, thread: &str) -> usize {
         self.thread_if_stored(thread)
@@ -505,22 +526,7 @@ fn kill_9_during_a_fan_out_loses_nothing_and_pays_no_finished_branch_again() {
         .collect();
     assert_eq!(open, ["send_payout[2]"]);
 
-    assert_eq!(setup.recover(), json!([{"thread": "f", "outcome": "finished"}]));
-    assert_eq!(
-        setup.service.effects(),
-        [(ADA.to_owned(), 1), (BOB.to_owned(), 1), (CY.to_owned(), 1)].into(),
-        "each payee paid exactly once"
-    );
-    assert_eq!(
-        setup.service.requests().len(),
-        3,
-        "only Cy's call was sent after the restart"
-    );
-    let done = setup.stored_with_key("f", CY);
-    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
-    assert!(done.thread.run.is_none());
-    assert!(done.in_flight.is_empty());
-    assert!(done.unfinished.is_empty());
+    let done = setup.recover_paying_each_once("f", &[ADA, BOB, CY]);
     // Ada's and Bob's calls completed before the kill (in either order); Cy's was in flight, so
     // recovery sent it again under its key, once.
     assert_paid_once_after_resending(&done, CY, &[ADA, BOB]);
@@ -568,22 +574,7 @@ fn kill_9_inside_a_subgraph_a_map_runs_resends_only_the_unfinished_call() {
     let in_flight = inner.branches["pay_one"].in_flight.as_ref().unwrap();
     assert_eq!(in_flight.arguments, json!({"payee": "cy", "amount_cents": 1250}));
 
-    assert_eq!(setup.recover(), json!([{"thread": "n", "outcome": "finished"}]));
-    assert_eq!(
-        setup.service.effects(),
-        [(ADA.to_owned(), 1), (BOB.to_owned(), 1), (CY.to_owned(), 1)].into(),
-        "each payee paid exactly once"
-    );
-    assert_eq!(
-        setup.service.requests().len(),
-        3,
-        "only Cy's call was sent after the restart"
-    );
-    let done = setup.stored_with_key("n", CY);
-    assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
-    assert!(done.thread.run.is_none());
-    assert!(done.in_flight.is_empty());
-    assert!(done.unfinished.is_empty());
+    let done = setup.recover_paying_each_once("n", &[ADA, BOB, CY]);
     assert_paid_once_after_resending(&done, CY, &[ADA, BOB]);
 }
 

@@ -494,28 +494,41 @@ fn fan_out() -> Setup {
     setup_sealed(tenx_artifact::seal(artifact).unwrap().to_bytes())
 }
 
+/// The fan-out tests' payouts: Ada's and Bob's finish before the kill, Cy's is held in flight.
+const ADA: &str = "payout-ada-1250";
+const BOB: &str = "payout-bob-1250";
+const CY: &str = "payout-cy-1250";
+
+impl Setup {
+    /// Starts a run that pays Ada, Bob and Cy at once on `thread` (with `more` settings), holds
+    /// Cy's call unsent, kills the child once Ada's and Bob's branches are checkpointed as done,
+    /// and checks what the kill left: only their payouts sent, Cy's call in flight.
+    fn killed_during_payouts(&self, thread: &str, more: &[(&str, &str)]) -> Stored {
+        let mut vars = vec![
+            (ACTION, "start"),
+            (THREAD, thread),
+            (MESSAGE, "Pay everyone"),
+            (STATE, r#"{"payees": ["ada", "bob", "cy"]}"#),
+            (HOLD_KEY, CY),
+        ];
+        vars.extend_from_slice(more);
+        let first = self.child(&vars);
+        eventually("two branches are done", || self.branches_done(thread) == 2);
+        first.kill();
+        let mut sent = self.service.requests();
+        sent.sort();
+        assert_eq!(sent, [ADA, BOB], "Cy's payout was never sent");
+        let killed = self.stored_with_key(thread, CY);
+        assert_eq!(killed.unfinished, [thread]);
+        assert_eq!(killed.in_flight.len(), 1, "Cy's call is in flight");
+        killed
+    }
+}
+
 #[test]
 fn kill_9_during_a_fan_out_loses_nothing_and_pays_no_finished_branch_again() {
-    const ADA: &str = "payout-ada-1250";
-    const BOB: &str = "payout-bob-1250";
-    const CY: &str = "payout-cy-1250";
     let setup = fan_out();
-    let first = setup.child(&[
-        (ACTION, "start"),
-        (THREAD, "f"),
-        (MESSAGE, "Pay everyone"),
-        (STATE, r#"{"payees": ["ada", "bob", "cy"]}"#),
-        (HOLD_KEY, CY),
-    ]);
-    // Ada's and Bob's branches finish and are checkpointed while Cy's call is held, unsent.
-    eventually("two branches are done", || setup.branches_done("f") == 2);
-    first.kill();
-    let mut sent = setup.service.requests();
-    sent.sort();
-    assert_eq!(sent, [ADA, BOB], "Cy's payout was never sent");
-    let killed = setup.stored_with_key("f", CY);
-    assert_eq!(killed.unfinished, ["f"]);
-    assert_eq!(killed.in_flight.len(), 1, "Cy's call is in flight");
+    let killed = setup.killed_during_payouts("f", &[]);
     assert_eq!(killed.in_flight[0].key, CY);
     let fork = killed.thread.run.as_ref().unwrap().fork.as_ref().unwrap();
     let open: Vec<&str> = fork
@@ -543,27 +556,9 @@ fn kill_9_during_a_fan_out_loses_nothing_and_pays_no_finished_branch_again() {
 
 #[test]
 fn kill_9_inside_a_subgraph_a_map_runs_resends_only_the_unfinished_call() {
-    const ADA: &str = "payout-ada-1250";
-    const BOB: &str = "payout-bob-1250";
-    const CY: &str = "payout-cy-1250";
     let setup = setup_with("nested.tenx", include_str!("nested.tenx"));
-    let first = setup.child(&[
-        (ACTION, "start"),
-        (THREAD, "n"),
-        (GRAPH, "payouts"),
-        (MESSAGE, "Pay everyone"),
-        (STATE, r#"{"payees": ["ada", "bob", "cy"]}"#),
-        (HOLD_KEY, CY),
-    ]);
     // Ada's and Bob's items finish (their subgraphs ended) while Cy's call is held, unsent.
-    eventually("two items are done", || setup.branches_done("n") == 2);
-    first.kill();
-    let mut sent = setup.service.requests();
-    sent.sort();
-    assert_eq!(sent, [ADA, BOB], "Cy's payout was never sent");
-    let killed = setup.stored_with_key("n", CY);
-    assert_eq!(killed.unfinished, ["n"]);
-    assert_eq!(killed.in_flight.len(), 1, "Cy's call is in flight");
+    let killed = setup.killed_during_payouts("n", &[(GRAPH, "payouts")]);
     // The call in flight is checkpointed two forks down: Cy's item, the subgraph it runs.
     let run = killed.thread.run.as_ref().unwrap();
     let map = run.fork.as_ref().unwrap();

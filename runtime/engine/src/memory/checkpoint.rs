@@ -1,36 +1,38 @@
 //! How the store packs a lent checkpoint (`Store::commit_checkpoint`: every step of a run): into
-//! the bytes `rmp_serde::encode::write_named` writes for it, except that each message of the
-//! conversation the checkpoint it replaces already held is copied from that checkpoint's bytes
-//! instead of being encoded again. A run only adds messages, so a step encodes its new messages
-//! and copies the others: a run's conversation is encoded about once, where it was encoded again
-//! at every step (a cost that grew with the square of its length).
+//! the bytes `rmp_serde::encode::write_named` writes for it, except that each message the
+//! checkpoint it replaces already held is copied from that checkpoint's bytes instead of being
+//! encoded again: the thread's conversation, and while a fork runs, each branch's messages at any
+//! depth (the thread holds them all until the join, and a fork's lanes commit many times). A run
+//! only adds messages, so a step encodes its new messages and copies the others: a run's
+//! messages are encoded about once, where they were encoded again at every step (a cost that grew
+//! with the square of a conversation's length, and of a map's width).
 //!
-//! A message is copied when the replaced checkpoint has one with the same id at the same place
-//! in the conversation: an id names one message of a thread for good (a thread's history is
-//! never rewritten, `run::write_rules`), and the engine gives every message an id before it
-//! enters the conversation. Debug builds check that promise: they encode each copied message
-//! again and refuse the commit ([`StoreError::Failed`]) when the bytes differ, so a message
-//! changed under its id fails the engine's tests instead of going unnoticed.
+//! A message is copied when the replaced checkpoint has one with the same id at the same place in
+//! the same list (the conversation, or one branch's messages, found by the branch's path): an id
+//! names one message of a thread for good (a thread's history is never rewritten,
+//! `run::write_rules`), and the engine gives every message an id before it enters a list. Debug
+//! builds check both promises: they encode each copied message again and refuse the commit
+//! ([`StoreError::Failed`]) when the bytes differ, so a message changed under its id fails the
+//! engine's tests instead of going unnoticed, and they compare the whole packed checkpoint with
+//! what `write_named` writes for it, so this hand-written layout cannot drift from the types'.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::ports::StoreError;
-use crate::thread::ThreadRecord;
+use crate::thread::{BranchRun, ForkProgress, RunProgress, ThreadRecord};
 use crate::wire::Message;
 
-/// Where one message of a packed conversation lies in its checkpoint's bytes.
+/// Where one message of a packed checkpoint lies in its bytes.
 #[derive(Debug, Clone)]
 pub(super) struct Span {
     /// The message's id (shared with the spans of the checkpoints that copy it).
     id: Arc<str>,
     range: Range<usize>,
 }
-
-/// The spans of a checkpoint's messages, in order; shared by the store's handles to it.
-pub(super) type Spans = Arc<[Span]>;
 
 impl Span {
     /// Whether this span's message was copied from `held`'s (they share its id).
@@ -40,11 +42,40 @@ impl Span {
     }
 }
 
+/// Where a packed checkpoint's messages lie: the conversation's, in order, and each fork
+/// branch's, in order, by the branch's key (its path, below the paths of the branches it runs
+/// in, at any depth).
+#[derive(Debug, Default)]
+pub(super) struct MessageSpans {
+    context: Vec<Span>,
+    branches: HashMap<String, Vec<Span>>,
+}
+
+impl MessageSpans {
+    /// The conversation's spans.
+    #[cfg(test)]
+    pub(super) fn context(&self) -> &[Span] {
+        &self.context
+    }
+
+    /// The spans of the messages of the branch at `path` (outermost first), if it has any.
+    #[cfg(test)]
+    pub(super) fn branch(&self, path: &[&str]) -> Option<&[Span]> {
+        let key = path
+            .iter()
+            .fold(None::<String>, |key, part| Some(branch_key(key.as_deref(), part)))?;
+        self.branches.get(&key).map(Vec::as_slice)
+    }
+}
+
+/// A checkpoint's message spans, shared by the store's handles to it.
+pub(super) type Spans = Arc<MessageSpans>;
+
 /// A packed checkpoint whose messages may be copied: its bytes and its messages' spans.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Previous<'p> {
     pub(super) bytes: &'p [u8],
-    pub(super) spans: &'p [Span],
+    pub(super) spans: &'p MessageSpans,
 }
 
 /// How many fields a [`ThreadRecord`] writes (every one: none is skipped).
@@ -57,90 +88,226 @@ pub(super) fn pack(
     thread: &ThreadRecord,
     previous: Option<Previous<'_>>,
     what: &dyn std::fmt::Display,
-) -> Result<Vec<Span>, StoreError> {
+) -> Result<MessageSpans, StoreError> {
     let failed = |error: String| StoreError::Failed(format!("encoding {what}: {error}"));
-    // Every field, so that a field added to the record fails to build here until it is packed.
-    let ThreadRecord {
-        thread_id,
-        artifact_id,
-        graph,
-        owner,
-        version,
-        created_at,
-        updated_at,
-        state,
-        context,
-        execution,
-        pending,
-        run,
-        resume_at,
-        model_cursors,
-        substitutions,
-    } = thread;
-    rmp::encode::write_map_len(bytes, FIELDS).map_err(|error| failed(error.to_string()))?;
-    field(bytes, "thread_id", thread_id).map_err(failed)?;
-    field(bytes, "artifact_id", artifact_id).map_err(failed)?;
-    field(bytes, "graph", graph).map_err(failed)?;
-    field(bytes, "owner", owner).map_err(failed)?;
-    field(bytes, "version", version).map_err(failed)?;
-    field(bytes, "created_at", created_at).map_err(failed)?;
-    field(bytes, "updated_at", updated_at).map_err(failed)?;
-    field(bytes, "state", state).map_err(failed)?;
-    key(bytes, "context").map_err(failed)?;
-    let spans = conversation(bytes, context, previous).map_err(failed)?;
-    field(bytes, "execution", execution).map_err(failed)?;
-    field(bytes, "pending", pending).map_err(failed)?;
-    field(bytes, "run", run).map_err(failed)?;
-    field(bytes, "resume_at", resume_at).map_err(failed)?;
-    field(bytes, "model_cursors", model_cursors).map_err(failed)?;
-    field(bytes, "substitutions", substitutions).map_err(failed)?;
-    Ok(spans)
-}
-
-/// A struct's field name, as `write_named` writes it.
-fn key(bytes: &mut Vec<u8>, name: &str) -> Result<(), String> {
-    rmp::encode::write_str(bytes, name).map_err(|error| error.to_string())
-}
-
-/// A field: its name, then its value.
-fn field<T: Serialize + ?Sized>(bytes: &mut Vec<u8>, name: &str, value: &T) -> Result<(), String> {
-    key(bytes, name)?;
-    rmp_serde::encode::write_named(bytes, value).map_err(|error| error.to_string())
-}
-
-/// The conversation: each message copied from `previous` where it holds it, else encoded.
-fn conversation(bytes: &mut Vec<u8>, context: &[Message], previous: Option<Previous<'_>>) -> Result<Vec<Span>, String> {
-    let length = u32::try_from(context.len()).map_err(|_| "the conversation is too long".to_owned())?;
-    rmp::encode::write_array_len(bytes, length).map_err(|error| error.to_string())?;
-    let mut spans = Vec::with_capacity(context.len());
-    for (index, message) in context.iter().enumerate() {
-        let start = bytes.len();
-        let held = previous.and_then(|previous| {
-            let span = previous
-                .spans
-                .get(index)
-                .filter(|span| !message.message_id.is_empty() && *span.id == *message.message_id)?;
-            Some((Arc::clone(&span.id), previous.bytes.get(span.range.clone())?))
-        });
-        let id = match held {
-            Some((id, packed)) => {
-                bytes.extend_from_slice(packed);
-                if cfg!(debug_assertions) {
-                    same_as_encoded(message, packed)?;
-                }
-                id
-            }
-            None => {
-                rmp_serde::encode::write_named(bytes, message).map_err(|error| error.to_string())?;
-                Arc::from(message.message_id.as_str())
-            }
-        };
-        spans.push(Span {
-            id,
-            range: start..bytes.len(),
-        });
+    let start = bytes.len();
+    let mut packer = Packer {
+        bytes,
+        previous,
+        spans: MessageSpans::default(),
+    };
+    packer.record(thread).map_err(failed)?;
+    let Packer { bytes, spans, .. } = packer;
+    if cfg!(debug_assertions) {
+        same_layout(thread, bytes.get(start..).unwrap_or_default()).map_err(failed)?;
     }
     Ok(spans)
+}
+
+/// One packing: where it writes, what it may copy, the spans it has found.
+struct Packer<'b, 'p> {
+    bytes: &'b mut Vec<u8>,
+    previous: Option<Previous<'p>>,
+    spans: MessageSpans,
+}
+
+impl Packer<'_, '_> {
+    /// The whole record.
+    fn record(&mut self, thread: &ThreadRecord) -> Result<(), String> {
+        // Every field, so that a field added to the record fails to build here until it is packed.
+        let ThreadRecord {
+            thread_id,
+            artifact_id,
+            graph,
+            owner,
+            version,
+            created_at,
+            updated_at,
+            state,
+            context,
+            execution,
+            pending,
+            run,
+            resume_at,
+            model_cursors,
+            substitutions,
+        } = thread;
+        self.map(FIELDS)?;
+        self.field("thread_id", thread_id)?;
+        self.field("artifact_id", artifact_id)?;
+        self.field("graph", graph)?;
+        self.field("owner", owner)?;
+        self.field("version", version)?;
+        self.field("created_at", created_at)?;
+        self.field("updated_at", updated_at)?;
+        self.field("state", state)?;
+        self.key("context")?;
+        self.spans.context = self.messages(context, None)?;
+        self.field("execution", execution)?;
+        self.field("pending", pending)?;
+        self.key("run")?;
+        match run {
+            Some(run) => self.run(run)?,
+            None => rmp::encode::write_nil(self.bytes).map_err(|error| error.to_string())?,
+        }
+        self.field("resume_at", resume_at)?;
+        self.field("model_cursors", model_cursors)?;
+        self.field("substitutions", substitutions)
+    }
+
+    /// The run's progress, its fork (if one runs) packed by [`Packer::fork`].
+    fn run(&mut self, run: &RunProgress) -> Result<(), String> {
+        let RunProgress {
+            run_id,
+            started_by,
+            recursion_limit,
+            input_text,
+            branches,
+            fork,
+        } = run;
+        self.map(5_u32.saturating_add(u32::from(fork.is_some())))?;
+        self.field("run_id", run_id)?;
+        self.field("started_by", started_by)?;
+        self.field("recursion_limit", recursion_limit)?;
+        self.field("input_text", input_text)?;
+        self.field("branches", branches)?;
+        if let Some(fork) = fork {
+            self.key("fork")?;
+            self.fork(fork, None)?;
+        }
+        Ok(())
+    }
+
+    /// A fork in progress, whose branches run inside the branch keyed `within` (`None`: the
+    /// thread's own fork).
+    fn fork(&mut self, fork: &ForkProgress, within: Option<&str>) -> Result<(), String> {
+        let ForkProgress {
+            from,
+            join,
+            width,
+            branches,
+            subgraph,
+            agent_call,
+        } = fork;
+        let optional = u32::from(subgraph.is_some()).saturating_add(u32::from(agent_call.is_some()));
+        self.map(4_u32.saturating_add(optional))?;
+        self.field("from", from)?;
+        self.field("join", join)?;
+        self.field("width", width)?;
+        self.key("branches")?;
+        let length = u32::try_from(branches.len()).map_err(|_| "a fork has too many branches".to_owned())?;
+        rmp::encode::write_array_len(self.bytes, length).map_err(|error| error.to_string())?;
+        for branch in branches {
+            self.branch(branch, within)?;
+        }
+        if let Some(subgraph) = subgraph {
+            self.field("subgraph", subgraph)?;
+        }
+        if let Some(agent_call) = agent_call {
+            self.field("agent_call", agent_call)?;
+        }
+        Ok(())
+    }
+
+    /// One branch of a fork, its messages copied where the replaced checkpoint's same branch
+    /// holds them, and its own fork (if one runs) below it.
+    fn branch(&mut self, branch: &BranchRun, within: Option<&str>) -> Result<(), String> {
+        let BranchRun {
+            path,
+            state,
+            messages,
+            pending,
+            model_cursors,
+            status,
+            inner,
+        } = branch;
+        let key = branch_key(within, path);
+        self.map(6_u32.saturating_add(u32::from(inner.is_some())))?;
+        self.field("path", path)?;
+        self.field("state", state)?;
+        self.key("messages")?;
+        let spans = self.messages(messages, Some(&key))?;
+        if !spans.is_empty() {
+            self.spans.branches.insert(key.clone(), spans);
+        }
+        self.field("pending", pending)?;
+        self.field("model_cursors", model_cursors)?;
+        self.field("status", status)?;
+        if let Some(inner) = inner {
+            self.key("inner")?;
+            self.map(2)?;
+            self.key("fork")?;
+            self.fork(&inner.fork, Some(&key))?;
+            self.field("branches", &inner.branches)?;
+        }
+        Ok(())
+    }
+
+    /// A list of messages (the conversation, or the messages of the branch keyed `branch`): each
+    /// copied from the replaced checkpoint's same list where it holds it, else encoded.
+    fn messages(&mut self, messages: &[Message], branch: Option<&str>) -> Result<Vec<Span>, String> {
+        let length = u32::try_from(messages.len()).map_err(|_| "a list of messages is too long".to_owned())?;
+        rmp::encode::write_array_len(self.bytes, length).map_err(|error| error.to_string())?;
+        let held: &[Span] = match (self.previous, branch) {
+            (None, _) => &[],
+            (Some(previous), None) => &previous.spans.context,
+            (Some(previous), Some(key)) => previous.spans.branches.get(key).map_or(&[], Vec::as_slice),
+        };
+        let bytes_held = self.previous.map_or(&[][..], |previous| previous.bytes);
+        let mut spans = Vec::with_capacity(messages.len());
+        for (index, message) in messages.iter().enumerate() {
+            let start = self.bytes.len();
+            let copied = held
+                .get(index)
+                .filter(|span| !message.message_id.is_empty() && *span.id == *message.message_id)
+                .and_then(|span| Some((Arc::clone(&span.id), bytes_held.get(span.range.clone())?)));
+            let id = match copied {
+                Some((id, packed)) => {
+                    self.bytes.extend_from_slice(packed);
+                    if cfg!(debug_assertions) {
+                        same_as_encoded(message, packed)?;
+                    }
+                    id
+                }
+                None => {
+                    rmp_serde::encode::write_named(self.bytes, message).map_err(|error| error.to_string())?;
+                    Arc::from(message.message_id.as_str())
+                }
+            };
+            spans.push(Span {
+                id,
+                range: start..self.bytes.len(),
+            });
+        }
+        Ok(spans)
+    }
+
+    /// A struct's map header, as `write_named` writes one with `fields` fields.
+    fn map(&mut self, fields: u32) -> Result<(), String> {
+        rmp::encode::write_map_len(self.bytes, fields)
+            .map(drop)
+            .map_err(|error| error.to_string())
+    }
+
+    /// A struct's field name, as `write_named` writes it.
+    fn key(&mut self, name: &str) -> Result<(), String> {
+        rmp::encode::write_str(self.bytes, name).map_err(|error| error.to_string())
+    }
+
+    /// A field: its name, then its value.
+    fn field<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) -> Result<(), String> {
+        self.key(name)?;
+        rmp_serde::encode::write_named(self.bytes, value).map_err(|error| error.to_string())
+    }
+}
+
+/// The key of the branch at `path` of a fork that runs inside the branch keyed `within`. Paths
+/// are names and indices (`summarise[2]`), never the unit separator, so keys are unique.
+fn branch_key(within: Option<&str>, path: &str) -> String {
+    match within {
+        None => path.to_owned(),
+        Some(within) => format!("{within}\u{1f}{path}"),
+    }
 }
 
 /// Debug builds: `packed`, copied for `message`, is what `message` encodes to.
@@ -153,4 +320,13 @@ fn same_as_encoded(message: &Message, packed: &[u8]) -> Result<(), String> {
         "message '{}' changed under its id (a thread's history is never rewritten)",
         message.message_id
     ))
+}
+
+/// Debug builds: `packed` is what `write_named` writes for `thread`, byte for byte.
+fn same_layout(thread: &ThreadRecord, packed: &[u8]) -> Result<(), String> {
+    let encoded = rmp_serde::to_vec_named(thread).map_err(|error| error.to_string())?;
+    if encoded == packed {
+        return Ok(());
+    }
+    Err("the packed checkpoint differs from what `write_named` writes for it (see memory/checkpoint.rs)".to_owned())
 }

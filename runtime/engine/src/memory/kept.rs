@@ -51,7 +51,7 @@ impl Kept {
         let running = thread.execution.status == ExecutionStatus::Running;
         Ok((
             Self::Packed(Packed::from_packed(bytes)),
-            running.then(|| Arc::from(spans)),
+            running.then(|| Arc::new(spans)),
         ))
     }
 

@@ -9,7 +9,7 @@
 //! (paused, completed, failed) or whose checkpoint the engine lent (every step; see [`kept`]),
 //! is kept [`packed`] (one compact buffer, encoded before the lock is taken), with the few fields the store itself reads (version, owner, times,
 //! whether a receipt is in flight) beside it. A step's checkpoint copies the packed messages of
-//! the one it replaces rather than encoding them again ([`checkpoint`]). A read returns a fresh copy, equal to what was
+//! the one it replaces (the conversation's and every fork branch's) rather than encoding them again ([`checkpoint`]). A read returns a fresh copy, equal to what was
 //! committed. Nothing else grows with the number of threads: a lock entry lives only while it
 //! is held or awaited.
 
@@ -215,7 +215,7 @@ impl Store for MemoryStore {
             .and_then(StoredThread::copyable);
         let previous = held.as_ref().map(|(packed, spans)| Previous {
             bytes: packed.bytes(),
-            spans,
+            spans: spans.as_ref(),
         });
         self.apply(pack(commit, Some((thread, previous)))?)
     }

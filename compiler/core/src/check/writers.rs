@@ -12,9 +12,10 @@
 //! (`by` and conditions), by the prompt and template `input` of an agent node and of every agent
 //! it calls as a tool at any depth, by the message, target, value and
 //! evidence of an interrupt node, by a tool node's required parameter of its name, and by a
-//! required bound parameter (`bind = { p: state.field }`) of every tool that can run in the
-//! graph (a tool node's, or one an agent node can call, itself or through agents it calls as
-//! tools), since the call fails without it. A field
+//! required bound parameter (`bind = { p: state.field }`) and the state evidence of the approval
+//! of every tool that can run in the graph (a tool node's, or one an agent node can call, itself
+//! or through agents it calls as tools), since the call fails without the one and the approver
+//! would be shown the other unset. A field
 //! that is read, not an input, and written by nothing is unset on every run: a route on it always
 //! takes `else`, and a placeholder always renders empty.
 
@@ -156,12 +157,38 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The state fields the required bound parameters of tools read, per graph in which the tool can
-/// run (a tool node, or an agent node that can call it, itself or through agents it calls as
-/// tools): the call fails when such a field is unset.
+/// The state fields tools read, per graph in which the tool can run (a tool node, or an agent
+/// node that can call it, itself or through agents it calls as tools): a required bound
+/// parameter's (the call fails when the field is unset) and the state evidence of its approval
+/// (the approver would be shown an unset field).
 fn bound_reads(facts: &Facts<'_>) -> BTreeMap<crate::resolve::GraphId, Vec<(String, Read)>> {
     let mut found: BTreeMap<crate::resolve::GraphId, Vec<(String, Read)>> = BTreeMap::new();
     for (t, tool) in facts.program.tools.iter_enumerated() {
+        let params = super::evidence::tool_params(&tool.decl);
+        let evidence: Vec<(String, Span)> = tool
+            .decl
+            .approval
+            .iter()
+            .flat_map(|approval| &approval.evidence)
+            .filter_map(|item| match super::evidence::lower_item(&params, item)? {
+                tenx_artifact::Evidence::State(field) => Some((field, item.span)),
+                _ => None,
+            })
+            .collect();
+        if !evidence.is_empty() {
+            for g in super::evidence::graphs_running_tool(facts, t) {
+                for (field, span) in &evidence {
+                    found.entry(g).or_default().push((
+                        field.clone(),
+                        Read {
+                            file: tool.file,
+                            span: *span,
+                            what: "an approval's evidence",
+                        },
+                    ));
+                }
+            }
+        }
         let Some(bind) = &tool.decl.bind else { continue };
         let ExprKind::Map(entries) = &bind.kind else { continue };
         let required = |name: &str| {

@@ -1,7 +1,9 @@
 //! Run events as the stream's chunks (reference-api.md §5): `{"event", "message", "state",
 //! "data", "thread_id", "run_id", "metadata", "timestamp"}`, one JSON object a line (or an SSE
 //! `data:` frame), filtered by the response granularity: `low` passes `message` and `error`,
-//! `partial` everything but `updates`, `full` everything and a closing summary.
+//! `partial` everything but `updates`, `full` everything and a closing summary. An event a fork's
+//! branch emits adds its `branch` path to the update (or to a delta's metadata): a key the
+//! reference never sends, absent outside every fork.
 
 use serde_json::{Map, Value, json};
 use tenx_engine::ports::Event;
@@ -29,6 +31,15 @@ pub struct ChunkContext {
     pub production: bool,
 }
 
+/// `object` with the fork branch an event ran in (`"branch": "summarise[2]"`), when it ran in
+/// one: a key the reference never sends, so a graph without forks streams exactly its chunks.
+fn on_branch(mut object: Value, branch: Option<String>) -> Value {
+    if let (Some(branch), Some(fields)) = (branch, object.as_object_mut()) {
+        fields.insert("branch".to_owned(), Value::String(branch));
+    }
+    object
+}
+
 impl ChunkContext {
     /// The chunks one event becomes (none when the granularity filters it out).
     pub fn chunks(&mut self, event: Event) -> Vec<Value> {
@@ -38,32 +49,54 @@ impl ChunkContext {
                 self.update(json!({"status": "invoking_graph", "node": "__start__", "next_node": node,
                     "step": 0, "max_steps": self.max_steps}))
             }
-            Event::NodeStarted { node, step } => {
+            Event::NodeStarted { node, step, branch } => {
                 self.step = step;
-                self.update(json!({"status": "invoking_node", "node": node, "step": step,
-                    "max_steps": self.max_steps}))
+                self.update(on_branch(
+                    json!({"status": "invoking_node", "node": node, "step": step, "max_steps": self.max_steps}),
+                    branch,
+                ))
             }
-            Event::NodeFinished { node, step } => {
+            Event::NodeFinished { node, step, branch } => {
                 self.step = step;
-                self.update(json!({"status": "node_invoked", "node": node, "step": step,
-                    "max_steps": self.max_steps}))
+                self.update(on_branch(
+                    json!({"status": "node_invoked", "node": node, "step": step, "max_steps": self.max_steps}),
+                    branch,
+                ))
             }
             Event::Message { message } => {
                 let node = message.metadata.get("node").cloned().unwrap_or(Value::Null);
                 self.chunk("message", Some(json!(message)), None, json!({"node": node}))
             }
-            Event::Delta { node, text } => self.chunk(
+            Event::Delta { node, text, branch } => self.chunk(
                 "message",
                 Some(json!({"message_id": "", "role": "assistant", "content": [{"type": "text", "text": text, "annotations": []}],
                     "delta": true, "tools_calls": null, "reasoning": null, "timestamp": self.timestamp,
                     "metadata": {"node": node}, "usages": null, "raw": null, "parsed_content": null})),
                 None,
-                json!({"node": node}),
+                on_branch(json!({"node": node}), branch),
             ),
-            Event::ToolCall { node, tool, call_id, args } => self.update(json!({"status": "invoking_tool",
-                "tool_name": tool, "args": args, "tool_call_id": call_id, "node": node})),
-            Event::ToolResult { node, tool, call_id, is_error } => self.update(json!({"status": "tool_result",
-                "tool_name": tool, "tool_call_id": call_id, "node": node, "is_error": is_error})),
+            Event::ToolCall {
+                node,
+                tool,
+                call_id,
+                args,
+                branch,
+            } => self.update(on_branch(
+                json!({"status": "invoking_tool", "tool_name": tool, "args": args, "tool_call_id": call_id,
+                    "node": node}),
+                branch,
+            )),
+            Event::ToolResult {
+                node,
+                tool,
+                call_id,
+                is_error,
+                branch,
+            } => self.update(on_branch(
+                json!({"status": "tool_result", "tool_name": tool, "tool_call_id": call_id, "node": node,
+                    "is_error": is_error}),
+                branch,
+            )),
             Event::Interrupted { interrupt } => {
                 let node = interrupt.node.clone();
                 self.update(json!({"status": "interrupted", "node": node, "step": self.step,

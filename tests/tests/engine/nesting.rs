@@ -175,6 +175,35 @@ async fn a_map_runs_a_subgraph_once_per_item_at_the_same_time() {
         3,
         "{nodes:?}"
     );
+    // And each event of an item's branch names the branch, item index included, at every depth.
+    let mut branches: Vec<(String, Option<String>)> = host
+        .events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::NodeStarted { node, branch, .. } => Some((node, branch)),
+            Event::ToolCall { tool, branch, .. } => Some((format!("call {tool}"), branch)),
+            _ => None,
+        })
+        .collect();
+    branches.sort();
+    let on = |path: &str| Some(path.to_owned());
+    assert_eq!(
+        branches,
+        [
+            ("call fetch".to_owned(), on("section_team[0]/section_team")),
+            ("call fetch".to_owned(), on("section_team[1]/section_team")),
+            ("call fetch".to_owned(), on("section_team[2]/section_team")),
+            ("combine".to_owned(), None),
+            ("section_team".to_owned(), on("section_team[0]")),
+            ("section_team".to_owned(), on("section_team[1]")),
+            ("section_team".to_owned(), on("section_team[2]")),
+            ("section_team/drafter".to_owned(), on("section_team[0]/section_team")),
+            ("section_team/drafter".to_owned(), on("section_team[1]/section_team")),
+            ("section_team/drafter".to_owned(), on("section_team[2]/section_team")),
+            ("splitter".to_owned(), None),
+        ]
+    );
     let texts = assistant_texts(&done.thread.context);
     assert_eq!(texts.last().map(String::as_str), Some("The digest."));
     let record = host.store.load("d1").await.unwrap().unwrap();

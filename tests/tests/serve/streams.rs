@@ -191,6 +191,46 @@ async fn a_stream_names_nodes_inside_nested_forks_by_their_path_and_announces_th
     ] {
         assert!(started.contains(&node), "{node} in {started:?}");
     }
+    // Each update from a branch names it by its path from the thread (the subgraph node's own
+    // branch is named by the node, so the lab's branches sit under `research/research`); an
+    // update outside every fork has no `branch`, as the reference's.
+    let branch_of = |status: &str, node: &str| -> Vec<Option<String>> {
+        chunks
+            .iter()
+            .filter(|c| c["data"]["status"] == status && c["data"]["node"] == node)
+            .map(|c| {
+                let data = c["data"].as_object().unwrap();
+                data.get("branch").map(|branch| branch.as_str().unwrap().to_owned())
+            })
+            .collect()
+    };
+    assert_eq!(branch_of("invoking_node", "intake"), [None]);
+    assert_eq!(branch_of("node_invoked", "intake"), [None]);
+    assert_eq!(branch_of("invoking_node", "legal"), [Some("legal".to_owned())]);
+    assert_eq!(branch_of("invoking_node", "research"), [Some("research".to_owned())]);
+    assert_eq!(
+        branch_of("invoking_node", "research/lead"),
+        [Some("research/research".to_owned())]
+    );
+    assert_eq!(
+        branch_of("invoking_node", "research/papers"),
+        [Some("research/research/papers".to_owned())]
+    );
+    let searches: Vec<&Value> = chunks
+        .iter()
+        .filter(|c| c["data"]["status"] == "invoking_tool" && c["data"]["tool_name"] == "search")
+        .collect();
+    let mut searched_in: Vec<&str> = searches
+        .iter()
+        .map(|search| search["data"]["branch"].as_str().unwrap_or_default())
+        .collect();
+    searched_in.sort_unstable();
+    searched_in.dedup();
+    assert_eq!(
+        searched_in,
+        ["legal", "research/research/papers", "research/research/web"],
+        "{text}"
+    );
     let pauses: Vec<&Value> = chunks.iter().filter(|c| c["data"]["status"] == "interrupted").collect();
     assert_eq!(
         pauses.len(),

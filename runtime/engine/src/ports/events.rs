@@ -24,6 +24,12 @@ pub enum Event {
         node: String,
         /// The step counter.
         step: u64,
+        /// The fork branch it ran in: the branch's path from the thread, one part per fork it
+        /// is nested in, joined by `/` (`web`, `summarise[2]`, `section_team[1]/section_team`, a
+        /// subgraph node's own branch named by the node, an agent tool's call `agent@call_id`);
+        /// `None` outside every fork. Set by the fork's lane, so every event of a branch has it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
     },
     /// A node finished.
     NodeFinished {
@@ -31,6 +37,9 @@ pub enum Event {
         node: String,
         /// The step counter.
         step: u64,
+        /// The fork branch it ran in, as [`Event::NodeStarted`]'s.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
     },
     /// A message was added to the conversation (a user, assistant or tool message).
     Message {
@@ -43,6 +52,9 @@ pub enum Event {
         node: String,
         /// The text.
         text: String,
+        /// The fork branch it ran in, as [`Event::NodeStarted`]'s.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
     },
     /// A tool call is about to run.
     ToolCall {
@@ -54,6 +66,9 @@ pub enum Event {
         call_id: String,
         /// The normalised arguments.
         args: Value,
+        /// The fork branch it ran in, as [`Event::NodeStarted`]'s.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
     },
     /// A tool call returned (or was refused).
     ToolResult {
@@ -65,6 +80,9 @@ pub enum Event {
         call_id: String,
         /// Whether it failed.
         is_error: bool,
+        /// The fork branch it ran in, as [`Event::NodeStarted`]'s.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
     },
     /// The run paused at a question.
     Interrupted {

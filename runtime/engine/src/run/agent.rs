@@ -175,6 +175,7 @@ impl DeltaSink for Forward<'_> {
             self.events.emit(Event::Delta {
                 node: self.node.to_owned(),
                 text: piece.to_owned(),
+                branch: None,
             });
         }
     }

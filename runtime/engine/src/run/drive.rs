@@ -33,6 +33,7 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
         working.emit_with(|| Event::NodeStarted {
             node: node.clone(),
             step,
+            branch: None,
         });
         let flow = step_node(working, &node).await;
         match flow {
@@ -41,6 +42,7 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
                 working.emit_with(|| Event::NodeFinished {
                     node: node.clone(),
                     step,
+                    branch: None,
                 });
                 let ends = target == END;
                 if ends {
@@ -151,6 +153,7 @@ pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), Run
         working.emit(Event::NodeFinished {
             node: target.clone(),
             step: 0,
+            branch: None,
         });
         target.clone_from(&limit.exit);
     }

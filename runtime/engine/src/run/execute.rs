@@ -130,6 +130,7 @@ async fn run_tool_once(
         tool: declared.to_owned(),
         call_id: call_id.to_owned(),
         args: arguments.clone(),
+        branch: None,
     });
     let started_by = working.progress()?.started_by.clone();
     let policy = super::retry::for_tool(working.graph, node, tool).cloned();
@@ -203,6 +204,7 @@ async fn run_tool_once(
         tool: declared.to_owned(),
         call_id: call_id.to_owned(),
         is_error,
+        branch: None,
     });
     Ok(outcome)
 }

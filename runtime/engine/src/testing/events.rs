@@ -61,6 +61,7 @@ mod tests {
         sink.emit(Event::NodeStarted {
             node: "support".into(),
             step: 1,
+            branch: None,
         });
         sink.emit(Event::Rejected {
             violation_type: "prompt_injection".into(),
@@ -71,7 +72,8 @@ mod tests {
             reader.events().first(),
             Some(&Event::NodeStarted {
                 node: "support".into(),
-                step: 1
+                step: 1,
+                branch: None,
             })
         );
         assert_eq!(reader.take().len(), 2);

@@ -211,6 +211,9 @@ struct LaneSink<'h> {
     /// A subgraph node's (or a calling agent node's) name: its lane's nodes are named
     /// `prefix/node`, and a lane inside it adds its own, so the stream shows `outer/inner/node`.
     prefix: Option<String>,
+    /// The lane's branch path from the thread (its scope), given to every event of its nodes
+    /// that a lane deeper down has not named already.
+    branch: String,
 }
 
 /// What a pause awaits: the open question's interrupt id, or the remote call's id.
@@ -242,6 +245,15 @@ impl EventSink for LaneSink<'_> {
             && let Event::NodeStarted { node, .. } | Event::NodeFinished { node, .. } = &mut event
         {
             *node = format!("{prefix}/{node}");
+        }
+        if let Event::NodeStarted { branch, .. }
+        | Event::NodeFinished { branch, .. }
+        | Event::Delta { branch, .. }
+        | Event::ToolCall { branch, .. }
+        | Event::ToolResult { branch, .. } = &mut event
+            && branch.is_none()
+        {
+            *branch = Some(self.branch.clone());
         }
         if let Ok(mut events) = self.events.lock() {
             events.push(event);
@@ -358,6 +370,7 @@ pub(super) async fn run_lanes(
                     events: &hub.events,
                     listening,
                     prefix,
+                    branch: scope.clone(),
                 };
                 let mut lane = Working::new(engine, (graph_name, graph), record, stored_version, &mut sink, cancel);
                 lane.lane = Some(Lane {

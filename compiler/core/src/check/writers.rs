@@ -165,61 +165,45 @@ fn bound_reads(facts: &Facts<'_>) -> BTreeMap<crate::resolve::GraphId, Vec<(Stri
     let mut found: BTreeMap<crate::resolve::GraphId, Vec<(String, Read)>> = BTreeMap::new();
     for (t, tool) in facts.program.tools.iter_enumerated() {
         let params = super::evidence::tool_params(&tool.decl);
-        let evidence: Vec<(String, Span)> = tool
+        let evidence = tool
             .decl
             .approval
             .iter()
             .flat_map(|approval| &approval.evidence)
             .filter_map(|item| match super::evidence::lower_item(&params, item)? {
-                tenx_artifact::Evidence::State(field) => Some((field, item.span)),
+                tenx_artifact::Evidence::State(field) => Some((field, item.span, "an approval's evidence")),
                 _ => None,
-            })
-            .collect();
-        if !evidence.is_empty() {
-            for g in super::evidence::graphs_running_tool(facts, t) {
-                for (field, span) in &evidence {
-                    found.entry(g).or_default().push((
-                        field.clone(),
-                        Read {
-                            file: tool.file,
-                            span: *span,
-                            what: "an approval's evidence",
-                        },
-                    ));
+            });
+        let mut reads: Vec<(String, Span, &'static str)> = evidence.collect();
+        if let Some(ExprKind::Map(entries)) = tool.decl.bind.as_ref().map(|bind| &bind.kind) {
+            let required = |name: &str| {
+                tool.decl
+                    .params
+                    .iter()
+                    .flatten()
+                    .any(|p| p.name.name == name && !p.optional && p.default.is_none())
+            };
+            let sources = super::bound_args::lower(&tool.decl);
+            reads.extend(entries.iter().filter(|entry| required(&entry.key)).filter_map(|entry| {
+                match sources.get(entry.key.as_str()) {
+                    Some(tenx_artifact::BoundSource::State(field)) => {
+                        Some((field.clone(), entry.value.span, "a bound argument"))
+                    }
+                    _ => None,
                 }
-            }
+            }));
         }
-        let Some(bind) = &tool.decl.bind else { continue };
-        let ExprKind::Map(entries) = &bind.kind else { continue };
-        let required = |name: &str| {
-            tool.decl
-                .params
-                .iter()
-                .flatten()
-                .any(|p| p.name.name == name && !p.optional && p.default.is_none())
-        };
-        let sources = super::bound_args::lower(&tool.decl);
-        let state_reads: Vec<(String, Span)> = entries
-            .iter()
-            .filter(|entry| required(&entry.key))
-            .filter_map(|entry| match sources.get(entry.key.as_str()) {
-                Some(tenx_artifact::BoundSource::State(field)) => Some((field.clone(), entry.value.span)),
-                _ => None,
-            })
-            .collect();
-        if state_reads.is_empty() {
+        if reads.is_empty() {
             continue;
         }
         for g in super::evidence::graphs_running_tool(facts, t) {
-            for (field, span) in &state_reads {
-                found.entry(g).or_default().push((
-                    field.clone(),
-                    Read {
-                        file: tool.file,
-                        span: *span,
-                        what: "a bound argument",
-                    },
-                ));
+            for (field, span, what) in &reads {
+                let read = Read {
+                    file: tool.file,
+                    span: *span,
+                    what,
+                };
+                found.entry(g).or_default().push((field.clone(), read));
             }
         }
     }

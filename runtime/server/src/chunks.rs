@@ -2,8 +2,8 @@
 //! "data", "thread_id", "run_id", "metadata", "timestamp"}`, one JSON object a line (or an SSE
 //! `data:` frame), filtered by the response granularity: `low` passes `message` and `error`,
 //! `partial` everything but `updates`, `full` everything and a closing summary. An event a fork's
-//! branch emits adds its `branch` path to the update (or to a delta's metadata): a key the
-//! reference never sends, absent outside every fork.
+//! branch emits adds its `branch` path to the update (or to a message's or delta's metadata): a
+//! key the reference never sends, absent outside every fork.
 
 use serde_json::{Map, Value, json};
 use tenx_engine::ports::Event;
@@ -63,9 +63,9 @@ impl ChunkContext {
                     branch,
                 ))
             }
-            Event::Message { message } => {
+            Event::Message { message, branch } => {
                 let node = message.metadata.get("node").cloned().unwrap_or(Value::Null);
-                self.chunk("message", Some(json!(message)), None, json!({"node": node}))
+                self.chunk("message", Some(json!(message)), None, on_branch(json!({"node": node}), branch))
             }
             Event::Delta { node, text, branch } => self.chunk(
                 "message",

@@ -13,7 +13,7 @@ use tenx_engine::ErrorCode;
 use tenx_engine::ports::{Event, Store};
 use tenx_engine::testing::FakeTools;
 use tenx_engine::thread::BranchStatus;
-use tenx_engine::wire::ExecutionStatus;
+use tenx_engine::wire::{ExecutionStatus, Role};
 
 use crate::harness::{Gate, Host, Models, assistant_texts, compile, crash_mid_fan_out, dev, gated_engine};
 
@@ -202,6 +202,25 @@ async fn a_map_runs_a_subgraph_once_per_item_at_the_same_time() {
             ("section_team/drafter".to_owned(), on("section_team[1]/section_team")),
             ("section_team/drafter".to_owned(), on("section_team[2]/section_team")),
             ("splitter".to_owned(), None),
+        ]
+    );
+    // The messages each item's subgraph added name its branch too.
+    let mut added_in: Vec<Option<String>> = host
+        .events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::Message { message, branch } if message.role == Role::Tool => Some(branch),
+            _ => None,
+        })
+        .collect();
+    added_in.sort();
+    assert_eq!(
+        added_in,
+        [
+            on("section_team[0]/section_team"),
+            on("section_team[1]/section_team"),
+            on("section_team[2]/section_team"),
         ]
     );
     let texts = assistant_texts(&done.thread.context);
@@ -523,7 +542,7 @@ async fn remote_calls_inside_branches_pause_the_thread_one_at_a_time_and_their_r
         .events
         .events()
         .into_iter()
-        .filter(|event| matches!(event, Event::Message { message } if remote_call_in(std::slice::from_ref(message)).is_some()))
+        .filter(|event| matches!(event, Event::Message { message, .. } if remote_call_in(std::slice::from_ref(message)).is_some()))
         .count();
     assert_eq!(announced, 1, "the stream shows the open call once");
     // A new message is refused while a remote call waits, and so is a result for another call.

@@ -226,6 +226,17 @@ async fn a_stream_names_nodes_inside_nested_forks_by_their_path_and_announces_th
         .collect();
     searched_in.sort_unstable();
     searched_in.dedup();
+    // Messages added in a branch say so in their chunk's metadata; the user's message does not.
+    let mut messages_in: Vec<&str> = chunks
+        .iter()
+        .filter(|c| c["event"] == "message")
+        .map(|c| c["metadata"]["branch"].as_str().unwrap_or("(none)"))
+        .collect();
+    messages_in.sort_unstable();
+    messages_in.dedup();
+    assert!(messages_in.contains(&"(none)"), "{messages_in:?}");
+    assert!(messages_in.contains(&"legal"), "{messages_in:?}");
+    assert!(messages_in.contains(&"research/research/web"), "{messages_in:?}");
     assert_eq!(
         searched_in,
         ["legal", "research/research/papers", "research/research/web"],

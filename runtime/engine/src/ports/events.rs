@@ -45,6 +45,9 @@ pub enum Event {
     Message {
         /// The message.
         message: Message,
+        /// The fork branch it was added in, as [`Event::NodeStarted`]'s.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
     },
     /// A piece of streamed model text.
     Delta {

@@ -119,6 +119,7 @@ impl<'e> Working<'e> {
         if self.listening {
             self.events.emit(Event::Message {
                 message: message.clone(),
+                branch: None,
             });
         }
         self.produced.push(Produced::InContext(self.record.context.len()));
@@ -137,6 +138,7 @@ impl<'e> Working<'e> {
     pub(crate) fn push_placeholder(&mut self, message: Message) {
         self.emit_with(|| Event::Message {
             message: message.clone(),
+            branch: None,
         });
         self.produced.push(Produced::Placeholder(Box::new(message)));
     }

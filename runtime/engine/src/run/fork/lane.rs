@@ -237,7 +237,7 @@ impl EventSink for LaneSink<'_> {
                     .any(|block| matches!(block, crate::wire::ContentBlock::RemoteToolCall { .. }))
         };
         if matches!(&event, Event::Interrupted { .. })
-            || matches!(&event, Event::Message { message } if remote_call(message))
+            || matches!(&event, Event::Message { message, .. } if remote_call(message))
         {
             return;
         }
@@ -250,7 +250,8 @@ impl EventSink for LaneSink<'_> {
         | Event::NodeFinished { branch, .. }
         | Event::Delta { branch, .. }
         | Event::ToolCall { branch, .. }
-        | Event::ToolResult { branch, .. } = &mut event
+        | Event::ToolResult { branch, .. }
+        | Event::Message { branch, .. } = &mut event
             && branch.is_none()
         {
             *branch = Some(self.branch.clone());

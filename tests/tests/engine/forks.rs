@@ -745,3 +745,55 @@ async fn a_wide_map_writes_its_branches_steps_in_shared_commits() {
         done.thread.version
     );
 }
+
+#[tokio::test]
+async fn a_maps_checkpoint_keeps_each_items_own_fields_not_a_copy_of_the_list() {
+    use std::sync::Arc;
+
+    // A map of 64 items: were each branch's whole state kept, the thread's checkpoint would hold
+    // the list 65 times (64² items), and every commit would write them all.
+    let program = std::fs::read_to_string(tenx_tests::repo_root().join("bench/programs/map_width.tenx")).unwrap();
+    let store = Arc::new(tenx_engine::MemoryStore::new());
+    let gate = Gate::new("item", Some("item 40"), "ok");
+    let first = gated_engine(crate::harness::compile(&program), store.clone(), gate.clone());
+    let items: Vec<Value> = (0..64).map(|item| json!(format!("item {item}"))).collect();
+    let request = tenx_engine::RunRequest {
+        thread_id: Some("m".into()),
+        messages: vec![crate::harness::user("Go.")],
+        initial_state: [("items".to_owned(), Value::Array(items))].into_iter().collect(),
+        ..tenx_engine::RunRequest::default()
+    };
+    crash_mid_fan_out(first, &gate, &store, request, 63).await;
+
+    let stored = store.load("m").await.unwrap().unwrap();
+    assert_eq!(
+        stored.state["items"].as_array().unwrap().len(),
+        64,
+        "the thread keeps the list once"
+    );
+    let fork = stored.run.as_ref().and_then(|run| run.fork.as_ref()).unwrap();
+    assert_eq!(fork.branches.len(), 64);
+    for (index, branch) in fork.branches.iter().enumerate() {
+        let fields: Vec<&str> = branch.state.keys().map(String::as_str).collect();
+        let expected: &[&str] = if index == 40 { &["item"] } else { &["done", "item"] };
+        assert_eq!(fields, expected, "branch {}", branch.path);
+        assert_eq!(branch.state["item"], json!(format!("item {index}")));
+    }
+
+    // A new process finishes the map from what was stored: each branch's state is the thread's
+    // with its own fields over it.
+    let again = Gate::new("item", None, "ok");
+    let second = gated_engine(crate::harness::compile(&program), store.clone(), again.clone());
+    let report = second
+        .recover(&mut tenx_engine::testing::RecordingEvents::new())
+        .await
+        .unwrap();
+    assert_eq!(report.outcome("m"), Some(&tenx_engine::RecoveryOutcome::Finished));
+    assert_eq!(again.calls.lock().unwrap().len(), 1, "only item 40's call again");
+    let thread = store.load("m").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Completed);
+    let done = thread.state["done"].as_array().unwrap();
+    assert_eq!(done.len(), 64);
+    assert_eq!(done[40], json!("ok item 40"));
+    assert!(thread.state.get("item").is_none(), "the map's item is not merged");
+}

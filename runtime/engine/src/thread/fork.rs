@@ -56,7 +56,11 @@ pub struct BranchRun {
     /// Its path: the first node for a parallel branch (`web`), with the item's index for a map
     /// (`summarise[2]`). Its progress is `RunProgress::branches[path]`.
     pub path: String,
-    /// The branch's state (the thread's state at the fork, plus what the branch wrote).
+    /// What the branch's state holds beyond the state its fork found (its parent's, which the
+    /// parent keeps as it was until the join): each field whose value differs from that state's,
+    /// so a map's item and what the branch wrote (a map of n items keeps n items, not n copies of
+    /// the list it maps over). A subgraph node's branch holds the inner graph's whole state,
+    /// which is another graph's. See [`BranchRun::state_over`].
     pub state: Map<String, Value>,
     /// The messages the branch added to the conversation as the fork found it.
     pub messages: Vec<Message>,
@@ -72,6 +76,27 @@ pub struct BranchRun {
 }
 
 impl BranchRun {
+    /// The branch's whole state over `found`, the state its fork found (a subgraph node's
+    /// branch, whose `state` is whole, ignores it): `found` with the branch's fields over it.
+    pub fn state_over(&self, found: &Map<String, Value>, subgraph: bool) -> Map<String, Value> {
+        if subgraph {
+            return self.state.clone();
+        }
+        let mut state = found.clone();
+        state.extend(self.state.iter().map(|(field, value)| (field.clone(), value.clone())));
+        state
+    }
+
+    /// The fields of `state` (a branch's whole state) whose values differ from `found`'s: what
+    /// [`BranchRun::state`] keeps.
+    pub fn state_beyond(state: &Map<String, Value>, found: &Map<String, Value>) -> Map<String, Value> {
+        state
+            .iter()
+            .filter(|(field, value)| found.get(field.as_str()) != Some(value))
+            .map(|(field, value)| (field.clone(), value.clone()))
+            .collect()
+    }
+
     /// A branch about to run its first node: nothing added, nothing awaited.
     pub fn starting(
         path: String,

@@ -6,7 +6,9 @@
 //! whose commit goes on to its own parent: every step of every branch at every depth is durable.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex as SyncMutex;
+use std::sync::{Arc, Mutex as SyncMutex};
+
+use serde_json::{Map, Value};
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
@@ -39,6 +41,10 @@ pub(crate) struct Lane<'e> {
     /// For the call of an agent used as a tool: that agent, which the lane runs alone (its node is
     /// the agent's name, its answer ends the lane).
     pub(crate) agent: Option<String>,
+    /// The state the fork found (its parent's, kept as it was until the join), shared by the
+    /// fork's lanes: a commit keeps only the fields of the lane's state that differ from it
+    /// (`BranchRun::state`). `None` for a subgraph node's lane, whose state is another graph's.
+    pub(crate) found: Option<Arc<Map<String, Value>>>,
 }
 
 /// Commits a lane's branch into its parent.
@@ -287,9 +293,13 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
         })),
         _ => None,
     };
+    let state = match &lane.found {
+        Some(found) => BranchRun::state_beyond(&record.state, found),
+        None => record.state.clone(),
+    };
     let run = BranchRun {
         path: lane.path.clone(),
-        state: record.state.clone(),
+        state,
         messages: record.context.get(lane.base_context..).unwrap_or_default().to_vec(),
         pending: record.pending.clone(),
         model_cursors: record.model_cursors.clone(),
@@ -335,6 +345,7 @@ pub(super) async fn run_lanes(
         None => (parent.graph_name.clone(), parent.graph, None),
     };
     let agent = fork.agent_call.as_ref().map(|call| call.agent.clone());
+    let found = fork.subgraph.is_none().then(|| Arc::new(parent.record.state.clone()));
     let cancel = parent.cancel.clone();
     let listening = parent.listening();
     // An agent called as a tool sees only its own conversation.
@@ -365,6 +376,7 @@ pub(super) async fn run_lanes(
             let cancel = cancel.clone();
             let prefix = prefix.clone();
             let agent = agent.clone();
+            let found = found.clone();
             let scope = scope_of(&path);
             async move {
                 let mut sink = LaneSink {
@@ -383,6 +395,7 @@ pub(super) async fn run_lanes(
                     base_context,
                     status: BranchStatus::Running,
                     agent,
+                    found,
                 });
                 // The thread's version moves with every branch's commit; a lane reads it from its
                 // parent when it starts.
@@ -462,7 +475,7 @@ fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunErro
         version: record.version,
         created_at: record.created_at,
         updated_at: record.updated_at,
-        state: run.state.clone(),
+        state: run.state_over(&record.state, fork.subgraph.is_some()),
         context,
         execution,
         pending,

@@ -18,7 +18,8 @@ use crate::run::Working;
 use crate::run::working::damaged;
 
 /// Splits the run at `node`'s fork: the fork's branches, each at its first node with the
-/// thread's state (a map's item set in its own), are recorded in the progress. Nothing runs yet:
+/// thread's state (a map's item set in its own, the one field its `BranchRun::state` holds), are
+/// recorded in the progress. Nothing runs yet:
 /// the step loop finds the fork and runs it ([`run`]).
 pub(crate) fn start(working: &mut Working<'_>, node: &str) -> Result<(), RunError> {
     let depth = working.lane.as_ref().map_or(0, |lane| lane.depth);
@@ -90,7 +91,8 @@ fn start_agent_call(working: &mut Working<'_>, node: &str, call: AgentCall) -> R
         node: call.agent.clone(),
         ..Branch::default()
     };
-    let state = working.record.state.clone();
+    // The agent sees the thread's state as the call found it: its branch adds nothing yet.
+    let state = serde_json::Map::new();
     let cursors = working.record.model_cursors.clone();
     let run = working.progress_mut()?;
     run.branches.insert(path.clone(), branch);
@@ -166,7 +168,8 @@ fn start_subgraph(working: &mut Working<'_>, node: &str) -> Result<(), RunError>
     Ok(())
 }
 
-/// One branch as a fork starts it: its path, first node and state.
+/// One branch as a fork starts it: its path, first node and what its state holds beyond the
+/// thread's (see `BranchRun::state`).
 type BranchStart = (String, String, serde_json::Map<String, Value>);
 
 /// Each branch of `fork`.
@@ -176,7 +179,7 @@ fn branch_starts(working: &Working<'_>, fork: &Fork) -> Result<Vec<BranchStart>,
         ForkKind::Parallel => Ok(fork
             .branches
             .iter()
-            .map(|first| (first.clone(), first.clone(), state.clone()))
+            .map(|first| (first.clone(), first.clone(), serde_json::Map::new()))
             .collect()),
         ForkKind::Map => {
             let (Some(first), Some(over), Some(item)) = (fork.branches.first(), &fork.over, &fork.item) else {
@@ -211,9 +214,11 @@ fn branch_starts(working: &Working<'_>, fork: &Fork) -> Result<Vec<BranchStart>,
                 .into_iter()
                 .enumerate()
                 .map(|(index, value)| {
-                    let mut state = state.clone();
-                    state.insert(item.clone(), value);
-                    (format!("{first}[{index}]"), first.clone(), state)
+                    let mut beyond = serde_json::Map::new();
+                    if state.get(item) != Some(&value) {
+                        beyond.insert(item.clone(), value);
+                    }
+                    (format!("{first}[{index}]"), first.clone(), beyond)
                 })
                 .collect())
         }

@@ -19,8 +19,8 @@ use crate::run::working::damaged;
 
 /// Splits the run at `node`'s fork: the fork's branches, each at its first node with the
 /// thread's state (a map's item set in its own, the one field its `BranchRun::state` holds), are
-/// recorded in the progress. Nothing runs yet:
-/// the step loop finds the fork and runs it ([`run`]).
+/// recorded in the progress. Nothing runs yet: the step loop finds the fork and runs it
+/// ([`run`]).
 pub(crate) fn start(working: &mut Working<'_>, node: &str) -> Result<(), RunError> {
     let depth = working.lane.as_ref().map_or(0, |lane| lane.depth);
     if depth >= super::MAX_NESTING {

@@ -283,21 +283,21 @@ mod tests {
     #[test]
     fn bad_tls_parameters_name_the_parameter_and_hide_the_password() {
         let message = |url: &str| target(url, &PostgresOptions::default()).unwrap_err().to_string();
-        let shown = message("postgres://u:pw@h/d?sslmode=verify");
+        let shown = message("postgres://u:pass-word_9@h/d?sslmode=verify");
         assert_eq!(
             shown,
             "the store failed: the PostgreSQL URL 'postgres://u:***@h/d?sslmode=verify': `sslmode=verify` is not one \
              of disable, allow, prefer, require, verify-ca, verify-full"
         );
-        let shown = message("host=h password=pw sslmode=verify-ca sslrootcert=system");
+        let shown = message("host=h password=pass-word_9 sslmode=verify-ca sslrootcert=system");
         assert!(
             shown.contains("`sslmode=verify-ca` may not be used with `sslrootcert=system`"),
             "{shown}"
         );
-        assert!(!shown.contains("pw"), "{shown}");
+        assert!(!shown.contains("pass-word_9"), "{shown}");
         let missing = tempfile::tempdir().unwrap().path().join("no such ca.pem");
         let url = format!(
-            "postgres://u:pw@h/d?sslmode=verify-full&sslrootcert={}",
+            "postgres://u:pass-word_9@h/d?sslmode=verify-full&sslrootcert={}",
             missing.display().to_string().replace(' ', "%20")
         );
         let shown = message(&url);
@@ -308,13 +308,13 @@ mod tests {
             )),
             "{shown}"
         );
-        assert!(!shown.contains("pw"), "{shown}");
+        assert!(!shown.contains("pass-word_9"), "{shown}");
         let dir = tempfile::tempdir().unwrap();
         let empty = dir.path().join("empty.pem");
         std::fs::write(&empty, "not a certificate\n").unwrap();
         let shown = message(&format!("host=h sslmode=require sslrootcert='{}'", empty.display()));
         assert!(shown.contains("holds no PEM certificate"), "{shown}");
-        let shown = message("postgres://u:pw@h/d?nonsense=1");
+        let shown = message("postgres://u:pass-word_9@h/d?nonsense=1");
         assert!(
             shown.starts_with(
                 "the store failed: the PostgreSQL URL 'postgres://u:***@h/d?nonsense=1' is not valid: invalid connection \

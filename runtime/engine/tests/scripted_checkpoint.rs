@@ -53,6 +53,7 @@ fn refund_demo() -> Model {
 fn new_thread(thread_id: &str, clock: &ManualClock, ids: &SequentialIds) -> ThreadRecord {
     let now = clock.now();
     ThreadRecord {
+        format: tenx_engine::thread::CheckpointFormat::CURRENT,
         thread_id: thread_id.into(),
         artifact_id: "sha256:demo".into(),
         graph: "refunds".into(),

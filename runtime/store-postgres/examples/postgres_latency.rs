@@ -31,6 +31,7 @@ fn thread(version: u64) -> ThreadRecord {
     state.insert("order_id".into(), json!("ord_42"));
     state.insert("amount_cents".into(), json!(1500));
     ThreadRecord {
+        format: tenx_engine::thread::CheckpointFormat::CURRENT,
         thread_id: "bench".into(),
         artifact_id: "sha256:0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0".into(),
         graph: "refunds".into(),

@@ -187,7 +187,7 @@ pub(crate) async fn load(client: &Client, thread_id: &str) -> Result<Option<Thre
     let what = format!("the stored thread '{thread_id}'");
     let version: i64 = row.try_get(0).map_err(|error| damaged(&what, error))?;
     let text: String = row.try_get(1).map_err(|error| damaged(&what, error))?;
-    let thread: ThreadRecord = serde_json::from_str(&text).map_err(|error| damaged(&what, error))?;
+    let thread = ThreadRecord::from_json(&text).map_err(|error| error.stored(&what))?;
     if thread.thread_id != thread_id {
         return Err(damaged(
             &what,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use common::{TestSchema, done, receipt, save, thread};
 use tenx_engine::ports::{Store, StoreError};
+use tenx_engine::thread::CheckpointFormat;
 use tenx_store_postgres::migrate::Migrated;
 use tenx_store_postgres::{PostgresStore, migrate, schema_version};
 
@@ -173,6 +174,55 @@ async fn a_bad_schema_name_is_refused_before_connecting() {
     };
     let message = failed(PostgresStore::open("postgres://u@127.0.0.1:1/d", options).await);
     assert!(message.contains("is not a plain identifier"), "{message}");
+}
+
+/// What a newer tenx refused by its checkpoint format says.
+const NEWER: &str = "cannot be read: it is in checkpoint format 3, which a newer tenx wrote; this one reads formats 1 to 2 \
+                     (run the thread with a tenx at least as new as the one that wrote it)";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_a_newer_tenx_wrote_are_refused_and_unnumbered_ones_read() {
+    let schema = schema_or_skip!();
+    let store = schema.open().await;
+    for id in ["newer", "reshaped", "unnumbered"] {
+        store.commit(save(thread(id, None, 1, 1), None)).await.unwrap();
+    }
+    let client = schema.connect().await;
+    client
+        .batch_execute(
+            "UPDATE threads SET record = jsonb_set(record::jsonb, '{format}', '3')::text WHERE thread_id = 'newer';
+             UPDATE threads SET record = jsonb_set(jsonb_set(record::jsonb, '{format}', '3'), '{state}',
+                 '\"kept elsewhere\"')::text WHERE thread_id = 'reshaped';
+             UPDATE threads SET record = (record::jsonb - 'format')::text WHERE thread_id = 'unnumbered';",
+        )
+        .await
+        .unwrap();
+    // Refused by its format, whether or not its fields would decode here.
+    for id in ["newer", "reshaped"] {
+        assert_eq!(
+            failed(store.load(id).await),
+            format!("the stored thread '{id}' {NEWER}")
+        );
+    }
+    // Written before formats were numbered: read as format 1, the rest as it was.
+    let unnumbered = store.load("unnumbered").await.unwrap().unwrap();
+    assert_eq!(unnumbered.format, CheckpointFormat::UNNUMBERED);
+    let mut expected = thread("unnumbered", None, 1, 1);
+    expected.format = CheckpointFormat::UNNUMBERED;
+    assert_eq!(unnumbered, expected);
+    // Written again, it is in the current format.
+    store
+        .commit(save(thread("unnumbered", None, 2, 2), Some(1)))
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT (record::jsonb ->> 'format')::int FROM threads WHERE thread_id = 'unnumbered'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i32>(0), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,7 +28,7 @@ pub(crate) fn load(connection: &mut Connection, thread_id: &str) -> Result<Optio
         return Ok(None);
     };
     let what = format!("the stored thread '{thread_id}'");
-    let thread: ThreadRecord = serde_json::from_str(&text).map_err(|error| damaged(&what, error))?;
+    let thread = ThreadRecord::from_json(&text).map_err(|error| error.stored(&what))?;
     if thread.thread_id != thread_id {
         return Err(damaged(
             &what,

@@ -14,6 +14,7 @@ mod common;
 use common::{done, open, receipt, save, temp_file, thread};
 use rusqlite::Connection;
 use tenx_engine::ports::{Store, StoreError};
+use tenx_engine::thread::CheckpointFormat;
 use tenx_store_sqlite::{SqliteOptions, SqliteStore, Synchronous, schema_version};
 
 fn pragma(connection: &Connection, name: &str) -> i64 {
@@ -120,6 +121,54 @@ async fn both_synchronous_settings_open_and_commit() {
         store.commit(save(thread("t", None, 1, 1), None)).await.unwrap();
         assert_eq!(store.load("t").await.unwrap().unwrap().version, 1);
     }
+}
+
+/// What a newer tenx refused by its checkpoint format says.
+const NEWER: &str = "cannot be read: it is in checkpoint format 3, which a newer tenx wrote; this one reads formats 1 to 2 \
+                     (run the thread with a tenx at least as new as the one that wrote it)";
+
+#[tokio::test]
+async fn checkpoints_a_newer_tenx_wrote_are_refused_and_unnumbered_ones_read() {
+    let (_dir, path) = temp_file();
+    let store = open(&path).await;
+    for id in ["newer", "reshaped", "unnumbered"] {
+        store.commit(save(thread(id, None, 1, 1), None)).await.unwrap();
+    }
+    let connection = Connection::open(&path).unwrap();
+    connection
+        .execute_batch(
+            "UPDATE threads SET record = json_set(record, '$.format', 3) WHERE thread_id = 'newer';
+             UPDATE threads SET record = json_set(record, '$.format', 3, '$.state', 'kept elsewhere')
+                 WHERE thread_id = 'reshaped';
+             UPDATE threads SET record = json_remove(record, '$.format') WHERE thread_id = 'unnumbered';",
+        )
+        .unwrap();
+    // Refused by its format, whether or not its fields would decode here.
+    for id in ["newer", "reshaped"] {
+        assert_eq!(
+            failed(store.load(id).await),
+            format!("the stored thread '{id}' {NEWER}")
+        );
+    }
+    // Written before formats were numbered: read as format 1, the rest as it was.
+    let unnumbered = store.load("unnumbered").await.unwrap().unwrap();
+    assert_eq!(unnumbered.format, CheckpointFormat::UNNUMBERED);
+    let mut expected = thread("unnumbered", None, 1, 1);
+    expected.format = CheckpointFormat::UNNUMBERED;
+    assert_eq!(unnumbered, expected);
+    // Written again, it is in the current format.
+    store
+        .commit(save(thread("unnumbered", None, 2, 2), Some(1)))
+        .await
+        .unwrap();
+    let format: i64 = connection
+        .query_row(
+            "SELECT json_extract(record, '$.format') FROM threads WHERE thread_id = 'unnumbered'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(format, 2);
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::ports::StoreError;
-use crate::thread::{BranchRun, ForkProgress, RunProgress, ThreadRecord};
+use crate::thread::{BranchRun, CheckpointFormat, ForkProgress, RunProgress, ThreadRecord};
 use crate::wire::Message;
 
 /// Where one message of a packed checkpoint lies in its bytes.
@@ -79,7 +79,7 @@ pub(super) struct Previous<'p> {
 }
 
 /// How many fields a [`ThreadRecord`] writes (every one: none is skipped).
-const FIELDS: u32 = 15;
+const FIELDS: u32 = 16;
 
 /// Packs `thread` as `write_named` does into `bytes`, copying the messages `previous` holds (see
 /// the module docs); `what` names it in errors. Returns the spans of its messages.
@@ -116,6 +116,7 @@ impl Packer<'_, '_> {
     fn record(&mut self, thread: &ThreadRecord) -> Result<(), String> {
         // Every field, so that a field added to the record fails to build here until it is packed.
         let ThreadRecord {
+            format: _,
             thread_id,
             artifact_id,
             graph,
@@ -133,6 +134,8 @@ impl Packer<'_, '_> {
             substitutions,
         } = thread;
         self.map(FIELDS)?;
+        // Always the current format, as `CheckpointFormat`'s `Serialize` writes it.
+        self.field("format", &CheckpointFormat::CURRENT)?;
         self.field("thread_id", thread_id)?;
         self.field("artifact_id", artifact_id)?;
         self.field("graph", graph)?;

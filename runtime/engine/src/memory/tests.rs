@@ -9,6 +9,7 @@ use crate::wire::ExecutionMeta;
 
 fn thread(id: &str, owner: Option<&str>, version: u64, updated_at: u64) -> ThreadRecord {
     ThreadRecord {
+        format: crate::thread::CheckpointFormat::CURRENT,
         thread_id: id.into(),
         artifact_id: "sha256:art".into(),
         graph: "refunds".into(),

@@ -197,6 +197,7 @@ fn pick_graph<'i>(inner: &'i Inner, name: Option<&str>) -> Result<(String, &'i t
 fn new_thread(inner: &Inner, thread_id: &str, graph: &str, request: &RunRequest) -> ThreadRecord {
     let now = inner.ports.clock.now();
     ThreadRecord {
+        format: crate::thread::CheckpointFormat::CURRENT,
         thread_id: thread_id.to_owned(),
         artifact_id: inner.artifact_id.clone(),
         graph: graph.to_owned(),

@@ -56,6 +56,7 @@ pub fn waiting_thread(id: &str, interrupt: Option<&str>, asked_at: u64) -> Threa
 
 fn idle_thread(id: &str, updated_at: u64) -> ThreadRecord {
     ThreadRecord {
+        format: crate::thread::CheckpointFormat::CURRENT,
         thread_id: id.into(),
         artifact_id: "sha256:art".into(),
         graph: "refunds".into(),

@@ -5,13 +5,18 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Pending, RunProgress};
-use crate::ports::Timestamp;
+use super::{CheckpointFormat, Pending, RunProgress, UnknownFormat};
+use crate::ports::{StoreError, Timestamp};
 use crate::wire::{ExecutionMeta, Message};
 
 /// A thread, whole: what the store keeps and the API reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadRecord {
+    /// The checkpoint format it was read in (a new record's: the current one); it is always
+    /// written in the current format, and a newer one is refused when read
+    /// ([`CheckpointFormat`]). Checkpoints from before formats were numbered read as format 1.
+    #[serde(default = "CheckpointFormat::unnumbered")]
+    pub format: CheckpointFormat,
     /// The thread's id.
     pub thread_id: String,
     /// The id of the artifact that made the thread (D16): a resume under another is refused.
@@ -42,4 +47,46 @@ pub struct ThreadRecord {
     pub model_cursors: BTreeMap<String, Value>,
     /// Models the host replaced (e.g. by a scripted model in a test), by model name.
     pub substitutions: BTreeMap<String, String>,
+}
+
+/// Why a checkpoint stored as JSON could not be read back.
+#[derive(Debug)]
+pub enum CheckpointError {
+    /// It is in a format this tenx does not read (a newer tenx wrote it).
+    Format(UnknownFormat),
+    /// It is not a checkpoint this tenx wrote, or it was changed.
+    Damaged(serde_json::Error),
+}
+
+impl CheckpointError {
+    /// The store's error for the checkpoint `what` names (`the stored thread 't1'`).
+    pub fn stored(self, what: &str) -> StoreError {
+        match self {
+            Self::Format(unknown) => StoreError::Failed(format!("{what} cannot be read: {unknown}")),
+            Self::Damaged(error) => StoreError::Failed(format!("{what} is damaged: {error}")),
+        }
+    }
+}
+
+impl ThreadRecord {
+    /// A checkpoint stored as JSON (as the SQL stores keep it), read back. One in a format this
+    /// tenx does not read is refused as such, not as damaged, even when a newer format's fields
+    /// would not decode here.
+    pub fn from_json(text: &str) -> Result<Self, CheckpointError> {
+        serde_json::from_str(text).map_err(|error| {
+            /// Only the format, every other field skipped.
+            #[derive(Deserialize)]
+            struct FormatOnly {
+                #[serde(default)]
+                format: Option<u64>,
+            }
+            match serde_json::from_str::<FormatOnly>(text) {
+                Ok(FormatOnly { format: Some(number) }) => match CheckpointFormat::read(number) {
+                    Err(unknown) => CheckpointError::Format(unknown),
+                    Ok(_) => CheckpointError::Damaged(error),
+                },
+                _ => CheckpointError::Damaged(error),
+            }
+        })
+    }
 }

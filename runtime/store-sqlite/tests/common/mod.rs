@@ -16,6 +16,7 @@ pub fn thread(id: &str, owner: Option<&str>, version: u64, updated_at: u64) -> T
     let mut state = Map::new();
     state.insert("amount_cents".into(), json!(1500));
     ThreadRecord {
+        format: tenx_engine::thread::CheckpointFormat::CURRENT,
         thread_id: id.into(),
         artifact_id: "sha256:art".into(),
         graph: "refunds".into(),

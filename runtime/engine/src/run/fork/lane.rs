@@ -468,6 +468,7 @@ fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunErro
         );
     }
     Ok(ThreadRecord {
+        format: crate::thread::CheckpointFormat::CURRENT,
         thread_id: record.thread_id.clone(),
         artifact_id: record.artifact_id.clone(),
         graph: record.graph.clone(),

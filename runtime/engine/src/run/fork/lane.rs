@@ -36,6 +36,9 @@ pub(crate) struct Lane<'e> {
     pub(crate) join: String,
     /// How many messages of the lane's conversation are its parent's, as the fork found them.
     pub(crate) base_context: usize,
+    /// How many of the branch's own messages its parent's fork holds already: a commit sends
+    /// only the ones after them (a branch's messages are only ever added to).
+    pub(crate) sent: usize,
     /// How the branch ended, once it has.
     pub(crate) status: BranchStatus,
     /// For the call of an agent used as a tool: that agent, which the lane runs alone (its node is
@@ -51,10 +54,12 @@ pub(crate) struct Lane<'e> {
 #[async_trait]
 pub(crate) trait Hub: Send + Sync {
     /// Writes `run` and `progress` as the branch at `run.path`, with the lane's receipts and
-    /// records, and commits the parent. Returns the thread's new version.
+    /// records, and commits the parent. `run.messages` are the branch's messages from the
+    /// `messages_from`th on (the parent keeps the ones before). Returns the thread's new version.
     async fn commit(
         &self,
         run: BranchRun,
+        messages_from: usize,
         progress: Branch,
         receipts: Vec<Receipt>,
         records: Vec<Record>,
@@ -79,7 +84,9 @@ struct ParentHub<'p, 'e> {
 
 /// One lane's step, waiting for the commit that writes it.
 struct Step {
+    /// The branch, with only its messages from `messages_from` on.
     run: BranchRun,
+    messages_from: usize,
     progress: Branch,
     receipts: Vec<Receipt>,
     records: Vec<Record>,
@@ -142,7 +149,8 @@ impl<'e> ParentHub<'_, 'e> {
 /// Writes `step` as its branch into `parent`'s fork in progress (not committed yet).
 fn apply(parent: &mut Working<'_>, step: Step) -> Result<(), RunError> {
     let Step {
-        run,
+        mut run,
+        messages_from,
         progress,
         receipts,
         records,
@@ -164,6 +172,13 @@ fn apply(parent: &mut Working<'_>, step: Step) -> Result<(), RunError> {
         .iter_mut()
         .find(|branch| branch.path == path)
         .ok_or_else(damaged)?;
+    let mut messages = std::mem::take(&mut slot.messages);
+    if messages.len() < messages_from {
+        return Err(damaged());
+    }
+    messages.truncate(messages_from);
+    messages.append(&mut run.messages);
+    run.messages = messages;
     *slot = run;
     parent.progress_mut()?.branches.insert(path, progress);
     parent.receipts.extend(receipts);
@@ -176,12 +191,14 @@ impl Hub for ParentHub<'_, '_> {
     async fn commit(
         &self,
         run: BranchRun,
+        messages_from: usize,
         progress: Branch,
         receipts: Vec<Receipt>,
         records: Vec<Record>,
     ) -> Result<u64, RunError> {
         let ticket = self.enqueue(Step {
             run,
+            messages_from,
             progress,
             receipts,
             records,
@@ -297,10 +314,18 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
         Some(found) => BranchRun::state_beyond(&record.state, found),
         None => record.state.clone(),
     };
+    // Only the messages the parent does not hold yet: cloning the branch's whole conversation at
+    // every step made a fork's commits grow with each branch's length.
+    let sent = lane.sent;
+    let own = record.context.len().saturating_sub(lane.base_context);
     let run = BranchRun {
         path: lane.path.clone(),
         state,
-        messages: record.context.get(lane.base_context..).unwrap_or_default().to_vec(),
+        messages: record
+            .context
+            .get(lane.base_context.saturating_add(sent)..)
+            .unwrap_or_default()
+            .to_vec(),
         pending: record.pending.clone(),
         model_cursors: record.model_cursors.clone(),
         status: lane.status.clone(),
@@ -309,7 +334,11 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
     let progress = working.branch()?.clone();
     let receipts = std::mem::take(&mut working.receipts);
     let records = std::mem::take(&mut working.records);
-    let version = lane.hub.commit(run, progress, receipts, records).await?;
+    let hub = lane.hub;
+    let version = hub.commit(run, sent, progress, receipts, records).await?;
+    if let Some(lane) = working.lane.as_mut() {
+        lane.sent = own;
+    }
     working.stored_version = Some(version);
     working.record.version = version;
     Ok(())
@@ -323,11 +352,20 @@ pub(super) async fn run_lanes(
     jobs: Vec<(String, Job)>,
     width: usize,
 ) -> Result<(), RunError> {
+    let engine = parent.engine;
+    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
+    // An agent called as a tool sees only its own conversation.
+    let base_context = if fork.agent_call.is_some() {
+        0
+    } else {
+        parent.record.context.len()
+    };
     let mut lanes = Vec::with_capacity(jobs.len());
     for (path, job) in jobs {
-        lanes.push((lane_record(parent, &path)?, path, job));
+        let record = lane_record(parent, &path)?;
+        let sent = record.context.len().saturating_sub(base_context);
+        lanes.push((record, sent, path, job));
     }
-    let engine = parent.engine;
     let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
     let join = fork.join.clone();
     // A subgraph's lane runs the inner graph, and names its nodes `node/inner` in events.
@@ -348,12 +386,6 @@ pub(super) async fn run_lanes(
     let found = fork.subgraph.is_none().then(|| Arc::new(parent.record.state.clone()));
     let cancel = parent.cancel.clone();
     let listening = parent.listening();
-    // An agent called as a tool sees only its own conversation.
-    let base_context = if agent.is_some() {
-        0
-    } else {
-        parent.record.context.len()
-    };
     let depth = parent.lane.as_ref().map_or(0, |lane| lane.depth).saturating_add(1);
     let scope_of = {
         let above = parent.lane.as_ref().map(|lane| lane.scope.clone());
@@ -369,7 +401,7 @@ pub(super) async fn run_lanes(
         events: SyncMutex::new(Vec::new()),
     };
     let results: Vec<Result<(), RunError>> =
-        futures_util::stream::iter(lanes.into_iter().map(|(record, path, job)| {
+        futures_util::stream::iter(lanes.into_iter().map(|(record, sent, path, job)| {
             let hub = &hub;
             let graph_name = graph_name.clone();
             let join = join.clone();
@@ -393,6 +425,7 @@ pub(super) async fn run_lanes(
                     depth,
                     join,
                     base_context,
+                    sent,
                     status: BranchStatus::Running,
                     agent,
                     found,

@@ -26,6 +26,8 @@ mod subgraphs;
 
 /// How many nodes and transitions of a cycle a diagnostic names; a bigger cycle is summarised.
 const SHOWN: usize = 8;
+/// LangGraph's name for where a graph begins, which `.tenx` has no node for.
+const START: &str = "START";
 
 pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     handoff_edges::self_handoffs(facts, diagnostics);
@@ -175,6 +177,10 @@ impl GraphCheck<'_, '_> {
                     format!("{} `{}` is declared here", s.kind().as_str(), ident.name),
                 )
                 .help(format!("add `{}` to the `nodes` of graph `{graph}`", ident.name)),
+            // LangGraph's first node: a port that fans out at once writes `parallel START`.
+            _ if ident.name == START => d
+                .help("begin at a node that takes the request and fork out of it: `entry = intake` and `parallel intake { … }`")
+                .note("there is no `START` node: a run begins at the graph's `entry`, and a fork always leaves a node that has run (LangGraph's edges out of `START` become a first node whose way on is the fork)"),
             _ => {
                 let mut names: Vec<&str> = self.topology.nodes.iter().map(|n| n.name.as_str()).collect();
                 names.push(END);

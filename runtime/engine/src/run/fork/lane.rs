@@ -366,7 +366,6 @@ pub(super) async fn run_lanes(
         let sent = record.context.len().saturating_sub(base_context);
         lanes.push((record, sent, path, job));
     }
-    let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
     let join = fork.join.clone();
     // A subgraph's lane runs the inner graph, and names its nodes `node/inner` in events.
     let (graph_name, graph, prefix) = match &fork.subgraph {

@@ -9,7 +9,9 @@
 //!   writes it (a property an answer leaves out would leave an older value in the state);
 //! - a *decision path* is a state path that receives it: `to` of a write of the node's answer
 //!   whose `field` is the decision's `field` (`verdict: verdict`), or `to` followed by the
-//!   decision's `field` for a write of the whole answer;
+//!   decision's `field` for a write of the whole answer; and that no other write of the same
+//!   answer touches (the same path, one inside it or one holding it), since every write of the
+//!   answer is made at the same step and the last one stays;
 //! - the arm is a `label` arm of a route `by` a one-step decision path whose label is the
 //!   decision's `approve` string; or a `when` arm whose condition is exactly `PATH == approve`
 //!   for a decision path; or exactly `PATH` (truthy) for a decision path when `approve` is
@@ -61,22 +63,38 @@ impl AnswerTest {
             .get("required")
             .and_then(Value::as_array)
             .is_some_and(|names| names.iter().any(|name| name.as_str() == Some(decision.field.as_str())));
-        let mut paths = Vec::new();
-        for write in writes.into_iter().filter(|_| required) {
-            let WriteSource::Interrupt { node: from, field } = &write.from else {
-                continue;
-            };
-            if from != node || write.to.is_empty() {
-                continue;
-            }
-            match field {
-                Some(field) if *field == decision.field => paths.push(write.to.clone()),
-                Some(_) => {}
-                None => {
-                    let mut path = write.to.clone();
-                    path.push(decision.field.clone());
-                    paths.push(path);
+        // Every write of this node's answer: they are all made at the same step.
+        let answer_writes: Vec<(&Vec<String>, &Option<String>)> = writes
+            .into_iter()
+            .filter(|_| required)
+            .filter_map(|write| match &write.from {
+                WriteSource::Interrupt { node: from, field } if from == node && !write.to.is_empty() => {
+                    Some((&write.to, field))
                 }
+                _ => None,
+            })
+            .collect();
+        let mut paths = Vec::new();
+        for (index, &(to, field)) in answer_writes.iter().enumerate() {
+            let path = match field {
+                Some(field) if *field == decision.field => to.clone(),
+                Some(_) => continue,
+                None => {
+                    let mut path = to.clone();
+                    path.push(decision.field.clone());
+                    path
+                }
+            };
+            // Another write of the same answer into this path, or around or inside it, may land
+            // after this one: the path would then hold another part of the answer, which a
+            // rejecting answer chooses. It is no decision path (the check refuses such writes,
+            // `TENX0339`; an artifact made by hand gets no approving arm from them).
+            let clobbered = answer_writes
+                .iter()
+                .enumerate()
+                .any(|(other, (written, _))| other != index && overlaps(written, &path));
+            if !clobbered {
+                paths.push(path);
             }
         }
         let boolean = property(&response, &decision.field)
@@ -118,6 +136,11 @@ impl AnswerTest {
             _ => false,
         }
     }
+}
+
+/// Whether writing one of these state paths can change the other: one is the other or holds it.
+fn overlaps(a: &[String], b: &[String]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// The schema of the top-level property `name` of the object schema `root`, local `$ref`s
@@ -232,6 +255,35 @@ mod tests {
             &schema,
         );
         assert!(!other.approves(Some("choice"), &label("publish")));
+    }
+
+    #[test]
+    fn a_decision_path_another_part_of_the_answer_is_written_to_is_no_decision_path() {
+        let (decision, schema) = verdict();
+        let eq = |field: &[&str]| Arm::When {
+            condition: Condition::Compare {
+                field: field.iter().map(|s| (*s).to_owned()).collect(),
+                op: CompareOp::Eq,
+                value: json!("publish"),
+            },
+            target: "x".to_owned(),
+        };
+        // `{ verdict: v, note: v }`: `note` may land last, so `v` can hold a rejection's note.
+        let shared = graph(vec![write(Some("verdict"), &["v"]), write(Some("note"), &["v"])]);
+        let test = AnswerTest::new(&shared, "review", &decision, &schema);
+        assert!(!test.approves(Some("v"), &label("publish")));
+        assert!(!test.approves(None, &eq(&["v"])));
+        // The whole answer to `ans`, and a property to `ans` too (or inside it).
+        for other in [&["ans"][..], &["ans", "verdict"][..]] {
+            let around = graph(vec![write(None, &["ans"]), write(Some("note"), other)]);
+            let test = AnswerTest::new(&around, "review", &decision, &schema);
+            assert!(!test.approves(None, &eq(&["ans", "verdict"])), "{other:?}");
+        }
+        // Other parts of the answer in other fields leave the decision path alone.
+        let apart = graph(vec![write(Some("verdict"), &["v"]), write(Some("note"), &["note"])]);
+        let test = AnswerTest::new(&apart, "review", &decision, &schema);
+        assert!(test.approves(Some("v"), &label("publish")));
+        assert!(test.approves(None, &eq(&["v"])));
     }
 
     #[test]

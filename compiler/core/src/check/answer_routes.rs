@@ -62,10 +62,12 @@ fn answer_test(facts: &Facts<'_>, decl: &GraphDecl, node: &str, interrupt: &Loca
             .unwrap_or_default(),
         None => serde_json::from_str(crate::lower::DEFAULT_RESPONSE_SCHEMA).unwrap_or_default(),
     };
+    // As lowering keeps them: one write per field, the first (a second is `TENX0339`).
+    let mut fields = std::collections::BTreeSet::new();
     let writes: Vec<Write> = decl
         .answers
         .iter()
-        .filter(|write| write.node.name == node)
+        .filter(|write| write.node.name == node && fields.insert(write.field.name.as_str()))
         .map(|write| Write {
             from: WriteSource::Interrupt {
                 node: node.to_string(),

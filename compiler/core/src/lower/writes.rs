@@ -16,6 +16,7 @@ use tenx_artifact::{Write, WriteSource};
 pub(super) fn writes(facts: &Facts<'_>, decl: &GraphDecl, topology: &Topology, state: &Value) -> Vec<Write> {
     let program = facts.program;
     let mut seen = BTreeSet::new();
+    let mut answer_targets = BTreeSet::new();
     let mut out = Vec::new();
     for write in &decl.results {
         let name = &write.node.name;
@@ -74,9 +75,12 @@ pub(super) fn writes(facts: &Facts<'_>, decl: &GraphDecl, topology: &Topology, s
             field: property,
         };
         let to = vec![write.field.name.clone()];
-        if !declared(state, &to) || !seen.insert(from.clone()) {
+        // One write of each interrupt's answer per field, the first (`TENX0339`).
+        let target = (write.node.name.clone(), write.field.name.clone());
+        if !declared(state, &to) || answer_targets.contains(&target) || !seen.insert(from.clone()) {
             continue;
         }
+        answer_targets.insert(target);
         out.push(Write { from, to });
     }
     out

@@ -3,7 +3,8 @@
 //! interrupt node of the graph (`TENX0302`, `TENX0335`); each property is one the interrupt's
 //! response schema declares (`TENX0336`); each field is a declared state field (`TENX0337`)
 //! that can hold what the answer gives, an enum field every label the answer can give
-//! (`TENX0338`); and no answer, or answer property, is written twice (`TENX0339`).
+//! (`TENX0338`); and no answer, or answer property, is written twice, and no two parts of one
+//! answer go to one field (`TENX0339`).
 
 use super::GraphCheck;
 use super::routes::{FieldType, json_type, type_of};
@@ -17,6 +18,8 @@ use tenx_diagnostics::{Code, Diagnostic, Span};
 pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
     let answers = c.g().answers.clone();
     let mut seen: BTreeMap<(String, Option<String>), Span> = BTreeMap::new();
+    // The first write of each interrupt's answer into each state field.
+    let mut targets: BTreeMap<(String, String), &AnswerWrite> = BTreeMap::new();
     for write in &answers {
         let key = (write.node.name.clone(), write.property.as_ref().map(|p| p.name.clone()));
         let span = write.property.as_ref().map_or(write.node.span, |p| p.span);
@@ -35,6 +38,26 @@ pub(super) fn check(c: &mut GraphCheck<'_, '_>) {
             continue;
         }
         seen.insert(key, span);
+        let target = (write.node.name.clone(), write.field.name.clone());
+        if let Some(first) = targets.get(&target) {
+            // Both would be written at the same step, in the order of the properties' names,
+            // so the field would hold the later one: a route testing it for the decision would
+            // read another part of the answer (a rejection could take the approving arm).
+            let field = &write.field.name;
+            let d = Diagnostic::new(
+                Code::TENX0339,
+                format!("{} and {} are both written to `{field}`", describe(first), describe(write)),
+                c.file,
+                write.field.span,
+            )
+            .label(format!("`{field}` written again here"))
+            .secondary(c.file, first.field.span, format!("`{field}` first written here"))
+            .help("write each part of an answer to its own state field")
+            .note("both are written when the answer arrives, so the field would keep only one of them, and a route reading it could see another part of the answer than it tests");
+            c.report(d);
+            continue;
+        }
+        targets.insert(target, write);
         if let Some(d) = check_write(c, write) {
             c.report(d);
         }

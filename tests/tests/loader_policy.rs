@@ -181,6 +181,18 @@ fn a_built_route_edited_so_that_a_rejecting_answer_runs_the_tool_is_refused() {
     let writes = envelope["artifact"]["graphs"]["blog"]["writes"].as_array_mut().unwrap();
     writes.retain(|w| w["from"]["interrupt"]["field"] != "verdict");
     assert_eq!(reseal_and_load(envelope), expected);
+
+    // Another part of the answer written into `verdict` too: it may land after the decision, so
+    // a rejection whose note says "publish" would take the `publish` arm (check refuses the
+    // program, `TENX0339`; this is the loader's own proof).
+    let mut envelope = built(path);
+    let writes = envelope["artifact"]["graphs"]["blog"]["writes"].as_array_mut().unwrap();
+    let note = writes
+        .iter_mut()
+        .find(|w| w["from"]["interrupt"]["field"] == "note")
+        .unwrap();
+    note["to"] = json!(["verdict"]);
+    assert_eq!(reseal_and_load(envelope), expected);
 }
 
 #[test]

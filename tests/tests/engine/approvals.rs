@@ -317,3 +317,116 @@ async fn messages_sent_with_the_answer_to_a_tool_approval_are_refused_and_record
     assert_eq!(done.thread.execution.status, ExecutionStatus::Completed);
     assert_eq!(host.tools.calls_of("issue_refund"), 1);
 }
+
+/// A blog whose post may be published once: the second approval's way into `publish_post` meets
+/// its visit limit and turns aside to `give_up`, a question the run pauses on.
+const PUBLISH_ONCE: &str = r#"
+import std.approval.yes_no
+
+model writer_model {
+  provider = scripted
+  turns    = [{ text: "{\"draft\": \"d1\"}" }, { text: "{\"draft\": \"d2\"}" }]
+}
+
+tool publish_post(title: string "The post's title") -> string {
+  description = "Publish the post on the blog."
+  risk = high
+  run  = http(POST, "https://blog.invalid/posts", timeout: 5s)
+}
+
+agent writer {
+  model  = writer_model
+  prompt = "Write a short post titled \"{title}\"."
+  output = { "type": "object", "properties": { "draft": { "type": "string" } }, "required": ["draft"] }
+}
+
+interrupt review {
+  message  = "Publish \"{title}\"?"
+  response  = yes_no
+  approves  = [publish_post]
+  approvers = [role("editor")]
+}
+
+interrupt give_up {
+  message  = "The post was published already. Anything else?"
+  response = yes_no
+}
+
+graph blog {
+  entry   = writer
+  nodes   = [writer, review, publish_post, give_up]
+  answers = { review: { approved: ok } }
+  visits  = { publish_post: { max: 1, then: give_up } }
+
+  state {
+    title: string "The post's title"
+    draft?: string "The current draft"
+    ok?: bool "Whether the reviewer approved"
+  }
+
+  writer -> review
+  route review {
+    when ok -> publish_post
+    else    -> writer
+  }
+  publish_post -> writer
+  give_up      -> END
+}
+"#;
+
+#[tokio::test]
+async fn an_approval_the_run_turns_away_from_is_not_kept_for_later() {
+    let tools = FakeTools::new().returns("publish_post", json!("published"));
+    let host = Host::new(PUBLISH_ONCE, tools, Models::Scripted, dev());
+    let anyone = Identity::anonymous();
+    let mut state = serde_json::Map::new();
+    state.insert("title".into(), json!("Spring"));
+    let request = tenx_engine::RunRequest {
+        thread_id: Some("t1".into()),
+        messages: vec![crate::harness::user("Write it")],
+        initial_state: state,
+        ..tenx_engine::RunRequest::default()
+    };
+    let first = host.run(request).await.unwrap();
+    let id = first
+        .thread
+        .pending
+        .as_ref()
+        .unwrap()
+        .interrupt
+        .as_ref()
+        .unwrap()
+        .id
+        .clone();
+    let second = host
+        .answer("t1", json!({"approved": true}), Some(&id), &anyone)
+        .await
+        .unwrap();
+    assert_eq!(host.tools.calls_of("publish_post"), 1);
+    // Approved again: the way into `publish_post` turns aside to `give_up`, and the approval
+    // given for it stays behind instead of waiting in the checkpoint for a later way in.
+    let id = second
+        .thread
+        .pending
+        .as_ref()
+        .unwrap()
+        .interrupt
+        .as_ref()
+        .unwrap()
+        .id
+        .clone();
+    let third = host
+        .answer("t1", json!({"approved": true}), Some(&id), &anyone)
+        .await
+        .unwrap();
+    assert_eq!(third.thread.execution.status, ExecutionStatus::InterruptedBefore);
+    let record = tenx_engine::ports::Store::load(&*host.store, "t1")
+        .await
+        .unwrap()
+        .unwrap();
+    let run = record.run.as_ref().unwrap();
+    let root = run.branches.get(tenx_engine::thread::ROOT_BRANCH).unwrap();
+    assert_eq!(root.node, "give_up");
+    assert_eq!(root.approved, None, "{:?}", root.approved);
+    assert_eq!(host.tools.calls_of("publish_post"), 1);
+}

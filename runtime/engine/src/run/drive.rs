@@ -119,6 +119,7 @@ async fn step_node(working: &mut Working<'_>, node: &str) -> Result<Flow, StepEr
 pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), RunError> {
     let graph = working.graph;
     if target == super::fork::FORK {
+        working.branch_mut()?.approved = None;
         let from = working.branch()?.node.clone();
         return super::fork::start(working, &from);
     }
@@ -157,7 +158,14 @@ pub(crate) fn enter(working: &mut Working<'_>, target: String) -> Result<(), Run
         });
         target.clone_from(&limit.exit);
     }
-    working.branch_mut()?.node.clone_from(&target);
+    let branch = working.branch_mut()?;
+    // An interrupt node's approval is for the tool node right after it: a run that goes anywhere
+    // else first (another arm, a visit limit's exit, back to the interrupt) leaves it behind, so
+    // no later way into the tool node finds an approval given for an earlier question.
+    if branch.approved.as_ref().is_some_and(|grant| grant.tool_node != target) {
+        branch.approved = None;
+    }
+    branch.node.clone_from(&target);
     // At END the thread keeps naming the node that ran last, as the reference does.
     if target != END {
         working.record.execution.current_node = target;

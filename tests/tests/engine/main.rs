@@ -32,6 +32,7 @@ mod retries;
 mod runs;
 mod semantics;
 mod steering;
+mod stopped_calls;
 mod stops;
 mod subgraphs;
 mod tamper;

@@ -66,6 +66,7 @@ pub trait ToolRunner: Send + Sync {
 
     /// Whether the idempotency key reaches whatever performs this tool's effect, so a repeat
     /// after a crash is deduplicated there (an `http` tool: yes, via its header). When not, a
-    /// call interrupted by a crash is marked `outcome_unknown` instead of being sent again.
+    /// call interrupted by a crash, or cut short by a stop after it was sent, is marked
+    /// `outcome_unknown` instead of being sent again.
     fn deduplicates(&self, tool: &tenx_artifact::Tool) -> bool;
 }

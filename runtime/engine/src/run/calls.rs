@@ -35,6 +35,26 @@ pub(crate) async fn run_calls(
 ) -> Result<CallsFlow, StepError> {
     let mut calls = calls.into_iter();
     while let Some(call) = calls.next() {
+        if working.cancel.is_cancelled() {
+            // A stop (a cancel) reached the round: the calls not sent yet are not sent, asked
+            // or handed off; each is answered, so the conversation stays whole, and the run
+            // stops before its next step.
+            for rest in std::iter::once(call).chain(calls) {
+                working.record(
+                    "tool_call",
+                    json!({"tool": rest.name, "call_id": rest.id, "node": node, "outcome": "not_run", "reason": "the run was stopped before the call was sent"}),
+                );
+                push_result(
+                    working,
+                    node,
+                    &rest,
+                    &rest.name,
+                    json!("Not run: the run was stopped."),
+                    true,
+                );
+            }
+            return Ok(CallsFlow::Continue);
+        }
         if let Some(target) = handoff_target(working, node, agent, &call.name) {
             let target = target?;
             if let Err(reason) = take_payload(working, agent, &call) {
@@ -375,7 +395,8 @@ fn refuse(working: &mut Working<'_>, node: &str, call: &QueuedCall, tool: &str, 
     working.push_message(message);
 }
 
-/// Appends a call's result.
+/// Appends a call's result. The result of a call a stop just cut short after it was sent
+/// carries the call (see [`super::execute::STOPPED_IN_FLIGHT`]), for the next run to finish.
 pub(crate) fn push_result(
     working: &mut Working<'_>,
     node: &str,
@@ -384,7 +405,13 @@ pub(crate) fn push_result(
     output: Value,
     is_error: bool,
 ) {
-    let message = result_message(working, node, call, tool, output, is_error);
+    let mut message = result_message(working, node, call, tool, output, is_error);
+    if let Some(cut) = working.cut_short.take_if(|cut| cut.call.call_id == call.id) {
+        message.metadata.insert(
+            super::execute::STOPPED_IN_FLIGHT.to_owned(),
+            serde_json::to_value(&cut).unwrap_or(Value::Null),
+        );
+    }
     working.push_message(message);
 }
 

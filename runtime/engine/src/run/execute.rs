@@ -4,6 +4,13 @@
 //! is stored before the call is sent and the receipt with the step's checkpoint, so after a crash
 //! the call is sent again with the same key, or, when the key cannot reach whatever performs the
 //! effect, marked `outcome_unknown` and never sent again.
+//!
+//! A stop (a `Cancel`) is, for a call already sent, the same as a crash: its outcome is not
+//! known. Its receipt stays in flight and its result in the conversation is a placeholder that
+//! carries the call ([`STOPPED_IN_FLIGHT`]); the thread's next run sends the same key again
+//! with the same arguments and puts the real result in its place (see
+//! [`super::in_flight::finish_stopped_calls`]). A call that cannot be deduplicated becomes
+//! `outcome_unknown` at once. A call the stop reached before its marker was stored is not sent.
 
 use serde_json::{Value, json};
 use tenx_artifact::{NodeKind, Tool, WriteSource};
@@ -13,11 +20,29 @@ use crate::ports::{Event, Receipt, ReceiptState, ToolInvocation};
 use super::working::store_error;
 use super::{NodeFailure, StepError, Working};
 
+/// The metadata key of a tool message whose call a stop cut short after it was sent: its value
+/// is the call ([`StoppedCall`]), which the thread's next run finishes.
+pub(crate) const STOPPED_IN_FLIGHT: &str = "stopped_in_flight";
+
 /// What a call returned, as the model (or the tool node) sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Outcome {
     pub(crate) output: Value,
     pub(crate) is_error: bool,
+    /// A stop reached the call: it was not sent, or it was cut short and its outcome is not
+    /// known yet. The run stops after it.
+    pub(crate) stopped: bool,
+}
+
+/// A call a stop cut short after it was sent: what its placeholder result carries
+/// ([`STOPPED_IN_FLIGHT`]), so the next run sends exactly it again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct StoppedCall {
+    /// The call, as it was sent.
+    #[serde(flatten)]
+    pub(crate) call: crate::thread::InFlightCall,
+    /// The idempotency key it was sent under.
+    pub(crate) idempotency_key: String,
 }
 
 /// The key a call of `tool` runs under.
@@ -49,23 +74,48 @@ pub(crate) async fn run_tool(
     arguments: &Value,
     approved: bool,
 ) -> Result<Outcome, StepError> {
-    let outcome = run_tool_once(working, node, declared, call_id, arguments, approved).await?;
+    let Some(tool) = working.artifact().tools.get(declared) else {
+        return Err(NodeFailure::new(format!("tool `{declared}` is not in the artifact")).into());
+    };
+    let key = idempotency_key(working, tool, node, call_id, arguments);
+    let call = crate::thread::InFlightCall {
+        node: node.to_owned(),
+        tool: declared.to_owned(),
+        call_id: call_id.to_owned(),
+        arguments: arguments.clone(),
+        approved,
+    };
+    run_keyed(working, &call, key).await
+}
+
+/// [`run_tool`] for `call` under `key` (a call that a stop cut short keeps the key it was
+/// sent under).
+pub(crate) async fn run_keyed(
+    working: &mut Working<'_>,
+    call: &crate::thread::InFlightCall,
+    key: String,
+) -> Result<Outcome, StepError> {
+    let outcome = run_tool_once(working, call, key).await?;
     working.clear_in_flight()?;
     Ok(outcome)
 }
 
 async fn run_tool_once(
     working: &mut Working<'_>,
-    node: &str,
-    declared: &str,
-    call_id: &str,
-    arguments: &Value,
-    approved: bool,
+    call: &crate::thread::InFlightCall,
+    key: String,
 ) -> Result<Outcome, StepError> {
+    let crate::thread::InFlightCall {
+        node,
+        tool: declared,
+        call_id,
+        arguments,
+        approved,
+    } = call;
+    let (node, declared, call_id, approved) = (node.as_str(), declared.as_str(), call_id.as_str(), *approved);
     let Some(tool) = working.artifact().tools.get(declared) else {
         return Err(NodeFailure::new(format!("tool `{declared}` is not in the artifact")).into());
     };
-    let key = idempotency_key(working, tool, node, call_id, arguments);
     let thread_id = working.record.thread_id.clone();
     let store = working.engine.ports.store.clone();
     let runner = working.engine.ports.tools.clone();
@@ -79,6 +129,7 @@ async fn run_tool_once(
             return Ok(Outcome {
                 output: result,
                 is_error,
+                stopped: false,
             });
         }
         Some(Receipt {
@@ -103,10 +154,27 @@ async fn run_tool_once(
                 working.record("tool_call", fields("outcome_unknown"));
                 return Ok(unknown(tool));
             }
+            if working.cancel.is_cancelled() {
+                // Stopped again before it was sent again: it stays in flight, as it was.
+                return Ok(cut_short(working, tool, call, key.clone()));
+            }
             // The key reaches the service: send the same call again; it deduplicates.
             working.record("tool_call", fields("resent"));
         }
         None => {
+            if working.cancel.is_cancelled() {
+                // The stop came before the marker: the call is not sent, and no receipt keeps
+                // its key (a later call under it runs).
+                working.record("tool_call", json!({"tool": declared, "call_id": call_id, "node": node, "idempotency_key": key, "outcome": "not_run", "approved": approved, "reason": "the run was stopped before the call was sent"}));
+                return Ok(Outcome {
+                    output: json!(format!(
+                        "Tool '{}' was not run: the run was stopped before it was sent.",
+                        tool.name
+                    )),
+                    is_error: true,
+                    stopped: true,
+                });
+            }
             let marker = Receipt {
                 thread_id: thread_id.clone(),
                 key: key.clone(),
@@ -115,14 +183,7 @@ async fn run_tool_once(
                     started_at: working.now(),
                 },
             };
-            let call = crate::thread::InFlightCall {
-                node: node.to_owned(),
-                tool: declared.to_owned(),
-                call_id: call_id.to_owned(),
-                arguments: arguments.clone(),
-                approved,
-            };
-            working.commit_in_flight(call, marker).await?;
+            working.commit_in_flight(call.clone(), marker).await?;
         }
     }
     working.emit_with(|| Event::ToolCall {
@@ -147,6 +208,9 @@ async fn run_tool_once(
         };
         let answer = runner.call(invocation, &working.cancel).await;
         let Err(error) = &answer else { break answer };
+        if working.cancel.is_cancelled() {
+            break answer;
+        }
         let class = super::retry::tool_class(error.kind);
         let Some(policy) = policy
             .as_ref()
@@ -159,9 +223,18 @@ async fn run_tool_once(
             _ => None,
         };
         working.record("tool_call", json!({"tool": declared, "call_id": call_id, "node": node, "idempotency_key": key, "outcome": "attempt_failed", "attempt": attempt, "error": error.message}));
-        tokio::time::sleep(super::retry::wait(policy, attempt, &key, retry_after)).await;
+        // A stop during the wait ends it: the next attempt is not sent.
+        let wait = super::retry::wait(policy, attempt, &key, retry_after);
+        if tokio::time::timeout(wait, working.cancel.cancelled()).await.is_ok() {
+            break answer;
+        }
         attempt = attempt.saturating_add(1);
     };
+    if answer.is_err() && working.cancel.is_cancelled() {
+        // The stop cut the call short after it was sent: its outcome is not known, as after
+        // a crash. It is never recorded as failed.
+        return Ok(cut_short(working, tool, call, key.clone()));
+    }
     let outcome = match answer {
         Ok(result) => match tool
             .result
@@ -174,15 +247,18 @@ async fn run_tool_once(
                     tool.name
                 )),
                 is_error: true,
+                stopped: false,
             },
             _ => Outcome {
                 output: result,
                 is_error: false,
+                stopped: false,
             },
         },
         Err(error) => Outcome {
             output: json!(format!("Tool '{}' failed: {}", tool.name, error.message)),
             is_error: true,
+            stopped: false,
         },
     };
     working.receipts.push(Receipt {
@@ -217,6 +293,59 @@ fn unknown(tool: &Tool) -> Outcome {
             tool.name
         )),
         is_error: true,
+        stopped: false,
+    }
+}
+
+/// A call a stop cut short after it was sent (or that was in flight and stopped again before it
+/// was sent again). When its key reaches the service, its receipt stays in flight and its
+/// result is a placeholder that carries the call, so the thread's next run sends the same key
+/// again (see [`super::in_flight::finish_stopped_calls`]); otherwise it is `outcome_unknown` at
+/// once, as recovery would make it, and never sent again.
+fn cut_short(working: &mut Working<'_>, tool: &Tool, call: &crate::thread::InFlightCall, key: String) -> Outcome {
+    let deduplicates = working.engine.ports.tools.deduplicates(tool);
+    let fields = |outcome: &str, reason: &str| json!({"tool": call.tool, "call_id": call.call_id, "node": call.node, "idempotency_key": key, "outcome": outcome, "approved": call.approved, "reason": reason});
+    if !deduplicates {
+        working.record(
+            "tool_call",
+            fields(
+                "outcome_unknown",
+                "the run was stopped while the call ran and no idempotency key reaches the tool",
+            ),
+        );
+        working.receipts.push(Receipt {
+            thread_id: working.record.thread_id.clone(),
+            key,
+            tool: call.tool.clone(),
+            state: ReceiptState::OutcomeUnknown,
+        });
+        return Outcome {
+            output: json!(format!(
+                "Tool '{}' failed: the run was stopped while the call ran and nobody can tell whether it took effect; it was not sent again (outcome_unknown)",
+                tool.name
+            )),
+            is_error: true,
+            stopped: true,
+        };
+    }
+    working.record(
+        "tool_call",
+        fields(
+            "interrupted",
+            "the run was stopped while the call ran; the next run sends it again with the same key",
+        ),
+    );
+    working.cut_short = Some(StoppedCall {
+        call: call.clone(),
+        idempotency_key: key,
+    });
+    Outcome {
+        output: json!(format!(
+            "Tool '{}' was interrupted: the run was stopped after the call was sent, so its outcome is not known yet; the next run sends it again with the same idempotency key and shows its result here.",
+            tool.name
+        )),
+        is_error: true,
+        stopped: true,
     }
 }
 

@@ -5,11 +5,20 @@
 //! with a call in flight (after a crash: see [`super::recover`]) finishes exactly that call
 //! through [`super::execute::run_tool`], which re-sends the same key or marks the call
 //! `outcome_unknown`, and never asks its approval again.
+//!
+//! A call a stop cut short after it was sent leaves no run behind (the run stopped), but its
+//! receipt stays in flight and its result in the conversation is a placeholder that carries
+//! the call ([`STOPPED_IN_FLIGHT`]). The thread's next run finishes it first, exactly as
+//! recovery finishes a call a crash cut short ([`finish_stopped_calls`]).
 
-use crate::RunError;
-use crate::ports::Receipt;
+use serde_json::{Value, json};
+
+use crate::ports::{Receipt, ReceiptState};
 use crate::thread::InFlightCall;
+use crate::wire::{ContentBlock, Role, ToolResultStatus};
+use crate::{ErrorCode, RunError};
 
+use super::execute::{Outcome, STOPPED_IN_FLIGHT, StoppedCall};
 use super::{StepError, Working};
 
 impl Working<'_> {
@@ -66,4 +75,94 @@ pub(crate) async fn finish_agent_call(
     }
     working.commit().await?;
     Ok(())
+}
+
+/// Finishes the calls a stop cut short after they were sent, before a new run of the thread
+/// goes on: each is sent again under the key it was sent under, with the arguments it was sent
+/// with (an approved or edited call is not asked again), through the exactly-once path (a
+/// `done` receipt answers it, an in-flight one is sent again, recorded `resent`). Its real
+/// result replaces the placeholder, in the same place of the conversation, and is written
+/// where the graph's `results` say; the receipts are committed before the run moves on. A
+/// call whose tool the artifact no longer has becomes `outcome_unknown`, never sent. Stopped
+/// again before it is sent again, a call keeps its placeholder.
+pub(crate) async fn finish_stopped_calls(working: &mut Working<'_>) -> Result<(), RunError> {
+    let stopped: Vec<(usize, StoppedCall)> = working
+        .record
+        .context
+        .iter()
+        .enumerate()
+        .filter(|(_, message)| message.role == Role::Tool)
+        .filter_map(|(index, message)| {
+            let carried = message.metadata.get(STOPPED_IN_FLIGHT)?;
+            serde_json::from_value::<StoppedCall>(carried.clone())
+                .ok()
+                .map(|call| (index, call))
+        })
+        .collect();
+    if stopped.is_empty() {
+        return Ok(());
+    }
+    for (index, stopped) in stopped {
+        let outcome = if working.artifact().tools.contains_key(&stopped.call.tool) {
+            match super::execute::run_keyed(working, &stopped.call, stopped.idempotency_key.clone()).await {
+                Ok(outcome) => outcome,
+                Err(StepError::Run(error)) => return Err(error),
+                Err(StepError::Node(failure)) => return Err(node_failed(&stopped.call.node, &failure.message)),
+            }
+        } else {
+            tool_gone(working, &stopped)
+        };
+        if outcome.stopped {
+            // Stopped again before it was sent again: it stays as it was.
+            working.cut_short = None;
+            continue;
+        }
+        if let Some(message) = working.record.context.get_mut(index) {
+            message.metadata.remove(STOPPED_IN_FLIGHT);
+            message.content = vec![ContentBlock::ToolResult {
+                call_id: stopped.call.call_id.clone(),
+                output: outcome.output.clone(),
+                is_error: outcome.is_error,
+                status: Some(if outcome.is_error {
+                    ToolResultStatus::Failed
+                } else {
+                    ToolResultStatus::Completed
+                }),
+            }];
+        }
+        if !outcome.is_error {
+            super::execute::write_tool_result(working, &stopped.call.node, &stopped.call.tool, &outcome.output)
+                .map_err(|failure| node_failed(&stopped.call.node, &failure.message))?;
+        }
+    }
+    working.commit().await
+}
+
+/// A stopped call whose tool the artifact no longer has: `outcome_unknown`, never sent again.
+fn tool_gone(working: &mut Working<'_>, stopped: &StoppedCall) -> Outcome {
+    let call = &stopped.call;
+    working.receipts.push(Receipt {
+        thread_id: working.record.thread_id.clone(),
+        key: stopped.idempotency_key.clone(),
+        tool: call.tool.clone(),
+        state: ReceiptState::OutcomeUnknown,
+    });
+    working.record(
+        "tool_call",
+        json!({"tool": call.tool, "call_id": call.call_id, "node": call.node, "idempotency_key": stopped.idempotency_key, "outcome": "outcome_unknown", "approved": call.approved, "reason": "the run was stopped while the call ran and the program no longer has the tool"}),
+    );
+    Outcome {
+        output: Value::String(format!(
+            "Tool '{}' failed: the run was stopped while the call ran and the program no longer has the tool, so nobody can tell whether it took effect; it was not sent again (outcome_unknown)",
+            call.tool
+        )),
+        is_error: true,
+        stopped: false,
+    }
+}
+
+/// `NODE_001` for a stopped call that could not be finished.
+fn node_failed(node: &str, message: &str) -> RunError {
+    RunError::new(ErrorCode::NodeFailed, format!("Error in node '{node}': {message}"))
+        .with_details(json!({"node": node}))
 }

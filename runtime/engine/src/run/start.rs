@@ -100,6 +100,8 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     execution.interrupt_data = None;
     execution.internal_data = Map::new();
     execution.stop_current_execution = crate::wire::StopState::None;
+    // A call a stop cut short after it was sent is finished first, as recovery would.
+    super::in_flight::finish_stopped_calls(working).await?;
     super::drive::enter(working, start)?;
     super::drive::drive(working).await
 }

@@ -145,6 +145,11 @@ pub(crate) async fn run_approved(
         outcome.output.clone(),
         outcome.is_error,
     );
+    if outcome.stopped {
+        // A stop reached the call (not sent, or cut short after it was sent): the run stops
+        // here; it did not fail, and no `on_error` way is taken.
+        return Ok(Flow::Stopped);
+    }
     if outcome.is_error {
         let message = outcome
             .output

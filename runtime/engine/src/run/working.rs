@@ -37,6 +37,9 @@ pub(crate) struct Working<'e> {
     pub(crate) lane: Option<super::fork::Lane<'e>>,
     /// The call of an agent used as a tool that the next fork starts (set by the agent node).
     pub(crate) agent_call: Option<super::fork::AgentCall>,
+    /// The call a stop just cut short after it was sent: the next result pushed for it carries
+    /// it (see [`super::execute::STOPPED_IN_FLIGHT`]).
+    pub(crate) cut_short: Option<super::execute::StoppedCall>,
 }
 
 impl<'e> Working<'e> {
@@ -66,6 +69,7 @@ impl<'e> Working<'e> {
             replacing: None,
             lane: None,
             agent_call: None,
+            cut_short: None,
         }
     }
 

@@ -35,6 +35,7 @@ mod postgres;
 mod replica_stops;
 mod state_writes;
 mod streams;
+mod thread_authority;
 mod thread_writes;
 mod threads;
 mod walkthrough;

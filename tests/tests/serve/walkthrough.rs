@@ -251,7 +251,9 @@ fn the_readme_walkthrough_runs_against_the_demo_and_refunds_once() {
             format!("Thread is paused at interrupt '{id}' in node 'support'. Resume it with {{'resume': value}}."),
         ),
         ("HTTPException", "Not authorized to invoke graph".to_owned()),
-        ("APPROVER_REFUSED", approver.to_owned()),
+        // Bob neither owns the thread nor may answer its question: D7 (nothing about it told).
+        ("HTTPException", "Not authorized to invoke graph".to_owned()),
+        // Alice owns it, but asked: separate duties.
         ("APPROVER_REFUSED", approver.to_owned()),
         (
             "INTERRUPT_003",

@@ -16,6 +16,33 @@ use crate::{ErrorCode, Identity, RunError};
 use super::glue::Verdict;
 use super::{Flow, StepError, Working};
 
+/// Refuses an answer from someone who does not own the thread and may not answer its open
+/// question: with auth on, only the owner or an approver allowed by the question's `approvers`
+/// gets further. The refusal is the one the later checks
+/// would give (D7's `Not authorized to invoke graph`, or `APPROVER_REFUSED`), given first.
+fn refuse_stranger(working: &Working<'_>, cancels: bool, identity: &Identity) -> Result<(), RunError> {
+    if !working.engine.options.auth || working.record.owner == identity.user_id {
+        return Ok(());
+    }
+    // Waiting at no question, there is none to tell of (D2 answers).
+    let Some(pending) = working.record.pending.as_ref() else {
+        return Ok(());
+    };
+    let (approvers, separate_duties) = super::glue::who_may_answer(working, pending);
+    // A cancel is not a decision on the action: separate duties do not hold for it.
+    let separate_duties = separate_duties && !cancels;
+    match super::approvals::refusal(true, &working.record, approvers.as_ref(), separate_duties, identity) {
+        None => Ok(()),
+        Some(refusal) if refusal.rule == "owner" => Err(RunError::new(
+            ErrorCode::NotAuthorized,
+            "Not authorized to invoke graph",
+        )),
+        Some(refusal) => {
+            Err(RunError::new(ErrorCode::ApproverRefused, refusal.message).with_details(json!({"rule": refusal.rule})))
+        }
+    }
+}
+
 /// Applies an answer to the thread's open question.
 pub(crate) async fn resume(
     working: &mut Working<'_>,
@@ -23,6 +50,9 @@ pub(crate) async fn resume(
     messages: Vec<Message>,
     identity: &Identity,
 ) -> Result<(), RunError> {
+    // Another user's thread: whether this caller may answer at all is settled before anything
+    // about the question (its id, its expiry, the program that asked it) is told or recorded.
+    refuse_stranger(working, answer.value.is_null(), identity)?;
     let Some(pending) = working.record.pending.clone() else {
         return Err(super::entry::nothing_to_resume());
     };

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 use tenx_engine::approval::{BatchLimits, check_batch};
 use tenx_engine::ports::NullEvents;
-use tenx_engine::{Identity, MAX_NOTE_CHARS, ResumeAnswer, RunRequest};
+use tenx_engine::{ErrorCode, Identity, MAX_NOTE_CHARS, ResumeAnswer, RunRequest, ThreadOwner};
 
 use super::{api_error, body, caller};
 use crate::AppState;
@@ -132,6 +132,40 @@ fn note_of(object: &Map<String, Value>, required: bool) -> Result<Option<String>
     }
 }
 
+/// The graph an answer to `interrupt_id` runs in: the graph its thread records (an answer never
+/// names one). `None` when the artifact serves one graph. Who may not answer is refused here
+/// with the engine's own answer, before the thread is read.
+async fn answered_graph(
+    state: &AppState,
+    interrupt_id: &str,
+    thread_id: &str,
+    identity: &Identity,
+) -> Result<Option<String>, ApiError> {
+    let engine = state.engine();
+    if engine.artifact().artifact.graphs.len() < 2 {
+        return Ok(None);
+    }
+    match engine.approval(interrupt_id, identity).await {
+        Ok(detail) => Ok(Some(detail.summary.graph)),
+        // Asked under another artifact (or answered meanwhile): the engine's resume says which.
+        Err(error) if error.code == ErrorCode::ApprovalNotFound => {
+            let owner = match engine
+                .thread_owner(thread_id)
+                .await
+                .map_err(|error| api_error(state, error))?
+            {
+                ThreadOwner::Owned(owner) => owner,
+                ThreadOwner::Missing => return Err(api_error(state, error)),
+            };
+            if state.auth_on() && owner != identity.user_id {
+                return Err(api_error(state, error));
+            }
+            super::thread_graph(state, thread_id, &owner).await
+        }
+        Err(error) => Err(api_error(state, error)),
+    }
+}
+
 /// What an answer led to, as the approvals API reports it.
 async fn answer_one(
     state: &AppState,
@@ -145,6 +179,7 @@ async fn answer_one(
         .approval_thread(interrupt_id)
         .await
         .map_err(|error| api_error(state, error))?;
+    let graph = answered_graph(state, interrupt_id, &thread_id, identity).await?;
     let cap = state
         .auth_on()
         .then_some(state.settings().max_concurrent_runs_per_user)
@@ -154,6 +189,7 @@ async fn answer_one(
         .acquire(engine.clone(), &thread_id, identity.user_id.as_deref(), cap)?;
     let request = RunRequest {
         thread_id: Some(thread_id.clone()),
+        graph,
         resume: Some(ResumeAnswer {
             value,
             interrupt_id: Some(interrupt_id.to_owned()),

@@ -27,7 +27,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tenx_engine::{Identity, RunError, ThreadOwner};
+use tenx_engine::{ErrorCode, Identity, RunError, ThreadOwner};
 
 use crate::AppState;
 use crate::envelope::ApiError;
@@ -121,13 +121,47 @@ pub async fn refuse_others(
         && let ThreadOwner::Owned(owner) = &owner
         && *owner != identity.user_id
     {
-        // The reference's authorization denial is an `HTTPException` (reference-api.md §11).
-        return Err(ApiError::http(
-            StatusCode::FORBIDDEN,
-            format!("Not authorized to {action} graph"),
-        ));
+        return Err(not_authorized(action));
     }
     Ok(owner)
+}
+
+/// D7's refusal of another user's thread: 403 `Not authorized to <action> graph`, the
+/// reference's authorization denial, an `HTTPException` (reference-api.md §11).
+pub fn not_authorized(action: &str) -> ApiError {
+    ApiError::http(StatusCode::FORBIDDEN, format!("Not authorized to {action} graph"))
+}
+
+/// Whether an engine refusal of a question lookup says only that the caller may not have it
+/// (unknown, answered, or not theirs to answer), as opposed to a failure to report.
+pub fn hides_question(error: &RunError) -> bool {
+    matches!(
+        error.code,
+        ErrorCode::ApprovalNotFound | ErrorCode::ApproverRefused | ErrorCode::NotAuthorized
+    )
+}
+
+/// The graph the existing thread `thread_id` runs, when the artifact serves several (`None`
+/// with one graph, when the request need not name it, or when the thread is gone). Read only
+/// for a request already allowed on the thread: the engine's read is its owner's.
+pub async fn thread_graph(
+    state: &AppState,
+    thread_id: &str,
+    owner: &Option<String>,
+) -> Result<Option<String>, ApiError> {
+    let engine = state.engine();
+    if engine.artifact().artifact.graphs.len() < 2 {
+        return Ok(None);
+    }
+    let as_owner = Identity {
+        user_id: owner.clone(),
+        ..Identity::default()
+    };
+    match engine.thread(thread_id, &as_owner).await {
+        Ok(record) => Ok(Some(record.graph)),
+        Err(error) if error.code == ErrorCode::ThreadNotFound => Ok(None),
+        Err(error) => Err(api_error(state, error)),
+    }
 }
 
 /// An engine error as the API answers it; production hides internal detail of 5xx errors.

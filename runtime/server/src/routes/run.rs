@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tenx_engine::ports::{NullEvents, StopKind};
 use tenx_engine::{RunOutput, ThreadOwner};
 
-use super::{api_error, caller, headers_and_body, object_or_empty, refuse_others};
+use super::{api_error, caller, headers_and_body, not_authorized, object_or_empty, refuse_others};
 use crate::AppState;
 use crate::envelope::{ApiError, ApiResult, ok};
 use crate::input::{self, Granularity, GraphInput};
@@ -53,16 +53,25 @@ pub async fn prepare_input(
         .clone()
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     input.request.thread_id = Some(thread_id.clone());
-    let owner = if input.request.resume.is_some() {
-        // An approver need not own the thread: the engine decides who may answer.
-        state
-            .engine()
-            .thread_owner(&thread_id)
-            .await
-            .map_err(|error| api_error(state, error))?
-    } else {
-        refuse_others(state, &thread_id, &input.request.identity, "invoke").await?
-    };
+    let owner = state
+        .engine()
+        .thread_owner(&thread_id)
+        .await
+        .map_err(|error| api_error(state, error))?;
+    if let ThreadOwner::Owned(owner) = &owner {
+        // D7 before anything about the thread is told: another user's thread is 403, whatever
+        // the request carries, unless it answers a question the caller may answer.
+        if state.auth_on()
+            && *owner != input.request.identity.user_id
+            && !may_answer_open(state, &thread_id, &input.request).await?
+        {
+            return Err(not_authorized("invoke"));
+        }
+        // A thread keeps the graph it was started with: a request on it need not name it.
+        if input.request.graph.is_none() {
+            input.request.graph = super::thread_graph(state, &thread_id, owner).await?;
+        }
+    }
     let cap = state
         .auth_on()
         .then_some(state.settings().max_concurrent_runs_per_user)
@@ -79,6 +88,48 @@ pub async fn prepare_input(
         is_new_thread: owner == ThreadOwner::Missing,
         slot,
     })
+}
+
+/// Whether `request` answers the question another user's thread waits at, and its caller may
+/// answer it (an approver named by the question's `approvers`), or sends again an answer the
+/// caller gave on the thread. Everything else on another
+/// user's thread is refused before the engine sees it, so a refusal tells nothing of the
+/// question (not its id, nor that the thread waits at one).
+async fn may_answer_open(
+    state: &AppState,
+    thread_id: &str,
+    request: &tenx_engine::RunRequest,
+) -> Result<bool, ApiError> {
+    let Some(resume) = &request.resume else {
+        return Ok(false);
+    };
+    let engine = state.engine();
+    if let Some(id) = resume.interrupt_id.as_deref() {
+        match engine.approval(id, &request.identity).await {
+            Ok(detail) if detail.summary.thread_id == thread_id => return Ok(detail.refused.is_none()),
+            Ok(_) => {}
+            Err(error) if super::hides_question(&error) => {}
+            Err(error) => return Err(api_error(state, error)),
+        }
+        // The caller's own answer sent again: the engine tells them it was already answered.
+        let answered = engine
+            .answer_record(thread_id, id)
+            .await
+            .map_err(|error| api_error(state, error))?;
+        if answered.is_some_and(|record| {
+            request.identity.user_id.is_some()
+                && record.get("answered_by").and_then(Value::as_str) == request.identity.user_id.as_deref()
+        }) {
+            return Ok(true);
+        }
+    }
+    // No id, or one that is not this thread's open question: whether the caller may answer the
+    // question the thread waits at now (then the engine says the id is stale).
+    let open = engine
+        .approvals(&request.identity, 0, usize::MAX)
+        .await
+        .map_err(|error| api_error(state, error))?;
+    Ok(open.iter().any(|summary| summary.thread_id == thread_id))
 }
 
 /// `POST /v1/graph/invoke`.

@@ -42,8 +42,9 @@ invoke "$ALICE" '{"messages": [{"role": "user", "content": [{"type": "text", "te
 #    Another user's token on this thread: 403.
 invoke "$BOB" '{"messages": [{"role": "user", "content": [{"type": "text", "text": "mine now"}]}],
   "config": {"thread_id": "refund-1042"}}'
-#    Beyond the seed: the approval names its approvers (role support_lead). Neither Bob nor
-#    Alice, who asked, holds it: 403 APPROVER_REFUSED each.
+#    Beyond the seed: the approval names its approvers (role support_lead). Bob, who neither
+#    owns the thread nor holds the role, gets D7's 403 (`Not authorized to invoke graph`: a
+#    stranger learns nothing about the question); Alice, who asked, gets 403 APPROVER_REFUSED.
 invoke "$BOB" '{"resume": {"approved": true}, "interrupt_id": "'"$ID"'",
   "config": {"thread_id": "refund-1042"}}'
 invoke "$ALICE" '{"resume": {"approved": true}, "interrupt_id": "'"$ID"'",

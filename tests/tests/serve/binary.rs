@@ -479,14 +479,33 @@ graph g {
 }
 "#;
 
-/// A service on a loopback port that answers every request `done slowly` (text) after `delay`,
-/// counting the requests.
-pub(super) fn slow_service(delay: Duration) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+/// What [`slow_service`] was sent: how many requests, and each one's `Idempotency-Key`.
+#[derive(Clone, Default)]
+pub(super) struct SlowRequests {
+    count: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    keys: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl SlowRequests {
+    pub(super) fn load(&self, order: std::sync::atomic::Ordering) -> usize {
+        self.count.load(order)
+    }
+
+    /// Each request's `Idempotency-Key` (empty without one), in arrival order.
+    pub(super) fn keys(&self) -> Vec<String> {
+        self.keys.lock().unwrap().clone()
+    }
+}
+
+/// A service on a loopback port that answers `done slowly` (text) after `delay`, counting the
+/// requests. Like a service that deduplicates, it holds only the first request of each
+/// `Idempotency-Key`: one that repeats a key is answered at once.
+pub(super) fn slow_service(delay: Duration) -> (String, SlowRequests) {
     use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let seen = count.clone();
+    let requests = SlowRequests::default();
+    let seen = requests.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
@@ -494,13 +513,21 @@ pub(super) fn slow_service(delay: Duration) -> (String, std::sync::Arc<std::sync
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut length = 0_usize;
+                let mut key = String::new();
                 loop {
                     let mut line = String::new();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 {
                         return;
                     }
-                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
                         length = value.trim().parse().unwrap_or(0);
+                    }
+                    if lower.starts_with("idempotency-key:") {
+                        key = line
+                            .split_once(':')
+                            .map(|(_, v)| v.trim().to_owned())
+                            .unwrap_or_default();
                     }
                     if line == "\r\n" {
                         break;
@@ -508,15 +535,23 @@ pub(super) fn slow_service(delay: Duration) -> (String, std::sync::Arc<std::sync
                 }
                 let mut body = vec![0_u8; length];
                 let _ = reader.read_exact(&mut body);
-                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                std::thread::sleep(delay);
+                let repeat = {
+                    let mut keys = seen.keys.lock().unwrap();
+                    let repeat = !key.is_empty() && keys.contains(&key);
+                    keys.push(key);
+                    repeat
+                };
+                seen.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if !repeat {
+                    std::thread::sleep(delay);
+                }
                 let _ = stream.write_all(
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 11\r\nconnection: close\r\n\r\ndone slowly",
                 );
             });
         }
     });
-    (url, count)
+    (url, requests)
 }
 
 #[tokio::test]

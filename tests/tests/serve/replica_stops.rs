@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::binary::{SLOW_HTTP_PROGRAM, Serving, get, post, serve, slow_service};
+use super::binary::{SLOW_HTTP_PROGRAM, Serving, SlowRequests, get, post, serve, slow_service};
 use super::harness::user;
 use crate::pg_schema::Schema;
 
@@ -20,7 +20,7 @@ struct Pair {
     _dir: tempfile::TempDir,
     a: Serving,
     b: Serving,
-    requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    requests: SlowRequests,
     /// PostgreSQL only: the test's schema, dropped after both replicas.
     _schema: Option<Schema>,
 }
@@ -174,7 +174,11 @@ async fn stop_across(pair: Pair) {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(pair.requests.load(Ordering::SeqCst), 1, "the tool was sent once");
+    // The call the stop cut short was sent: the next run sends it again under the same key (as
+    // recovery after a crash would), never a second call under another.
+    let keys = pair.requests.keys();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(!keys[0].is_empty() && keys[0] == keys[1], "{keys:?}");
 }
 
 async fn busy_cancel_across(pair: Pair) {
@@ -209,4 +213,8 @@ async fn busy_cancel_across(pair: Pair) {
     let context = state["data"]["state"]["context"].as_array().unwrap();
     let users = context.iter().filter(|message| message["role"] == "user").count();
     assert_eq!(users, 2, "both messages are in the thread: {context:#?}");
+    // B's run first finished the call A's stop cut short, under the same key.
+    let keys = pair.requests.keys();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(!keys[0].is_empty() && keys[0] == keys[1], "{keys:?}");
 }

@@ -6,7 +6,11 @@ use tenx_engine::testing::FakeTools;
 use tenx_engine::wire::ExecutionStatus;
 use tenx_engine::{ErrorCode, Identity};
 
-use crate::harness::{Host, Models, assistant_texts, auth, dev, example_artifact, person, tool_outputs};
+use tenx_engine::{ResumeAnswer, RunRequest};
+
+use crate::harness::{
+    Host, Models, assistant_texts, auth, compile_patched, dev, example, example_artifact, person, tool_outputs, user,
+};
 
 const ASK: &str = "Refund order 1042, 59.00";
 
@@ -225,6 +229,67 @@ async fn only_a_listed_approver_other_than_the_requester_may_answer() {
         host.engine.thread("t1", &eve).await.unwrap_err().code,
         ErrorCode::ThreadNotFound
     );
+}
+
+/// A host that serves the refund graph twice, as `refunds` and `refunds_again`.
+fn two_graph_refunds() -> Host {
+    let tools = FakeTools::new().returns("issue_refund", json!("Refunded 5900 cents on order 1042."));
+    let artifact = compile_patched(&example("refund_approval"), |artifact| {
+        let graph = artifact.graphs.get("refunds").unwrap().clone();
+        artifact.graphs.insert("refunds_again".into(), graph);
+    });
+    Host::from_artifact(artifact, tools, Models::Scripted, auth())
+}
+
+#[tokio::test]
+async fn a_stranger_naming_another_graph_learns_nothing_of_the_thread() {
+    let host = two_graph_refunds();
+    let alice = person("alice", &[]);
+    let asked = host
+        .run(RunRequest {
+            graph: Some("refunds_again".into()),
+            thread_id: Some("t1".into()),
+            messages: vec![user(ASK)],
+            identity: alice.clone(),
+            ..RunRequest::default()
+        })
+        .await
+        .unwrap();
+    let id = asked.thread.pending.unwrap().interrupt.unwrap().id;
+    let before = host.snapshot("t1").await;
+    let resume = |graph: &str, who: &Identity| RunRequest {
+        graph: Some(graph.to_owned()),
+        thread_id: Some("t1".into()),
+        resume: Some(ResumeAnswer {
+            value: json!({"approved": true}),
+            interrupt_id: Some(id.clone()),
+            note: None,
+        }),
+        identity: who.clone(),
+        ..RunRequest::default()
+    };
+    // The owner naming the wrong graph is told which one the thread runs.
+    let wrong = host.run(resume("refunds", &alice)).await.unwrap_err();
+    assert_eq!(
+        (wrong.code, wrong.message.as_str()),
+        (
+            ErrorCode::InvalidRequest,
+            "thread 't1' runs graph 'refunds_again', not 'refunds'"
+        )
+    );
+    // A stranger (no approver role) naming either is refused as one first: the refusal an
+    // answer would get, never the thread's graph.
+    for graph in ["refunds", "refunds_again"] {
+        let refused = host.run(resume(graph, &person("eve", &[]))).await.unwrap_err();
+        assert_eq!(
+            (refused.code, refused.details["rule"].clone()),
+            (ErrorCode::ApproverRefused, json!("approvers")),
+            "{graph}"
+        );
+        assert!(!format!("{refused:?}").contains("refunds_again"), "{refused:?}");
+    }
+    assert_eq!(host.snapshot("t1").await, before);
+    assert_eq!(host.tools.total_calls(), 0);
 }
 
 #[tokio::test]

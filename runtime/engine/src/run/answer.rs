@@ -8,8 +8,9 @@
 use serde_json::{Value, json};
 use tenx_artifact::WriteSource;
 
+use crate::engine::Inner;
 use crate::request::ResumeAnswer;
-use crate::thread::{ApprovedStep, Pending, PendingKind, QueuedCall};
+use crate::thread::{ApprovedStep, Pending, PendingKind, QueuedCall, ThreadRecord};
 use crate::wire::{ExecutionStatus, Message};
 use crate::{ErrorCode, Identity, RunError};
 
@@ -18,20 +19,32 @@ use super::{Flow, StepError, Working};
 
 /// Refuses an answer from someone who does not own the thread and may not answer its open
 /// question: with auth on, only the owner or an approver allowed by the question's `approvers`
-/// gets further. The refusal is the one the later checks
-/// would give (D7's `Not authorized to invoke graph`, or `APPROVER_REFUSED`), given first.
-fn refuse_stranger(working: &Working<'_>, cancels: bool, identity: &Identity) -> Result<(), RunError> {
-    if !working.engine.options.auth || working.record.owner == identity.user_id {
+/// gets further. The refusal is the one the later checks would give (D7's `Not authorized to
+/// invoke graph`, or `APPROVER_REFUSED`), given first: [`super::entry`] calls this as soon as the
+/// thread is loaded, before the graph the request names is compared with the thread's, and
+/// before a question another artifact asked is asked again, so a stranger learns nothing of the
+/// thread (not its graph, not its question) and causes nothing. Who may answer is read from the
+/// thread's own graph (`None` when the artifact has no such graph: then the owner alone may).
+pub(crate) fn refuse_stranger(
+    inner: &Inner,
+    record: &ThreadRecord,
+    cancels: bool,
+    identity: &Identity,
+) -> Result<(), RunError> {
+    if !inner.options.auth || record.owner == identity.user_id {
         return Ok(());
     }
     // Waiting at no question, there is none to tell of (D2 answers).
-    let Some(pending) = working.record.pending.as_ref() else {
+    let Some(pending) = record.pending.as_ref() else {
         return Ok(());
     };
-    let (approvers, separate_duties) = super::glue::who_may_answer(working, pending);
+    let (approvers, separate_duties) = match inner.artifact.artifact.graphs.get(&record.graph) {
+        Some(graph) => super::approvals::who_may_answer(&inner.artifact.artifact, graph, pending),
+        None => (None, true),
+    };
     // A cancel is not a decision on the action: separate duties do not hold for it.
     let separate_duties = separate_duties && !cancels;
-    match super::approvals::refusal(true, &working.record, approvers.as_ref(), separate_duties, identity) {
+    match super::approvals::refusal(true, record, approvers.as_ref(), separate_duties, identity) {
         None => Ok(()),
         Some(refusal) if refusal.rule == "owner" => Err(RunError::new(
             ErrorCode::NotAuthorized,
@@ -50,9 +63,6 @@ pub(crate) async fn resume(
     messages: Vec<Message>,
     identity: &Identity,
 ) -> Result<(), RunError> {
-    // Another user's thread: whether this caller may answer at all is settled before anything
-    // about the question (its id, its expiry, the program that asked it) is told or recorded.
-    refuse_stranger(working, answer.value.is_null(), identity)?;
     let Some(pending) = working.record.pending.clone() else {
         return Err(super::entry::nothing_to_resume());
     };

@@ -39,12 +39,17 @@ impl Engine {
         };
         let stored = inner.ports.store.load(&thread_id).await.map_err(store_error)?;
         if let Some(record) = &stored {
-            // An answer may come from an approver who does not own the thread: `answer` decides.
-            if inner.options.auth && record.owner != request.identity.user_id && request.resume.is_none() {
-                return Err(RunError::new(
-                    ErrorCode::NotAuthorized,
-                    "Not authorized to invoke graph",
-                ));
+            // An answer may come from an approver who does not own the thread; whoever may not
+            // answer it is refused here, before anything about the thread is told.
+            match &request.resume {
+                Some(resume) => answer::refuse_stranger(inner, record, resume.value.is_null(), &request.identity)?,
+                None if inner.options.auth && record.owner != request.identity.user_id => {
+                    return Err(RunError::new(
+                        ErrorCode::NotAuthorized,
+                        "Not authorized to invoke graph",
+                    ));
+                }
+                None => {}
             }
             if record.graph != graph_name {
                 return Err(RunError::new(

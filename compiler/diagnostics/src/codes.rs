@@ -157,6 +157,7 @@ code_table! {
     TENX0340 "unwritten-state-read"            Error   "a state field is read, but it is not an input and nothing writes it";
     TENX0341 "output-type-mismatch"            Error   "an agent's `output` property or handoff payload parameter writes a state field that cannot hold it";
     TENX0342 "route-label-never-written"       Error   "a route's label arm names a label no writer of its field can give";
+    TENX0343 "answer-writes-approved-input"    Error   "`answers` writes an interrupt's answer into a state field that the call it approves reads, so the approval never matches the call";
     TENX0350 "visit-exit-into-itself"          Error   "a visit limit's exit is the node it limits";
     TENX0351 "node-listed-twice-in-loop-map"   Error   "a node is listed twice in `visits` or in `on_error`";
     TENX0352 "error-handler-is-the-node"       Error   "a node's `on_error` handler is the node itself";

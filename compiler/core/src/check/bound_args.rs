@@ -138,6 +138,28 @@ pub(crate) fn bound_names(tool: &ToolDecl) -> Vec<&str> {
     }
 }
 
+/// The parameters `tool` binds to a state field, as check accepts them: (parameter, field,
+/// where the source is written).
+pub(crate) fn state_bindings(tool: &ToolDecl) -> Vec<(&str, String, Span)> {
+    let Some(ExprKind::Map(entries)) = tool.bind.as_ref().map(|b| &b.kind) else {
+        return Vec::new();
+    };
+    let params = super::evidence::tool_params(tool);
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for entry in entries {
+        let name = entry.key.as_str();
+        if !params.contains(&name) || seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        if let Ok(BoundSource::State(field)) = parse_source(&entry.value) {
+            out.push((name, field, entry.value.span));
+        }
+    }
+    out
+}
+
 /// The bindings as the artifact holds them: every entry check accepts.
 pub(crate) fn lower(tool: &ToolDecl) -> BTreeMap<String, BoundSource> {
     let Some(ExprKind::Map(entries)) = tool.bind.as_ref().map(|b| &b.kind) else {

@@ -231,7 +231,7 @@ fn reading(
                 return None;
             };
             let written = fit::written(site, decision, diagnostics)?;
-            fit::check(site, response_span, &lowered.value, &written, diagnostics)
+            fit::check(site, response_span, &lowered, &written, diagnostics)
         }
     }
 }

@@ -2,6 +2,7 @@
 //! reads the shared [`Facts`], and reports every problem it finds; no check stops another.
 
 mod answer_routes;
+mod approved_inputs;
 pub(crate) mod approvers;
 mod bindings;
 pub(crate) mod bound_args;
@@ -56,6 +57,7 @@ pub fn run(program: &Program, sources: &SourceSet, diagnostics: &mut Vec<Diagnos
         decisions::check(&facts, diagnostics);
         feedback::check(&facts, diagnostics);
         answer_routes::check(&facts, diagnostics);
+        approved_inputs::check(&facts, diagnostics);
         validators::check(&facts, diagnostics);
         guards::check(&facts, diagnostics);
         models::check(&facts, diagnostics);

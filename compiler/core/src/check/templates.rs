@@ -131,6 +131,31 @@ pub(super) fn tool_params(tool: &ToolDecl) -> Vec<&str> {
         .collect()
 }
 
+/// The first segments of the well-formed placeholders of a template string (`order` for
+/// `{order.id}`), each with the span of its placeholder.
+pub(super) fn placeholder_roots<'s>(facts: &Facts<'s>, file: FileId, expr: &Expr) -> Vec<(&'s str, Span)> {
+    if expr.as_str().is_none() {
+        return Vec::new();
+    }
+    let raw = facts.sources.get(file).map_or("", |s| s.slice(expr.span));
+    let Some((offset, body)) = template::literal_body(raw) else {
+        return Vec::new();
+    };
+    let base = expr.span.start as usize + offset;
+    let found = if offset == 3 {
+        template::text_block_placeholders(body)
+    } else {
+        template::placeholders(body)
+    };
+    found
+        .iter()
+        .filter_map(|placeholder| {
+            let root = placeholder.root()?;
+            Some((root, Span::new(base + placeholder.start, base + placeholder.end)))
+        })
+        .collect()
+}
+
 fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec<Diagnostic>) {
     let decl = &tool.decl;
     let scopes = [Scope {

@@ -4,15 +4,29 @@
 //! `edit` and `respond` are values it can hold (`TENX0414`), an answer that can `edit` carries
 //! the edited arguments as an object (`TENX0616`), and one that can `respond` carries the call's
 //! result (`TENX0417`, reported by the caller for a tool approval; an interrupt cannot respond).
+//!
+//! What a field can hold is read from every schema its value must match ([`parts`]): the field's
+//! own schema, the targets of its local `$ref`s and the members of its `allOf`, since under draft
+//! 2020-12 a `$ref` applies together with the keywords beside it. One of them that is a boolean
+//! or a fixed set gives the candidate values; each candidate is then validated against the
+//! field's schema in the whole response, as the runtime validates answers, so the values a field
+//! can hold are exactly the candidates some answer can carry. A field whose parts contradict each
+//! other (a `$ref` to a string schema beside `"type": "object"`) can hold none: no answer is
+//! valid, and the question could never be answered (`TENX0414`).
 
 use super::{Reading, Site};
 use crate::ast::Expr;
 use crate::decision::{DECISION_KEYS, Written, answer_value};
+use crate::schema::Lowered;
+use jsonschema::{ValidatorMap, draft202012};
 use serde_json::Value;
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
 /// How many local `$ref`s are followed from a field's schema before giving up.
 const MAX_REFS: usize = 16;
+
+/// How many schemas [`parts`] visits from one schema before it stops.
+const MAX_PARTS: usize = 64;
 
 /// The entries of a well-formed `decision` map; every malformed part is `TENX0411`.
 pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec<Diagnostic>) -> Option<Written<'e>> {
@@ -136,14 +150,15 @@ pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec
 pub(super) fn check(
     site: &Site<'_>,
     response_span: Span,
-    schema: &Value,
+    lowered: &Lowered,
     written: &Written<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Reading> {
+    let schema = &lowered.value;
     let field_expr = written.field?;
     let field = field_expr.as_str()?;
     let properties = schema.get("properties").and_then(Value::as_object);
-    let Some(field_schema) = properties.and_then(|p| p.get(field)) else {
+    let Some(_) = properties.and_then(|p| p.get(field)) else {
         let names: Vec<String> = properties
             .into_iter()
             .flat_map(|p| p.keys())
@@ -185,7 +200,7 @@ pub(super) fn check(
         );
         return None;
     }
-    let Some(values) = follow_refs(schema, field_schema).and_then(readable) else {
+    let Some(values) = held(schema, field) else {
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0413,
@@ -201,6 +216,28 @@ pub(super) fn check(
         );
         return None;
     };
+    if values.is_empty() {
+        // No answer is valid at all: one error, at the value that should approve.
+        let approve = written.approve?;
+        let value = answer_value(approve)?;
+        let field_at = format!("/properties/{}", crate::schema::escape_token(field));
+        let origin = lowered.origin_of(&field_at);
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0414,
+                format!("`approve` is `{value}`, but property `{field}` of the response can hold no value at all"),
+                site.file,
+                approve.span,
+            )
+            .label("no answer can have this value")
+            .secondary(origin.file, origin.span, format!("no value matches every part of `{field}`'s schema"))
+            .help(format!(
+                "make the parts of `{field}`'s schema agree: a `$ref` applies together with the keywords beside it, and so does every schema of an `allOf`"
+            ))
+            .note("the runtime checks every answer against the whole response schema, so it would refuse every answer and the question could never be answered"),
+        );
+        return None;
+    }
     let mut fits = true;
     let mut holds_respond = true;
     for (key, expr) in [
@@ -277,6 +314,79 @@ fn follow_refs<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
     None
 }
 
+/// The values the top-level property `field` of the response `root` can hold in a valid answer:
+/// the candidates of the first of its [`parts`] that is [`readable`], less those the field's
+/// schema refuses (validated as the runtime validates answers, against the field's schema in
+/// every part of the response that defines it). `None` when no part is readable; empty when no
+/// candidate is valid.
+fn held(root: &Value, field: &str) -> Option<Vec<Value>> {
+    let escaped = crate::schema::escape_token(field);
+    // Every place of the response that constrains the field: its `properties` in the response
+    // and in the response's own `$ref` targets and `allOf` members.
+    let places: Vec<String> = parts(root, String::new())
+        .into_iter()
+        .filter(|at| {
+            root.pointer(at)
+                .and_then(|schema| schema.get("properties"))
+                .and_then(|properties| properties.get(field))
+                .is_some()
+        })
+        .map(|at| format!("{at}/properties/{escaped}"))
+        .collect();
+    let first = places.first()?.clone();
+    let candidates = parts(root, first)
+        .iter()
+        .find_map(|at| root.pointer(at).and_then(readable))?;
+    // A response that does not compile is reported by the schema checks; then nothing is left
+    // out here.
+    let Ok(validators) = draft202012::options().offline().build_map(root) else {
+        return Some(candidates);
+    };
+    Some(
+        candidates
+            .into_iter()
+            .filter(|value| places.iter().all(|at| allows(&validators, at, value)))
+            .collect(),
+    )
+}
+
+/// Whether the schema at the pointer `at` accepts `value`; `true` when it has no compiled
+/// validator. The map's keys are the pointers behind a `#`, not percent-encoded.
+fn allows(validators: &ValidatorMap, at: &str, value: &Value) -> bool {
+    validators
+        .get(&format!("#{at}"))
+        .is_none_or(|validator| validator.is_valid(value))
+}
+
+/// The pointers (into `root`) of the schemas every value at `start` must match: the schema
+/// itself, then the targets of its local `$ref`s and the members of its `allOf`, at any depth
+/// (each once, [`MAX_PARTS`] at most).
+fn parts(root: &Value, start: String) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(at) = queue.pop_front() {
+        if out.len() >= MAX_PARTS {
+            break;
+        }
+        if out.contains(&at) {
+            continue;
+        }
+        let Some(schema) = root.pointer(&at) else { continue };
+        if let Some(target) = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| reference.strip_prefix('#'))
+        {
+            queue.push_back(target.to_string());
+        }
+        if let Some(Value::Array(all)) = schema.get("allOf") {
+            queue.extend((0..all.len()).map(|i| format!("{at}/allOf/{i}")));
+        }
+        out.push(at);
+    }
+    out
+}
+
 /// The values a decision field's schema allows: its `enum` or `const` of strings or booleans,
 /// or both booleans for `"type": "boolean"`; `None` when it is none of these.
 fn readable(schema: &Value) -> Option<Vec<Value>> {
@@ -297,9 +407,83 @@ pub(super) fn suggestion(schema: &Value) -> Option<String> {
     let properties = schema.get("properties")?.as_object()?;
     schema.get("required")?.as_array()?.iter().find_map(|name| {
         let name = name.as_str()?;
-        let values = readable(follow_refs(schema, properties.get(name)?)?)?;
+        properties.get(name)?;
+        let values = held(schema, name)?;
         let approve = values.first()?;
         let field = Value::String(name.to_string());
         Some(format!("decision = {{ field: {field}, approve: {approve} }}"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn held_of(field: &str, response: &Value) -> Option<Vec<Value>> {
+        held(response, field)
+    }
+
+    #[test]
+    fn a_ref_applies_with_the_keywords_beside_it() {
+        let response = json!({
+            "type": "object",
+            "$defs": { "verdict": { "type": "string", "enum": ["ship", "hold", "drop"] } },
+            "properties": {
+                "fine": { "$ref": "#/$defs/verdict", "description": "ship or hold" },
+                "narrowed": { "$ref": "#/$defs/verdict", "enum": ["ship", "hold"] },
+                "broken": { "$ref": "#/$defs/verdict", "type": "object" },
+                "negated": { "$ref": "#/$defs/verdict", "not": { "const": "ship" } }
+            },
+            "required": ["fine", "narrowed", "broken", "negated"]
+        });
+        assert_eq!(
+            held_of("fine", &response),
+            Some(vec![json!("ship"), json!("hold"), json!("drop")])
+        );
+        assert_eq!(held_of("narrowed", &response), Some(vec![json!("ship"), json!("hold")]));
+        assert_eq!(held_of("broken", &response), Some(Vec::new()));
+        assert_eq!(held_of("negated", &response), Some(vec![json!("hold"), json!("drop")]));
+    }
+
+    #[test]
+    fn every_schema_of_an_all_of_applies() {
+        let response = json!({
+            "type": "object",
+            "properties": {
+                "ok": { "allOf": [{ "type": "boolean" }, { "const": true }] },
+                "never": { "allOf": [{ "type": "boolean" }, { "const": "yes" }] },
+                "free": { "allOf": [{ "type": "string" }, { "minLength": 1 }] }
+            },
+            "required": ["ok", "never", "free"]
+        });
+        assert_eq!(held_of("ok", &response), Some(vec![json!(true)]));
+        assert_eq!(held_of("never", &response), Some(Vec::new()));
+        assert_eq!(held_of("free", &response), None);
+    }
+
+    #[test]
+    fn the_response_own_parts_constrain_the_field() {
+        let response = json!({
+            "type": "object",
+            "$defs": { "base": { "properties": { "the verdict": { "enum": ["hold"] } } } },
+            "$ref": "#/$defs/base",
+            "properties": { "the verdict": { "enum": ["ship", "hold"] } },
+            "allOf": [{ "properties": { "the verdict": { "type": "string" } } }],
+            "required": ["the verdict"]
+        });
+        assert_eq!(held_of("the verdict", &response), Some(vec![json!("hold")]));
+    }
+
+    #[test]
+    fn a_reference_cycle_ends() {
+        let response = json!({
+            "type": "object",
+            "$defs": { "a": { "$ref": "#/$defs/b" }, "b": { "$ref": "#/$defs/a", "enum": ["x"] } },
+            "properties": { "v": { "$ref": "#/$defs/a" } },
+            "required": ["v"]
+        });
+        // The validator cannot compile an endless reference: nothing is left out.
+        assert!(held_of("v", &response).is_some());
+    }
 }

@@ -27,6 +27,11 @@
 //!     edge, since a rejection ends the run there, or a route arm that tests the written
 //!     decision for the approve value, see [`crate::answer_ways`]); its other route arms, its
 //!     `on_error` handler and the visit-limit exits of its ways are *rejecting* ways.
+//! - A tool with an `approval` of its own that interrupts also approve keeps the node rules
+//!   above (its nodes run only straight after an approving answer, never across a fork), but not
+//!   the agent rule: an agent's call of it asks its own approval. Without the node rules, a "no"
+//!   at such an interrupt could detour to the tool node, where a call the tool's risk rules rate
+//!   `low` runs without asking.
 //!
 //! An *entry* is the graph's `entry`, one of its extra `entries`, or (with `resume =
 //! last_agent`) a reachable resume node, an agent node with a way to `END` where a thread's
@@ -76,8 +81,8 @@ pub(crate) struct Refusal {
 /// (on any other artifact it still returns, never panics).
 pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
     let mut found = Found::default();
-    // The only tools the graph rules look at: prohibited and interrupt-approved ones, in name
-    // order. Usually few, so looking a name up here is cheaper than in `artifact.tools`.
+    // The only tools the graph rules look at: prohibited ones and those interrupts approve, in
+    // name order. Usually few, so looking a name up here is cheaper than in `artifact.tools`.
     let mut guarded: Vec<(&str, &Tool)> = Vec::new();
     for (name, tool) in &artifact.tools {
         if tool.risk == Risk::High && tool.approval.is_none() && tool.approved_by.is_empty() {
@@ -86,7 +91,7 @@ pub(crate) fn check(artifact: &Artifact) -> Result<(), Refusal> {
         if tool.risk == Risk::Medium && tool.approval.is_none() && tool.approved_by.is_empty() {
             found.add(|| PolicyViolation::MediumRiskWithoutConfirmation { tool: name.clone() });
         }
-        if tool.risk == Risk::Prohibited || interrupt_approved(tool) {
+        if tool.risk == Risk::Prohibited || !tool.approved_by.is_empty() {
             guarded.push((name, tool));
         }
     }
@@ -223,7 +228,7 @@ fn check_graph(
                         tool: tool.to_owned(),
                     });
                 }
-                needs_search |= interrupt_approved(spec);
+                needs_search |= !spec.approved_by.is_empty();
             }
             NodeKind::Agent => needs_search |= calls.contains_key(node.reference.as_str()),
             NodeKind::Interrupt | NodeKind::Graph => {}
@@ -238,12 +243,12 @@ fn check_graph(
         return;
     }
     let reachable = topology.reach(starts, |_| false);
-    // The interrupt-approved tool each node runs, if any.
+    // The tool an interrupt approves that each node runs, if any (interrupt-approved or not).
     let approved: Vec<Option<Approved<'_>>> = (0..topology.len())
         .map(|index| {
             let node = topology.node(index).filter(|node| node.kind == NodeKind::Tool)?;
             let (name, tool) = guarded.get(&node.reference)?;
-            interrupt_approved(tool).then_some(Approved { name, tool })
+            (!tool.approved_by.is_empty()).then_some(Approved { name, tool })
         })
         .collect();
     // Nodes of interrupt-approved tools that a run can reach other than straight from an

@@ -363,8 +363,38 @@ fn an_agent_that_may_call_the_tool_is_refused_even_after_the_approval() {
 
 #[test]
 fn a_tool_with_its_own_approval_is_gated_wherever_it_runs() {
-    let ways = ["cashier -> refund", "refund -> END"];
-    assert_eq!(violation("cashier", &ways), None);
+    // `draft` asks its own confirmation at every call and no interrupt approves it.
+    let ways = ["planner -> draft", "draft -> END"];
+    assert_eq!(violation("planner", &ways), None);
+}
+
+#[test]
+fn a_tool_with_its_own_approval_that_an_interrupt_approves_keeps_the_node_rules() {
+    // An agent may call `refund`: its call asks the tool's own approval.
+    assert_eq!(violation("cashier", &["cashier -> END"]), None);
+    assert_eq!(violation("approve", &["approve -> refund", "refund -> END"]), None);
+    // Its node runs only straight after the interrupt that approves it: otherwise a "no" there
+    // could detour to the tool, where a call its risk rules rate `low` runs without asking.
+    let detour = ["approve -> refund | cashier", "cashier -> refund", "refund -> END"];
+    assert_eq!(
+        violation("approve", &detour),
+        Some(PolicyViolation::StepAfterApproval {
+            graph: "g".into(),
+            node: "cashier".into(),
+            tool: "refund".into(),
+            risk: Risk::High,
+            path: path(&["approve", "cashier", "refund"]),
+        })
+    );
+    assert_eq!(
+        violation("cashier", &["cashier -> refund", "refund -> END"]),
+        Some(PolicyViolation::ApprovalBypassed {
+            graph: "g".into(),
+            tool: "refund".into(),
+            risk: Risk::High,
+            path: path(&["cashier", "refund"]),
+        })
+    );
 }
 
 #[test]

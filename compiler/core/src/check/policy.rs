@@ -12,8 +12,10 @@
 //! removed, and also unreachable from the tool's own previous
 //! execution (each run of the tool needs a fresh approval). An agent calling such a tool
 //! directly, or through agents it calls as tools at any depth, is always a bypass, because an
-//! interrupt earlier in the graph is not bound to the call a model makes later. Every violation
-//! is reported with the offending path (and the chain of agent tools).
+//! interrupt earlier in the graph is not bound to the call a model makes later. A tool with an
+//! `approval` block of its own that an interrupt also approves keeps the tool-node rules (its
+//! own block is asked only for calls its risk rules rate above `low`), but agents may call it.
+//! Every violation is reported with the offending path (and the chain of agent tools).
 
 use super::Facts;
 use super::topology::{NodeId, Parents, Topology};
@@ -198,12 +200,14 @@ fn dominance(
     for t in candidates {
         let Some(tool) = program.tools.get(t) else { continue };
         let decl = &tool.decl;
-        if decl.approval.is_some() {
-            continue; // its own approval step precedes every execution
-        }
         let Some(approvers) = approvers.get(t).filter(|a| !a.is_empty()) else {
-            continue; // not gated (a `high` tool without any approval is TENX0601)
+            continue; // its own approval asks at every call, or nothing gates it (TENX0601)
         };
+        // A tool with an `approval` block of its own asks it when an agent calls it, so agents
+        // may call it; an interrupt that also `approves` it still promises that its tool nodes
+        // run only right after an approving answer (else a "no" there could detour to the tool,
+        // where a call its risk rules rate `low` runs without asking).
+        let asks_itself = decl.approval.is_some();
         let is_approver = |n: NodeId| {
             topology
                 .nodes
@@ -241,7 +245,7 @@ fn dominance(
         // Agents that call the tool directly, or through agents they call as tools.
         for (n, node) in topology.nodes.iter_enumerated() {
             let Some(agent) = node.decl.agent() else { continue };
-            if !reaching.contains(&agent) {
+            if asks_itself || !reaching.contains(&agent) {
                 continue;
             }
             let parents = if around.get(n).is_some_and(Option::is_some) {

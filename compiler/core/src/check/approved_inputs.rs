@@ -19,7 +19,7 @@
 
 use super::Facts;
 use super::topology::{Target, Via};
-use crate::ast::{AnswerWrite, ExprKind, InterruptDecl, ToolDecl};
+use crate::ast::{AnswerWrite, InterruptDecl, ToolDecl};
 use crate::resolve::{DeclKind, Located};
 use std::collections::BTreeSet;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
@@ -101,18 +101,18 @@ fn reads(facts: &Facts<'_>, tool: &Located<ToolDecl>, interrupt: &Located<Interr
     let tool_name = &decl.name.name;
     let mut out = Vec::new();
     let bound = super::bound_args::bound_names(decl);
-    for (name, span) in parameters(decl) {
+    for (name, file, span) in super::templates::tool_param_sites(facts.program, tool) {
         if bound.contains(&name) {
             continue;
         }
         out.push(Read {
             field: name.to_string(),
-            file: tool.file,
+            file,
             span,
             what: format!("tool node `{tool_name}` takes its argument `{name}` from the state field `{name}`"),
         });
     }
-    for (name, field, span) in super::bound_args::state_bindings(decl) {
+    for (name, field, span) in super::bound_args::state_bindings(facts.program, decl) {
         out.push(Read {
             what: format!("`{name}` of `{tool_name}` is bound to `state.{field}`"),
             field,
@@ -141,25 +141,6 @@ fn reads(facts: &Facts<'_>, tool: &Located<ToolDecl>, interrupt: &Located<Interr
         });
     }
     out
-}
-
-/// The parameters of a tool with where each is declared: its parameter list, or the top-level
-/// `properties` of its inline `parameters` schema.
-fn parameters(tool: &ToolDecl) -> Vec<(&str, Span)> {
-    if let Some(params) = &tool.params {
-        return params.iter().map(|p| (p.name.name.as_str(), p.name.span)).collect();
-    }
-    let Some(ExprKind::Map(entries)) = tool.parameters_schema.as_ref().map(|e| &e.kind) else {
-        return Vec::new();
-    };
-    entries
-        .iter()
-        .filter(|e| e.key == "properties")
-        .flat_map(|e| match &e.value.kind {
-            ExprKind::Map(props) => props.iter().map(|p| (p.key.as_str(), p.key_span)).collect(),
-            _ => Vec::new(),
-        })
-        .collect()
 }
 
 fn report(file: FileId, write: &AnswerWrite, node: &str, tool_node: &str, readers: &[&Read]) -> Diagnostic {

@@ -60,7 +60,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             }
             seen.insert(&entry.key, entry.key_span);
             let Some(param) = parameter(facts.program, &tool.decl, &entry.key) else {
-                diagnostics.push(not_a_parameter(tool, &entry.key, entry.key_span));
+                diagnostics.push(not_a_parameter(facts.program, tool, &entry.key, entry.key_span));
                 continue;
             };
             let source = match parse_source(&entry.value) {
@@ -140,11 +140,11 @@ pub(crate) fn bound_names(tool: &ToolDecl) -> Vec<&str> {
 
 /// The parameters `tool` binds to a state field, as check accepts them: (parameter, field,
 /// where the source is written).
-pub(crate) fn state_bindings(tool: &ToolDecl) -> Vec<(&str, String, Span)> {
+pub(crate) fn state_bindings<'a>(program: &'a Program, tool: &'a ToolDecl) -> Vec<(&'a str, String, Span)> {
     let Some(ExprKind::Map(entries)) = tool.bind.as_ref().map(|b| &b.kind) else {
         return Vec::new();
     };
-    let params = super::evidence::tool_params(tool);
+    let params = super::evidence::tool_params(program, tool);
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for entry in entries {
@@ -161,11 +161,11 @@ pub(crate) fn state_bindings(tool: &ToolDecl) -> Vec<(&str, String, Span)> {
 }
 
 /// The bindings as the artifact holds them: every entry check accepts.
-pub(crate) fn lower(tool: &ToolDecl) -> BTreeMap<String, BoundSource> {
+pub(crate) fn lower(program: &Program, tool: &ToolDecl) -> BTreeMap<String, BoundSource> {
     let Some(ExprKind::Map(entries)) = tool.bind.as_ref().map(|b| &b.kind) else {
         return BTreeMap::new();
     };
-    let params = super::evidence::tool_params(tool);
+    let params = super::evidence::tool_params(program, tool);
     let mut out = BTreeMap::new();
     for entry in entries {
         if params.contains(&entry.key.as_str())
@@ -272,7 +272,8 @@ fn parameter(program: &Program, tool: &ToolDecl, name: &str) -> Option<ParamInfo
             default: p.default.as_ref().map(|d| d.span),
         });
     }
-    let ExprKind::Map(entries) = &tool.parameters_schema.as_ref()?.kind else {
+    let (schema, _) = super::templates::parameters_schema(program, tool)?;
+    let ExprKind::Map(entries) = &schema.kind else {
         return None;
     };
     let properties = entries.iter().find(|e| e.key == "properties")?;
@@ -333,8 +334,8 @@ fn json_kind(schema: &Value) -> Kind {
     }
 }
 
-fn not_a_parameter(tool: &Located<ToolDecl>, key: &str, span: Span) -> Diagnostic {
-    let params = super::evidence::tool_params(&tool.decl);
+fn not_a_parameter(program: &Program, tool: &Located<ToolDecl>, key: &str, span: Span) -> Diagnostic {
+    let params = super::evidence::tool_params(program, &tool.decl);
     let name = &tool.decl.name.name;
     let help = match did_you_mean(key, &params) {
         Some(s) => format!("did you mean `{s}`?"),

@@ -25,7 +25,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             kind: "tool",
             name: &tool.decl.name.name,
             tool: Some(t),
-            params: tool_params(&tool.decl),
+            params: tool_params(facts.program, &tool.decl),
             graphs: graphs_running_tool(facts, t),
         };
         for item in &approval.evidence {
@@ -49,10 +49,10 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The parameter names of a tool: its parameter list, or the top-level `properties` of its
-/// inline `parameters` schema (the names its templates may use).
-pub(crate) fn tool_params(tool: &ToolDecl) -> Vec<&str> {
-    super::templates::tool_params(tool)
+/// The parameter names of a tool (the names its templates may use): see
+/// [`super::templates::tool_params`].
+pub(crate) fn tool_params<'a>(program: &'a crate::resolve::Program, tool: &'a ToolDecl) -> Vec<&'a str> {
+    super::templates::tool_params(program, tool)
 }
 
 /// What an evidence item means, as checked: a string is literal text, a name in `params` is the

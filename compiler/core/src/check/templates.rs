@@ -6,8 +6,8 @@
 //! Evidence is no template (a string is shown as written): `check/evidence` checks its names.
 
 use super::Facts;
-use crate::ast::{Expr, ExprKind, Param, ToolDecl};
-use crate::resolve::{DeclKind, GraphId, Located};
+use crate::ast::{Expr, ExprKind, Param, ToolDecl, TypeExpr};
+use crate::resolve::{DeclKind, GraphId, Located, Program};
 use crate::template::{self, PlaceholderKind};
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
@@ -112,23 +112,63 @@ fn state_scopes<'a>(facts: &Facts<'a>, graphs: Option<&Vec<GraphId>>) -> Vec<Sco
         .collect()
 }
 
-/// The parameter names of a tool: its parameter list, or the top-level `properties` of its
-/// inline `parameters` schema.
-pub(super) fn tool_params(tool: &ToolDecl) -> Vec<&str> {
+/// The parameter names of a tool: its parameter list, the top-level `properties` of its inline
+/// `parameters` schema, or those of the named schema its `parameters` uses.
+pub(crate) fn tool_params<'a>(program: &'a Program, tool: &'a ToolDecl) -> Vec<&'a str> {
+    param_names(program, tool)
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .collect()
+}
+
+/// [`tool_params`] with where each name is written: in the tool's file, or in its named schema's.
+pub(crate) fn tool_param_sites<'a>(program: &'a Program, tool: &'a Located<ToolDecl>) -> Vec<(&'a str, FileId, Span)> {
+    param_names(program, &tool.decl)
+        .into_iter()
+        .map(|(name, file, span)| (name, file.unwrap_or(tool.file), span))
+        .collect()
+}
+
+/// The parameters' names and spans; a file only when the name is written in another file than
+/// the tool's (a named schema's).
+fn param_names<'a>(program: &'a Program, tool: &'a ToolDecl) -> Vec<(&'a str, Option<FileId>, Span)> {
     if let Some(params) = &tool.params {
-        return params.iter().map(|p: &Param| p.name.name.as_str()).collect();
+        return params
+            .iter()
+            .map(|p: &Param| (p.name.name.as_str(), None, p.name.span))
+            .collect();
     }
-    let Some(ExprKind::Map(entries)) = tool.parameters_schema.as_ref().map(|e| &e.kind) else {
+    let Some((schema, file)) = parameters_schema(program, tool) else {
+        return Vec::new();
+    };
+    let ExprKind::Map(entries) = &schema.kind else {
         return Vec::new();
     };
     entries
         .iter()
         .filter(|e| e.key == "properties")
         .flat_map(|e| match &e.value.kind {
-            ExprKind::Map(props) => props.iter().map(|p| p.key.as_str()).collect(),
+            ExprKind::Map(props) => props.iter().map(|p| (p.key.as_str(), file, p.key_span)).collect(),
             _ => Vec::new(),
         })
         .collect()
+}
+
+/// The JSON Schema map a tool's `parameters` gives, written inline or as a named schema (then
+/// with that schema's file). `None` for a tool with a parameter list or no parameters.
+pub(crate) fn parameters_schema<'a>(program: &'a Program, tool: &'a ToolDecl) -> Option<(&'a Expr, Option<FileId>)> {
+    let schema = tool.parameters_schema.as_ref()?;
+    match &schema.kind {
+        ExprKind::Map(_) => Some((schema, None)),
+        ExprKind::Path(path) => {
+            let named = program.schema(&path.last()?.name)?;
+            match &named.decl.ty {
+                TypeExpr::Schema(map) => Some((map, Some(named.file))),
+                TypeExpr::Named { .. } => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The first segments of the well-formed placeholders of a template string (`order` for
@@ -159,7 +199,7 @@ pub(super) fn placeholder_roots<'s>(facts: &Facts<'s>, file: FileId, expr: &Expr
 fn check_tool(facts: &Facts<'_>, tool: &Located<ToolDecl>, diagnostics: &mut Vec<Diagnostic>) {
     let decl = &tool.decl;
     let scopes = [Scope {
-        names: tool_params(decl),
+        names: tool_params(facts.program, decl),
         graph: None,
         state: &[],
     }];

@@ -164,7 +164,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
 fn bound_reads(facts: &Facts<'_>) -> BTreeMap<crate::resolve::GraphId, Vec<(String, Read)>> {
     let mut found: BTreeMap<crate::resolve::GraphId, Vec<(String, Read)>> = BTreeMap::new();
     for (t, tool) in facts.program.tools.iter_enumerated() {
-        let params = super::evidence::tool_params(&tool.decl);
+        let params = super::evidence::tool_params(facts.program, &tool.decl);
         let evidence = tool
             .decl
             .approval
@@ -183,7 +183,7 @@ fn bound_reads(facts: &Facts<'_>) -> BTreeMap<crate::resolve::GraphId, Vec<(Stri
                     .flatten()
                     .any(|p| p.name.name == name && !p.optional && p.default.is_none())
             };
-            let sources = super::bound_args::lower(&tool.decl);
+            let sources = super::bound_args::lower(facts.program, &tool.decl);
             reads.extend(entries.iter().filter(|entry| required(&entry.key)).filter_map(|entry| {
                 match sources.get(entry.key.as_str()) {
                     Some(tenx_artifact::BoundSource::State(field)) => {

@@ -64,7 +64,7 @@ impl Lowerer<'_, '_> {
                 approved_by,
                 idempotency_key: decl.idempotency_key.as_ref().and_then(super::text),
                 run: lower_run(run, name),
-                bindings: crate::check::bound_args::lower(decl),
+                bindings: crate::check::bound_args::lower(self.program, decl),
                 risk_rules: lower_risk_rules(decl),
                 retry: decl.retry.as_ref().and_then(crate::retry::lower),
             };
@@ -75,7 +75,7 @@ impl Lowerer<'_, '_> {
 
     fn approval(&self, tool: &Located<ast::ToolDecl>, approval: &ast::Approval) -> Approval {
         let file = tool.file;
-        let params = crate::check::evidence::tool_params(&tool.decl);
+        let params = crate::check::evidence::tool_params(self.program, &tool.decl);
         Approval {
             message: approval.message.as_ref().and_then(super::text).unwrap_or_default(),
             reason: approval

@@ -523,5 +523,6 @@ fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunErro
         resume_at: None,
         model_cursors: run.model_cursors.clone(),
         substitutions: record.substitutions.clone(),
+        stopped_run: None,
     })
 }

@@ -69,6 +69,7 @@ fn new_thread(thread_id: &str, clock: &ManualClock, ids: &SequentialIds) -> Thre
         resume_at: None,
         model_cursors: BTreeMap::new(),
         substitutions: BTreeMap::new(),
+        stopped_run: None,
     }
 }
 

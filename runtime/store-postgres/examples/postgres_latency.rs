@@ -55,6 +55,7 @@ fn thread(version: u64) -> ThreadRecord {
         resume_at: None,
         model_cursors: BTreeMap::new(),
         substitutions: BTreeMap::new(),
+        stopped_run: None,
     }
 }
 

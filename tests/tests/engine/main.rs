@@ -24,6 +24,8 @@ mod handoffs;
 mod ids;
 mod inputs;
 mod nesting;
+#[path = "../common/pg_schema.rs"]
+mod pg_schema;
 mod ports;
 mod providers;
 mod reask;
@@ -33,6 +35,7 @@ mod runs;
 mod semantics;
 mod steering;
 mod stopped_calls;
+mod stopped_forks;
 mod stops;
 mod subgraphs;
 mod tamper;

@@ -78,7 +78,7 @@ pub(super) struct Previous<'p> {
     pub(super) spans: &'p MessageSpans,
 }
 
-/// How many fields a [`ThreadRecord`] writes (every one: none is skipped).
+/// How many fields a [`ThreadRecord`] always writes (`stopped_run` is written only when set).
 const FIELDS: u32 = 16;
 
 /// Packs `thread` as `write_named` does into `bytes`, copying the messages `previous` holds (see
@@ -132,8 +132,9 @@ impl Packer<'_, '_> {
             resume_at,
             model_cursors,
             substitutions,
+            stopped_run,
         } = thread;
-        self.map(FIELDS)?;
+        self.map(FIELDS.saturating_add(u32::from(stopped_run.is_some())))?;
         // Always the current format, as `CheckpointFormat`'s `Serialize` writes it.
         self.field("format", &CheckpointFormat::CURRENT)?;
         self.field("thread_id", thread_id)?;
@@ -155,7 +156,12 @@ impl Packer<'_, '_> {
         }
         self.field("resume_at", resume_at)?;
         self.field("model_cursors", model_cursors)?;
-        self.field("substitutions", substitutions)
+        self.field("substitutions", substitutions)?;
+        // A stopped run's messages are encoded whole: the thread is at rest while it keeps one.
+        if let Some(stopped_run) = stopped_run {
+            self.field("stopped_run", stopped_run)?;
+        }
+        Ok(())
     }
 
     /// The run's progress, its fork (if one runs) packed by [`Packer::fork`].

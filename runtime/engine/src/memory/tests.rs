@@ -25,6 +25,7 @@ fn thread(id: &str, owner: Option<&str>, version: u64, updated_at: u64) -> Threa
         resume_at: None,
         model_cursors: BTreeMap::new(),
         substitutions: BTreeMap::new(),
+        stopped_run: None,
     }
 }
 

@@ -24,8 +24,11 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
     let Some(agent) = artifact.agents.get(agent_name) else {
         return Err(NodeFailure::new(format!("agent `{agent_name}` is not in the artifact")).into());
     };
-    if let Some(call) = working.in_flight_at(node) {
-        super::in_flight::finish_agent_call(working, node, call).await?;
+    if let Some(call) = working.in_flight_at(node)
+        && !super::in_flight::finish_agent_call(working, node, call).await?
+    {
+        // Stopped again before it was sent again, inside a fork's branch: still in flight.
+        return Ok(Flow::Stopped);
     }
     loop {
         let open = unanswered_calls(&working.record.context, node);
@@ -38,6 +41,7 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
             match run_calls(working, node, agent, open).await? {
                 CallsFlow::Continue => working.commit().await?,
                 CallsFlow::Paused => return Ok(Flow::Paused),
+                CallsFlow::Stopped => return Ok(Flow::Stopped),
                 CallsFlow::Handoff(target) => return Ok(Flow::Go(target)),
                 CallsFlow::AgentCall(call) => {
                     working.agent_call = Some(call);

@@ -367,6 +367,11 @@ async fn answer_tool(
         return super::tool_node::run_approved(working, node, tool, call_id, &arguments, true).await;
     }
     let outcome = super::execute::run_tool(working, node, tool, call_id, &arguments, true).await?;
+    if outcome.in_flight {
+        // A stop cut it short inside a fork's branch: it stays in flight, approved, for the
+        // thread's next run to finish.
+        return Ok(Flow::Stopped);
+    }
     super::calls::push_result(working, node, &call, tool, outcome.output.clone(), outcome.is_error);
     if !outcome.is_error {
         super::execute::write_tool_result(working, node, tool, &outcome.output)?;

@@ -24,6 +24,9 @@ pub(crate) enum CallsFlow {
     /// A call of an agent used as a tool: the agent runs on its own (see `fork::start`); the
     /// turn's later calls wait for its answer.
     AgentCall(super::fork::AgentCall),
+    /// A stop cut a call short inside a fork's branch after it was sent: it stays in flight
+    /// with no result (the round's later calls are answered "not run"), and the branch stops.
+    Stopped,
 }
 
 /// Runs the calls of one model turn that have no result yet.
@@ -39,20 +42,7 @@ pub(crate) async fn run_calls(
             // A stop (a cancel) reached the round: the calls not sent yet are not sent, asked
             // or handed off; each is answered, so the conversation stays whole, and the run
             // stops before its next step.
-            for rest in std::iter::once(call).chain(calls) {
-                working.record(
-                    "tool_call",
-                    json!({"tool": rest.name, "call_id": rest.id, "node": node, "outcome": "not_run", "reason": "the run was stopped before the call was sent"}),
-                );
-                push_result(
-                    working,
-                    node,
-                    &rest,
-                    &rest.name,
-                    json!("Not run: the run was stopped."),
-                    true,
-                );
-            }
+            not_run(working, node, std::iter::once(call).chain(calls));
             return Ok(CallsFlow::Continue);
         }
         if let Some(target) = handoff_target(working, node, agent, &call.name) {
@@ -116,14 +106,38 @@ pub(crate) async fn run_calls(
         match one_call(working, node, agent, &call).await? {
             CallFlow::Answered => {}
             CallFlow::Paused => return Ok(CallsFlow::Paused),
+            CallFlow::InFlight => {
+                not_run(working, node, calls);
+                return Ok(CallsFlow::Stopped);
+            }
         }
     }
     Ok(CallsFlow::Continue)
 }
 
+/// Answers the calls a stop reached before they were sent: none is sent, asked or handed off.
+fn not_run(working: &mut Working<'_>, node: &str, calls: impl Iterator<Item = QueuedCall>) {
+    for rest in calls {
+        working.record(
+            "tool_call",
+            json!({"tool": rest.name, "call_id": rest.id, "node": node, "outcome": "not_run", "reason": "the run was stopped before the call was sent"}),
+        );
+        push_result(
+            working,
+            node,
+            &rest,
+            &rest.name,
+            json!("Not run: the run was stopped."),
+            true,
+        );
+    }
+}
+
 enum CallFlow {
     Answered,
     Paused,
+    /// A stop cut the call short inside a fork's branch; it stays in flight, unanswered.
+    InFlight,
 }
 
 /// The call's arguments as a JSON object (none written is `{}`).
@@ -322,6 +336,9 @@ async fn one_call(
         return Ok(CallFlow::Paused);
     }
     let outcome = super::execute::run_tool(working, node, &declared, &call.id, &arguments, false).await?;
+    if outcome.in_flight {
+        return Ok(CallFlow::InFlight);
+    }
     push_result(working, node, call, &declared, outcome.output.clone(), outcome.is_error);
     if !outcome.is_error {
         super::execute::write_tool_result(working, node, &declared, &outcome.output)?;

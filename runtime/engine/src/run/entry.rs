@@ -218,6 +218,7 @@ fn new_thread(inner: &Inner, thread_id: &str, graph: &str, request: &RunRequest)
         resume_at: None,
         model_cursors: BTreeMap::new(),
         substitutions: inner.options.substitutions.clone(),
+        stopped_run: None,
     }
 }
 

@@ -11,6 +11,11 @@
 //! with the same arguments and puts the real result in its place (see
 //! [`super::in_flight::finish_stopped_calls`]). A call that cannot be deduplicated becomes
 //! `outcome_unknown` at once. A call the stop reached before its marker was stored is not sent.
+//!
+//! Inside a fork's branch the stop keeps the branch as a crash at that moment leaves it (the run
+//! is kept, see [`super::stopped_fork`]): the call stays the branch's call in flight and gets no
+//! result yet, so the thread's next run finishes it where the branch is, through the recovery
+//! path, before the branch's model is asked anything.
 
 use serde_json::{Value, json};
 use tenx_artifact::{NodeKind, Tool, WriteSource};
@@ -32,6 +37,10 @@ pub(crate) struct Outcome {
     /// A stop reached the call: it was not sent, or it was cut short and its outcome is not
     /// known yet. The run stops after it.
     pub(crate) stopped: bool,
+    /// A stop cut the call short inside a fork's branch after it was sent, and its key reaches
+    /// the service: it stays the branch's call in flight, with no result (`output` is not
+    /// shown to anyone), for the thread's next run to finish.
+    pub(crate) in_flight: bool,
 }
 
 /// A call a stop cut short after it was sent: what its placeholder result carries
@@ -96,7 +105,9 @@ pub(crate) async fn run_keyed(
     key: String,
 ) -> Result<Outcome, StepError> {
     let outcome = run_tool_once(working, call, key).await?;
-    working.clear_in_flight()?;
+    if !outcome.in_flight {
+        working.clear_in_flight()?;
+    }
     Ok(outcome)
 }
 
@@ -130,6 +141,7 @@ async fn run_tool_once(
                 output: result,
                 is_error,
                 stopped: false,
+                in_flight: false,
             });
         }
         Some(Receipt {
@@ -173,6 +185,7 @@ async fn run_tool_once(
                     )),
                     is_error: true,
                     stopped: true,
+                    in_flight: false,
                 });
             }
             let marker = Receipt {
@@ -248,17 +261,20 @@ async fn run_tool_once(
                 )),
                 is_error: true,
                 stopped: false,
+                in_flight: false,
             },
             _ => Outcome {
                 output: result,
                 is_error: false,
                 stopped: false,
+                in_flight: false,
             },
         },
         Err(error) => Outcome {
             output: json!(format!("Tool '{}' failed: {}", tool.name, error.message)),
             is_error: true,
             stopped: false,
+            in_flight: false,
         },
     };
     working.receipts.push(Receipt {
@@ -294,14 +310,17 @@ fn unknown(tool: &Tool) -> Outcome {
         )),
         is_error: true,
         stopped: false,
+        in_flight: false,
     }
 }
 
 /// A call a stop cut short after it was sent (or that was in flight and stopped again before it
 /// was sent again). When its key reaches the service, its receipt stays in flight and its
 /// result is a placeholder that carries the call, so the thread's next run sends the same key
-/// again (see [`super::in_flight::finish_stopped_calls`]); otherwise it is `outcome_unknown` at
-/// once, as recovery would make it, and never sent again.
+/// again (see [`super::in_flight::finish_stopped_calls`]); inside a fork's branch it stays the
+/// branch's call in flight instead, with no result, as a crash leaves it (the stopped run is
+/// kept, and its next run finishes the call where the branch is). Otherwise it is
+/// `outcome_unknown` at once, as recovery would make it, and never sent again.
 fn cut_short(working: &mut Working<'_>, tool: &Tool, call: &crate::thread::InFlightCall, key: String) -> Outcome {
     let deduplicates = working.engine.ports.tools.deduplicates(tool);
     let fields = |outcome: &str, reason: &str| json!({"tool": call.tool, "call_id": call.call_id, "node": call.node, "idempotency_key": key, "outcome": outcome, "approved": call.approved, "reason": reason});
@@ -326,6 +345,7 @@ fn cut_short(working: &mut Working<'_>, tool: &Tool, call: &crate::thread::InFli
             )),
             is_error: true,
             stopped: true,
+            in_flight: false,
         };
     }
     working.record(
@@ -335,6 +355,14 @@ fn cut_short(working: &mut Working<'_>, tool: &Tool, call: &crate::thread::InFli
             "the run was stopped while the call ran; the next run sends it again with the same key",
         ),
     );
+    if working.lane.is_some() {
+        return Outcome {
+            output: Value::Null,
+            is_error: true,
+            stopped: true,
+            in_flight: true,
+        };
+    }
     working.cut_short = Some(StoppedCall {
         call: call.clone(),
         idempotency_key: key,
@@ -346,6 +374,7 @@ fn cut_short(working: &mut Working<'_>, tool: &Tool, call: &crate::thread::InFli
         )),
         is_error: true,
         stopped: true,
+        in_flight: false,
     }
 }
 

@@ -91,7 +91,9 @@ pub(crate) async fn failed(working: &mut Working<'_>, error: RunError) -> Result
     Err(error)
 }
 
-/// A stop (or a `cancel` from a newer request) reached the run between steps.
+/// A stop (or a `cancel` from a newer request) reached the run between steps. A run split into
+/// branches is kept as a crash at this moment would keep it, for the thread's next run to go on
+/// with (see [`super::stopped_fork`]); any other is dropped.
 pub(crate) async fn stopped(working: &mut Working<'_>) -> Result<(), RunError> {
     if working.lane.is_some() {
         return super::fork::end_lane(working, crate::thread::BranchStatus::Stopped).await;
@@ -104,6 +106,8 @@ pub(crate) async fn stopped(working: &mut Working<'_>) -> Result<(), RunError> {
     execution.interrupt_data = Some(json!({"source": "stop", "info": "requested via stop"}));
     execution.stop_current_execution = StopState::Stopped;
     working.record.pending = None;
-    working.record.run = None;
+    if !super::stopped_fork::park(&mut working.record) {
+        working.record.run = None;
+    }
     working.commit().await
 }

@@ -9,7 +9,9 @@
 //! A call a stop cut short after it was sent leaves no run behind (the run stopped), but its
 //! receipt stays in flight and its result in the conversation is a placeholder that carries
 //! the call ([`STOPPED_IN_FLIGHT`]). The thread's next run finishes it first, exactly as
-//! recovery finishes a call a crash cut short ([`finish_stopped_calls`]).
+//! recovery finishes a call a crash cut short ([`finish_stopped_calls`]). Inside a fork's branch
+//! the stopped run is kept (see [`super::stopped_fork`]), so the call stays the branch's call in
+//! flight, with no placeholder, and the next run finishes it here, as after a crash.
 
 use serde_json::{Value, json};
 
@@ -47,17 +49,21 @@ impl Working<'_> {
 
 /// Finishes an agent node's call that was in flight: its result goes into the conversation (and
 /// state) as if the call had just returned, and is committed; the turn's later calls and the
-/// model follow as usual.
+/// model follow as usual. `false` when a stop cut it short again inside a fork's branch before it
+/// was sent again: it stays in flight, unanswered, and the branch stops.
 pub(crate) async fn finish_agent_call(
     working: &mut Working<'_>,
     node: &str,
     call: InFlightCall,
-) -> Result<(), StepError> {
+) -> Result<bool, StepError> {
     let queued = super::agent::unanswered_calls(&working.record.context, node)
         .into_iter()
         .find(|queued| queued.id == call.call_id);
     let outcome =
         super::execute::run_tool(working, node, &call.tool, &call.call_id, &call.arguments, call.approved).await?;
+    if outcome.in_flight {
+        return Ok(false);
+    }
     // The conversation shows the call as the model made it. A call that is no longer open
     // (impossible: the commit of its result clears it) only gets its receipt stored.
     if let Some(queued) = queued {
@@ -74,7 +80,7 @@ pub(crate) async fn finish_agent_call(
         }
     }
     working.commit().await?;
-    Ok(())
+    Ok(true)
 }
 
 /// Finishes the calls a stop cut short after they were sent, before a new run of the thread
@@ -158,6 +164,7 @@ fn tool_gone(working: &mut Working<'_>, stopped: &StoppedCall) -> Outcome {
         )),
         is_error: true,
         stopped: false,
+        in_flight: false,
     }
 }
 

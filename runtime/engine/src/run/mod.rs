@@ -11,7 +11,8 @@
 //! [`pause`] (questions and their packages), [`finish`] (the end of a run: done, failed),
 //! [`working`] (the working copy of the thread and its commits), [`fork`] (parallel branches:
 //! lanes, their commits and how a fork settles) and [`join`] (merging the branches), [`in_flight`] (the call being
-//! sent, committed before it is), [`recover`] (runs a dead process left unfinished),
+//! sent, committed before it is), [`stopped_fork`] (a stop during a fork keeps the run as a
+//! crash would, for the thread's next run), [`recover`] (runs a dead process left unfinished),
 //! [`retire`] (ending such a run when another artifact made it) and [`reask`] (`tenxc dev`:
 //! asking a question of another artifact again, or withdrawing it). Beside runs: [`writes`]
 //! (posting messages, writing and clearing state, deleting messages, under the same checks) and
@@ -40,6 +41,7 @@ mod recover;
 mod retire;
 mod retry;
 mod start;
+mod stopped_fork;
 mod stops;
 mod threads;
 mod tool_node;

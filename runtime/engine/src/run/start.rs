@@ -1,6 +1,8 @@
 //! A new run of a thread: the client's user messages pass the graph's validators, the state is
 //! set and checked against the graph's state schema, the start node is chosen (`entry`, a
 //! declared extra entry, or the agent a `last_agent` thread resumes at), and the loop begins.
+//! A thread whose last run a stop ended inside a fork goes on with that run instead, where it
+//! stopped (see [`super::stopped_fork`]).
 
 use std::collections::BTreeMap;
 
@@ -45,15 +47,26 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
             "recursion_limit must be at least 1",
         ));
     }
-    // Everything is accepted: from here on the run changes the thread. The run starts before
-    // its input joins the conversation, so a stream shows the user's message inside the run.
+    // Everything is accepted: from here on the run changes the thread. A run a stop ended inside
+    // a fork is gone on with (under this artifact only; taken before the thread is stamped
+    // with it).
+    let kept = super::stopped_fork::take(working).await?;
+    // The run starts before its input joins the conversation, so a stream shows the user's
+    // message inside the run.
     let run_id = working.engine.ports.ids.run_id();
     if working.listening() {
         let thread_id = working.record.thread_id.clone();
+        let node = match &kept {
+            Some(run) => run
+                .branches
+                .get(ROOT_BRANCH)
+                .map_or_else(|| start.clone(), |root| root.node.clone()),
+            None => start.clone(),
+        };
         working.emit(Event::RunStarted {
             thread_id,
             run_id: run_id.clone(),
-            node: start.clone(),
+            node,
         });
     }
     working.record.state = state;
@@ -64,6 +77,7 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
         .clone_from(&working.engine.options.substitutions);
     let now = working.now_seconds();
     let mut input_text = String::new();
+    let mut at = super::stopped_fork::input_index(&working.record.context, kept.is_some());
     for mut message in request.messages {
         if message.message_id.trim().is_empty() {
             message.message_id = working.message_id();
@@ -73,24 +87,35 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
         }
         message.delta = false;
         input_text = message.text_content();
-        working.push_message(message);
+        working.insert_message(at, message);
+        at = at.saturating_add(1);
     }
-    let mut branches = BTreeMap::new();
-    branches.insert(
-        ROOT_BRANCH.to_owned(),
-        Branch {
-            node: String::new(),
-            ..Branch::default()
+    let goes_on = kept.is_some();
+    let run = match kept {
+        // The kept run is this request's run now: its id, starter, limit and input.
+        Some(run) => RunProgress {
+            run_id: run_id.clone(),
+            started_by: request.identity,
+            recursion_limit: limit,
+            input_text,
+            ..run
         },
-    );
-    working.record.run = Some(RunProgress {
-        run_id: run_id.clone(),
-        started_by: request.identity,
-        recursion_limit: limit,
-        input_text,
-        branches,
-        fork: None,
-    });
+        None => RunProgress {
+            run_id: run_id.clone(),
+            started_by: request.identity,
+            recursion_limit: limit,
+            input_text,
+            branches: BTreeMap::from([(
+                ROOT_BRANCH.to_owned(),
+                Branch {
+                    node: String::new(),
+                    ..Branch::default()
+                },
+            )]),
+            fork: None,
+        },
+    };
+    working.record.run = Some(run);
     working.record.resume_at = None;
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Running;
@@ -102,7 +127,9 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     execution.stop_current_execution = crate::wire::StopState::None;
     // A call a stop cut short after it was sent is finished first, as recovery would.
     super::in_flight::finish_stopped_calls(working).await?;
-    super::drive::enter(working, start)?;
+    if !goes_on {
+        super::drive::enter(working, start)?;
+    }
     super::drive::drive(working).await
 }
 

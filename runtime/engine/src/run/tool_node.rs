@@ -113,6 +113,12 @@ pub(crate) async fn run_approved(
         .map(|tool| tool.name.clone())
         .unwrap_or_default();
     let outcome = super::execute::run_tool(working, node, tool_name, call_id, arguments, approved).await?;
+    if outcome.in_flight {
+        // A stop cut it short inside a fork's branch: the branch stays as a crash leaves it (the
+        // call in flight, neither it nor a result in the conversation); the thread's next run
+        // finishes it here and goes on.
+        return Ok(Flow::Stopped);
+    }
     let text = super::glue::canonical_text(arguments);
     let mut call_message = Message::text(working.message_id(), Role::Assistant, "", working.now_seconds());
     call_message.content = vec![ContentBlock::ToolCall {

@@ -130,6 +130,27 @@ impl<'e> Working<'e> {
         self.record.context.push(message);
     }
 
+    /// Inserts a message into the conversation at `index` (at most its end), and adds it to what
+    /// this request returns, as [`Self::push_message`] does.
+    pub(crate) fn insert_message(&mut self, index: usize, message: Message) {
+        let index = index.min(self.record.context.len());
+        if self.listening {
+            self.events.emit(Event::Message {
+                message: message.clone(),
+                branch: None,
+            });
+        }
+        for produced in &mut self.produced {
+            if let Produced::InContext(at) = produced
+                && *at >= index
+            {
+                *at = at.saturating_add(1);
+            }
+        }
+        self.produced.push(Produced::InContext(index));
+        self.record.context.insert(index, message);
+    }
+
     /// Appends a message a parallel branch added (and announced) to the conversation, at the
     /// join, and to what this request returns.
     pub(crate) fn push_merged(&mut self, message: Message) {

@@ -9,14 +9,17 @@
 //! The rules, by write:
 //! - posted messages: the client-input checks of a new message (role `user` only, no tool
 //!   calls), the graph's validators, refused while a question waits (`INTERRUPT_004`) or a
-//!   remote call waits (`REMOTE_TOOL_PENDING`). They are appended; the graph does not run.
+//!   remote call waits (`REMOTE_TOOL_PENDING`). They are appended (while a stopped run is
+//!   kept whose fork answers a call of the thread's last model turn, before that turn: see
+//!   `run/stopped_fork.rs`); the graph does not run.
 //! - a state write: typed fields merged and checked against the state schema; `context`
 //!   appends through the checks of posted messages; `execution_meta` and `context_summary`
 //!   are the engine's (sent back unchanged they are accepted, changed they are refused);
 //!   refused while the thread is paused at all (`THREAD_PAUSED`: the pending approval's
 //!   fingerprint covers the state it was asked under).
 //! - clearing state and deleting a message: refused while paused; a message that is half of a
-//!   tool call and its result is never deleted alone (`MESSAGE_IN_TOOL_CALL`).
+//!   tool call and its result is never deleted alone (`MESSAGE_IN_TOOL_CALL`). Clearing also
+//!   drops a run a stop kept (`ThreadRecord::stopped_run`): the next run starts afresh.
 
 use serde_json::{Map, json};
 
@@ -109,8 +112,8 @@ impl Engine {
     }
 
     /// Clears the caller's thread's state: no typed fields, no conversation, a fresh
-    /// `execution_meta`, the models' positions reset. The thread, its owner, its receipts (so a
-    /// tool still runs at most once per key) and its records stay.
+    /// `execution_meta`, the models' positions reset, no stopped run kept. The thread, its
+    /// owner, its receipts (so a tool still runs at most once per key) and its records stay.
     pub async fn clear_state(&self, thread_id: &str, options: &WriteOptions) -> Result<ThreadRecord, RunError> {
         let (lease, record) = open(&self.inner, thread_id, options).await?;
         let mut events = NullEvents;
@@ -123,6 +126,7 @@ impl Engine {
         record.execution = ExecutionMeta::new(record.thread_id.clone());
         record.resume_at = None;
         record.model_cursors.clear();
+        record.stopped_run = None;
         commit_if_changed(&mut working, &read).await?;
         drop(lease);
         Ok(working.record)
@@ -296,7 +300,8 @@ async fn refuse_paused(working: &mut Working<'_>) -> Result<(), RunError> {
 }
 
 /// Passes the new messages through the graph's validators (their indexes as the client sent
-/// them) and appends them, with fresh ids and timestamps where the client gave none.
+/// them) and appends them, with fresh ids and timestamps where the client gave none (before an
+/// open model turn a kept stopped run will answer: see `stopped_fork::input_index`).
 fn append(working: &mut Working<'_>, fresh: Vec<(usize, Message)>) -> Result<(), RunError> {
     if fresh.is_empty() {
         return Ok(());
@@ -307,6 +312,8 @@ fn append(working: &mut Working<'_>, fresh: Vec<(usize, Message)>) -> Result<(),
         |violation| start::validator_refusal(&violation, |index| indexes.get(index).copied().unwrap_or(index)),
     )?;
     let now = working.now_seconds();
+    let record = &working.record;
+    let mut at = super::stopped_fork::input_index(&record.context, record.stopped_run.is_some());
     for mut message in messages {
         if message.message_id.trim().is_empty() {
             message.message_id = working.message_id();
@@ -315,7 +322,9 @@ fn append(working: &mut Working<'_>, fresh: Vec<(usize, Message)>) -> Result<(),
             message.timestamp = now;
         }
         message.delta = false;
-        working.record.context.push(message);
+        let index = at.min(working.record.context.len());
+        working.record.context.insert(index, message);
+        at = at.saturating_add(1);
     }
     Ok(())
 }

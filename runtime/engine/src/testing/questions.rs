@@ -72,6 +72,7 @@ fn idle_thread(id: &str, updated_at: u64) -> ThreadRecord {
         resume_at: None,
         model_cursors: BTreeMap::new(),
         substitutions: BTreeMap::new(),
+        stopped_run: None,
     }
 }
 

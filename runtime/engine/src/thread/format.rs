@@ -17,6 +17,10 @@ use serde::{Deserialize, Serialize};
 ///   found (`BranchRun::state`); a tenx that reads format 1 would take those fields for the
 ///   branch's whole state.
 ///
+/// A field an older tenx skips without reading anything else differently does not raise it:
+/// `ThreadRecord::stopped_run` (a run a stop kept mid-fork), skipped, reads as the stopped
+/// thread that tenx would have left itself.
+///
 /// A record is always written in the format of the tenx that writes it: serializing writes
 /// [`CheckpointFormat::CURRENT`] whatever format the record was read in (every older format
 /// this tenx reads is also valid in its own: a branch state kept whole is its fields over any

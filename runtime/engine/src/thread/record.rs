@@ -47,6 +47,14 @@ pub struct ThreadRecord {
     pub model_cursors: BTreeMap<String, Value>,
     /// Models the host replaced (e.g. by a scripted model in a test), by model name.
     pub substitutions: BTreeMap<String, String>,
+    /// The run a stop ended while it was split into branches (a fork at any depth), kept as a
+    /// crash at that moment keeps it: its fork, each branch's progress and messages, a call cut
+    /// short still in flight in its branch. It is not a run in progress (nothing goes on with
+    /// it by itself, recovery included); the thread's next run goes on with it
+    /// (`run/stopped_fork.rs`). `None` otherwise. An older tenx ignores it and reads the thread
+    /// as one whose stopped fork was dropped, as it would have left it itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_run: Option<Box<RunProgress>>,
 }
 
 /// Why a checkpoint stored as JSON could not be read back.

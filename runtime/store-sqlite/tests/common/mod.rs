@@ -32,6 +32,7 @@ pub fn thread(id: &str, owner: Option<&str>, version: u64, updated_at: u64) -> T
         resume_at: None,
         model_cursors: BTreeMap::new(),
         substitutions: BTreeMap::new(),
+        stopped_run: None,
     }
 }
 

@@ -297,9 +297,10 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
     };
     let record = &working.record;
     let own = record.run.as_ref().ok_or_else(damaged)?;
-    // A branch that ended keeps no fork of its own.
+    // A branch that ended keeps no fork of its own; a stopped one keeps it as a crash would, for
+    // the thread's next run to go on with (see `run/stopped_fork.rs`).
     let inner = match (&own.fork, &lane.status) {
-        (Some(fork), BranchStatus::Running) => Some(Box::new(InnerFork {
+        (Some(fork), BranchStatus::Running | BranchStatus::Stopped) => Some(Box::new(InnerFork {
             fork: fork.clone(),
             branches: own
                 .branches
@@ -523,5 +524,6 @@ fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunErro
         resume_at: None,
         model_cursors: run.model_cursors.clone(),
         substitutions: record.substitutions.clone(),
+        stopped_run: None,
     })
 }

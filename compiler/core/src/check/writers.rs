@@ -22,7 +22,6 @@
 use super::Facts;
 use crate::ast::{ArmKind, Condition, Expr, ExprKind, GraphDecl};
 use crate::resolve::{DeclKind, Located};
-use crate::template;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use tenx_diagnostics::{Code, Diagnostic, FileId, Span};
@@ -314,21 +313,6 @@ fn collect_reads(facts: &Facts<'_>, graph: &Located<GraphDecl>, reads: &mut BTre
 
 /// The root of every well-formed placeholder of a string or text block, with its span.
 fn template_roots<'f>(facts: &'f Facts<'_>, file: FileId, expr: Option<&Expr>) -> Vec<(&'f str, Span)> {
-    let Some(expr) = expr.filter(|e| e.as_str().is_some()) else {
-        return Vec::new();
-    };
-    let raw = facts.sources.get(file).map_or("", |s| s.slice(expr.span));
-    let Some((offset, body)) = template::literal_body(raw) else {
-        return Vec::new();
-    };
-    let base = expr.span.start as usize + offset;
-    let found = if offset == 3 {
-        template::text_block_placeholders(body)
-    } else {
-        template::placeholders(body)
-    };
-    found
-        .iter()
-        .filter_map(|p| p.root().map(|root| (root, Span::new(base + p.start, base + p.end))))
-        .collect()
+    expr.map(|expr| super::templates::placeholder_roots(facts, file, expr))
+        .unwrap_or_default()
 }

@@ -364,3 +364,54 @@ async fn a_run_another_artifact_left_mid_call_is_ended_its_call_never_resent_and
     assert_eq!(next.thread.artifact_id, second.artifact_id());
     assert!(tools.keys().is_empty());
 }
+
+#[tokio::test]
+async fn a_new_message_to_a_run_a_crash_left_finishes_its_call_in_flight_first() {
+    let store = killed_during_the_refund(true).await;
+    let before = store.load("t").await.unwrap().unwrap();
+    assert!(before.run.is_some() && before.pending.is_none());
+    let tools = Holding::new(false, true);
+    let second = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+    );
+    // No recovery has run: the message meets the run the crash left.
+    let request = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Thanks. Anything else?")],
+        ..RunRequest::default()
+    };
+    // The example's script is played out by the first run (its cursors are the thread's), so
+    // the new run fails at its model: what matters here is what happened before it.
+    let next = second.run(request, &mut RecordingEvents::new()).await.unwrap_err();
+    assert_eq!(next.code, tenx_engine::ErrorCode::NodeFailed, "{next:?}");
+    assert_eq!(
+        tools.keys(),
+        vec!["refund-1042-5900".to_owned()],
+        "the call in flight is sent once more under its key, before the new run"
+    );
+    let thread = store.load("t").await.unwrap().unwrap();
+    let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, vec![Value::Null, json!("resent"), json!("completed")]);
+    assert!(store.in_flight("t").await.unwrap().is_empty());
+    assert!(store.unfinished().await.unwrap().is_empty());
+    // The crashed run's result and answer come before the new message, which ran after them.
+    let texts = assistant_texts(&thread.context);
+    assert_eq!(
+        texts.first().map(String::as_str),
+        Some("Refunded under refund-1042-5900.")
+    );
+    let refund_answer = thread
+        .context
+        .iter()
+        .position(|message| message.text_content() == "Refunded under refund-1042-5900.")
+        .unwrap();
+    let new_message = thread
+        .context
+        .iter()
+        .position(|message| message.text_content() == "Thanks. Anything else?")
+        .unwrap();
+    assert!(refund_answer < new_message, "{:?}", thread.context);
+}

@@ -86,6 +86,19 @@ impl Engine {
             }
             stored => stored,
         };
+        // A run a crash left (in progress, waiting for nothing, and nobody else holds the lock)
+        // goes on first, as recovery would go on with it: a new message must never replace a
+        // run whose call may be in flight. Its events are not this request's.
+        let stored = match stored {
+            Some(record) if request.resume.is_none() && record.pending.is_none() && record.run.is_some() => {
+                let outcome = super::recover::recover_thread(inner, &thread_id, &mut crate::ports::NullEvents).await;
+                if let crate::RecoveryOutcome::Failed(error) = outcome {
+                    return Err(error);
+                }
+                inner.ports.store.load(&thread_id).await.map_err(store_error)?
+            }
+            stored => stored,
+        };
         let is_new_thread = stored.is_none();
         let stored_version = stored.as_ref().map(|record| record.version);
         let record = stored.unwrap_or_else(|| new_thread(inner, &thread_id, &graph_name, &request));

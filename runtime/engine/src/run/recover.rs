@@ -151,8 +151,9 @@ async fn take_leases(
     taken
 }
 
-/// Continues one thread's run under its lock, if it is still unfinished.
-async fn recover_thread(inner: &Inner, thread_id: &str, events: &mut dyn EventSink) -> RecoveryOutcome {
+/// Continues one thread's run under its lock, if it is still unfinished. [`super::entry`] calls it
+/// too, for a request that meets a run a crash left before recovery did.
+pub(crate) async fn recover_thread(inner: &Inner, thread_id: &str, events: &mut dyn EventSink) -> RecoveryOutcome {
     let record = match inner.ports.store.load(thread_id).await {
         Ok(Some(record)) => record,
         Ok(None) => return RecoveryOutcome::Skipped(SkipReason::NotRunning),

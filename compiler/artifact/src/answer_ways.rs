@@ -133,7 +133,17 @@ impl AnswerTest {
             Condition::Truthy { field } => {
                 self.boolean && self.approve == Value::Bool(true) && self.paths.contains(field)
             }
-            _ => false,
+            // All must hold, so one that holds only after an approval is enough.
+            Condition::And { conditions } => conditions.iter().any(|c| self.condition_approves(c)),
+            // One must hold, so each must hold only after an approval (an empty one never holds).
+            Condition::Or { conditions } => {
+                !conditions.is_empty() && conditions.iter().all(|c| self.condition_approves(c))
+            }
+            Condition::Not { condition } => match condition.as_ref() {
+                Condition::Not { condition } => self.condition_approves(condition),
+                _ => false,
+            },
+            Condition::Compare { .. } => false,
         }
     }
 }
@@ -312,5 +322,41 @@ mod tests {
         }));
         let loose = AnswerTest::new(&graph, "review", &Decision::yes_no(), &strings);
         assert!(!loose.condition_approves(&truthy("ok")));
+    }
+
+    #[test]
+    fn a_conjunction_with_the_approval_approves_and_a_disjunction_only_of_approvals() {
+        let schema = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}},
+            "required": ["approved"]
+        }));
+        let graph = graph(vec![write(Some("approved"), &["ok"])]);
+        let test = AnswerTest::new(&graph, "review", &Decision::yes_no(), &schema);
+        let truthy = |field: &str| Condition::Truthy {
+            field: vec![field.to_owned()],
+        };
+        let kind = Condition::Compare {
+            field: vec!["kind".to_owned()],
+            op: CompareOp::Eq,
+            value: json!("refund"),
+        };
+        let not = |condition: Condition| Condition::Not {
+            condition: Box::new(condition),
+        };
+        let and = |conditions: Vec<Condition>| Condition::And { conditions };
+        let or = |conditions: Vec<Condition>| Condition::Or { conditions };
+        // `ok and kind == "refund"`: approved, then the state decides more.
+        assert!(test.condition_approves(&and(vec![truthy("ok"), kind.clone()])));
+        assert!(test.condition_approves(&and(vec![kind.clone(), truthy("ok")])));
+        assert!(!test.condition_approves(&and(vec![kind.clone(), truthy("other")])));
+        assert!(!test.condition_approves(&and(Vec::new())), "always true");
+        // `ok or kind == "refund"` holds after a rejection too.
+        assert!(!test.condition_approves(&or(vec![truthy("ok"), kind.clone()])));
+        assert!(test.condition_approves(&or(vec![truthy("ok"), and(vec![truthy("ok"), kind])])));
+        assert!(!test.condition_approves(&or(Vec::new())));
+        // `not (not ok)` is `ok`; `not ok` is the rejection.
+        assert!(test.condition_approves(&not(not(truthy("ok")))));
+        assert!(!test.condition_approves(&not(not(not(truthy("ok"))))));
     }
 }

@@ -231,6 +231,7 @@ code_table! {
     TENX0627 "rejection-reaches-approved-tool" Error   "a way a rejecting answer takes out of an approving interrupt leads into the tool it approves";
     TENX0628 "respond-on-interrupt"            Error   "an interrupt's answer can `respond`, but an interrupt has no tool call to answer";
     TENX0629 "approval-across-fork"            Error   "a tool an interrupt approves is the first node of a fork's branch or a fork's join, so its approval would cross the fork";
+    TENX0630 "two-approved-tool-nodes"         Error   "an approving interrupt's ways lead to two tool nodes it approves, but its question shows one call";
     TENX0701 "invalid-regex"                   Error   "a validator's regular expression does not compile";
     TENX0702 "limit-out-of-range"              Error   "a length, count or cap is outside its allowed range";
     TENX0703 "invalid-validator-argument"      Error   "a validator is used with an argument it does not take, of the wrong type, or without one it needs";

@@ -13,6 +13,8 @@
 //! ([`tenx_artifact::answer_ways::AnswerTest`]) on the lowered arm, so `tenxc check` and the
 //! loader's re-proof agree on every arm.
 //!
+//! Its question shows one call, so its ways lead to one tool node it approves (`TENX0630`).
+//!
 //! A route out of an interrupt node that reads no field the node's answer writes decides
 //! without the answer, which is probably a mistake (`TENX0353`, a warning).
 
@@ -44,6 +46,7 @@ pub(super) fn check(facts: &Facts<'_>, diagnostics: &mut Vec<Diagnostic>) {
             }
             let test = answer_test(facts, &graph.decl, &node.name, interrupt);
             rejecting_ways(graph.file, topology, from, interrupt, route, &test, diagnostics);
+            second_approved_tool_node(graph.file, topology, from, interrupt, diagnostics);
         }
     }
 }
@@ -154,6 +157,58 @@ fn rejecting_ways(
             )
             .help(help)
             .note(note),
+        );
+    }
+}
+
+/// `TENX0630`: the ways out of the approving interrupt node `from` (its edge, its route's arms)
+/// lead into more than one tool node of tools it approves. Its question shows one call, that of
+/// the first such node (the runtime's `approved_tool_node`: the plain edge, then the arms in
+/// order), and its approval is bound to it, so every other such way fails when taken.
+fn second_approved_tool_node(
+    file: FileId,
+    topology: &Topology,
+    from: NodeId,
+    interrupt: &Located<InterruptDecl>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let ways = topology.successors.get(from).into_iter().flatten();
+    let edges = ways.clone().filter(|(_, via)| matches!(via, Via::Edge(_)));
+    let arms = ways.filter(|(_, via)| matches!(via, Via::Route(_)));
+    let mut shown: Option<(NodeId, &str, tenx_diagnostics::Span)> = None;
+    for (target, via) in edges.chain(arms) {
+        let Target::Node(to) = *target else { continue };
+        let Some(tool_node) = topology.nodes.get(to).filter(|n| n.kind() == DeclKind::Tool) else {
+            continue;
+        };
+        if !interrupt.decl.approves.iter().any(|a| a.name == tool_node.name) {
+            continue;
+        }
+        let Some((first, first_name, first_span)) = shown else {
+            shown = Some((to, tool_node.name.as_str(), via.span()));
+            continue;
+        };
+        if first == to {
+            continue;
+        }
+        let node_name = topology.nodes.get(from).map_or("", |n| n.name.as_str());
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0630,
+                format!(
+                    "`{node_name}` leads to two tool nodes it approves, `{first_name}` and `{}`",
+                    tool_node.name
+                ),
+                file,
+                via.span(),
+            )
+            .label(format!("the question shows the call of `{first_name}`, so this way can never run `{}`", tool_node.name))
+            .secondary(file, first_span, format!("the approval is asked for `{first_name}`, the first tool node it leads to"))
+            .help(format!(
+                "give `{}` an interrupt node of its own right before it, or let `{node_name}` lead to one tool node",
+                tool_node.name
+            ))
+            .note("an approval binds the one call a person saw: an interrupt's question shows the call of the first tool node its ways lead to"),
         );
     }
 }

@@ -16,7 +16,9 @@
 //!   decision's `approve` string; or a `when` arm whose condition is exactly `PATH == approve`
 //!   for a decision path; or exactly `PATH` (truthy) for a decision path when `approve` is
 //!   `true` and the response schema types the decision property `boolean` (then the value is
-//!   `true` or `false`, and only `true` is truthy).
+//!   `true` or `false`, and only `true` is truthy); or a condition that can hold only when one of
+//!   those does: an `and` with one of them among its parts, an `or` whose parts all are such
+//!   conditions (an empty `or` never holds), `not (not C)` for such a `C`.
 //!
 //! Every other arm (other labels, other conditions, `else`) is *rejecting*: a rejecting answer
 //! can take it. A plain edge out of an interrupt node is approving (a rejection ends the run

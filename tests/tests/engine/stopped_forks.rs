@@ -333,3 +333,97 @@ async fn a_stop_during_a_fork_with_no_call_in_flight_stops_and_the_next_run_goes
         json!(["web: found web", "news: found news"])
     );
 }
+
+/// A stop that reaches `news`'s call after `web` failed: the run is stopped, not failed, and keeps
+/// the call in flight (a failed run would drop it, and the next run would send it again under a
+/// new key); the next run finishes the call under its key, then fails with `web`'s failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_beside_a_failed_branch_keeps_the_call_in_flight_and_the_next_run_finishes_it() {
+    let Some(host) = host(PARALLEL, Kind::Memory).await else {
+        return;
+    };
+    *host.models.fail_topic.lock().unwrap() = Some("web".to_owned());
+    *host.service.hold_q.lock().unwrap() = Some("news".to_owned());
+    let engine = host.engine.clone();
+    let running = tokio::spawn(async move { engine.run(say("Research.", OnBusy::Wait), &mut NullEvents).await });
+    tokio::time::timeout(Duration::from_secs(20), host.service.arrived.notified())
+        .await
+        .expect("news's call was sent");
+    // Until `web`'s failure is stored beside the call in flight.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let thread = host.load().await;
+        let failed = thread
+            .run
+            .as_ref()
+            .and_then(|run| run.fork.as_ref())
+            .is_some_and(|fork| {
+                fork.branches
+                    .iter()
+                    .any(|branch| branch.path == "web" && matches!(branch.status, BranchStatus::Failed { .. }))
+            });
+        if failed {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "web failed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let news_key = host.service.keys_of("news");
+    assert!(host.engine.stop("t"));
+    stopped(running).await;
+    kept_not_running(&host).await;
+    assert!(matches!(
+        host.store.receipt("t", &news_key[0]).await.unwrap().unwrap().state,
+        ReceiptState::InFlight { .. }
+    ));
+
+    host.service.hold.store(false, Ordering::SeqCst);
+    *host.models.fail_topic.lock().unwrap() = None;
+    let next = host.engine.run(say("Go on.", OnBusy::Wait), &mut NullEvents).await;
+    let error = next.unwrap_err();
+    assert!(error.message.contains("branch `web`"), "{error:?}");
+    assert_eq!(
+        host.service.keys_of("news"),
+        [news_key[0].clone(), news_key[0].clone()],
+        "once more, under the same key"
+    );
+    assert_eq!(host.outcomes(&news_key).await, ["interrupted", "resent", "completed"]);
+    assert!(matches!(
+        host.store.receipt("t", &news_key[0]).await.unwrap().unwrap().state,
+        ReceiptState::Done { .. }
+    ));
+    assert!(host.store.in_flight("t").await.unwrap().is_empty());
+}
+
+/// A new message that meets a run a crash left goes on with that run first; when that run then
+/// fails (here `news`'s model refuses), the failure is recorded and the message is still served,
+/// not refused with the old run's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_meeting_a_crashed_run_that_then_fails_is_still_served() {
+    let Some(host) = host(PARALLEL, Kind::Memory).await else {
+        return;
+    };
+    *host.service.hold_q.lock().unwrap() = Some("news".to_owned());
+    let crashed = host.held_with(&host.service.arrived, 1).await;
+    crashed.abort();
+    assert!(crashed.await.unwrap_err().is_cancelled());
+    assert!(host.load().await.run.is_some(), "a run the crash left");
+    host.service.hold.store(false, Ordering::SeqCst);
+    *host.models.fail_topic.lock().unwrap() = Some("news".to_owned());
+    let next = host
+        .engine
+        .run(say("Hello again.", OnBusy::Wait), &mut NullEvents)
+        .await;
+    let thread = host.load().await;
+    let shown = serde_json::to_string(&thread.context).unwrap();
+    assert!(
+        shown.contains("Hello again."),
+        "the message joined the thread: {next:?}"
+    );
+    assert!(thread.run.is_none(), "at rest");
+    let news_key = &host.service.keys_of("news")[0];
+    assert!(matches!(
+        host.store.receipt("t", news_key).await.unwrap().unwrap().state,
+        ReceiptState::Done { .. }
+    ));
+}

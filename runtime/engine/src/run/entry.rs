@@ -92,10 +92,17 @@ impl Engine {
         let stored = match stored {
             Some(record) if request.resume.is_none() && record.pending.is_none() && record.run.is_some() => {
                 let outcome = super::recover::recover_thread(inner, &thread_id, &mut crate::ports::NullEvents).await;
-                if let crate::RecoveryOutcome::Failed(error) = outcome {
+                let reloaded = inner.ports.store.load(&thread_id).await.map_err(store_error)?;
+                // A run that failed going on is recorded as failed and at rest: the message is
+                // then served. One still in progress could not be settled (the store failed).
+                if let crate::RecoveryOutcome::Failed(error) = outcome
+                    && reloaded
+                        .as_ref()
+                        .is_some_and(|record| record.run.is_some() && record.pending.is_none())
+                {
                     return Err(error);
                 }
-                inner.ports.store.load(&thread_id).await.map_err(store_error)?
+                reloaded
             }
             stored => stored,
         };

@@ -234,6 +234,16 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
         parent.commit().await?;
         return Ok(ForkFlow::Joined);
     }
+    // A stop beside a failed branch stops the run, as a crash at that moment would leave it: the
+    // stopped branches' calls in flight are kept and finished by the next run, and the failure
+    // is reported when the fork settles again.
+    if fork
+        .branches
+        .iter()
+        .any(|branch| branch.status == BranchStatus::Stopped)
+    {
+        return Ok(ForkFlow::Stopped);
+    }
     if let Some((path, code, message)) = fork.branches.iter().find_map(|branch| match &branch.status {
         BranchStatus::Failed { code, message } => Some((branch.path.clone(), code.clone(), message.clone())),
         _ => None,
@@ -249,13 +259,6 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
             "branch"
         };
         return Err(RunError::new(code, format!("{what} `{path}`: {message}")).with_details(json!({"branch": path})));
-    }
-    if fork
-        .branches
-        .iter()
-        .any(|branch| branch.status == BranchStatus::Stopped)
-    {
-        return Ok(ForkFlow::Stopped);
     }
     let (subgraph, from, join) = (fork.subgraph.is_some(), fork.from.clone(), fork.join.clone());
     let join = if subgraph {

@@ -31,6 +31,8 @@ use crate::harness::{T0, compile, user};
 #[derive(Default)]
 pub(super) struct Researchers {
     pub(super) hold_topic: Mutex<Option<String>>,
+    /// A researcher whose model refuses (its branch fails).
+    pub(super) fail_topic: Mutex<Option<String>>,
     pub(super) held: Notify,
     /// Each question: the agent (a researcher's topic) and the conversation it was shown.
     pub(super) shown: Mutex<Vec<(String, Vec<Message>)>>,
@@ -98,6 +100,12 @@ impl ModelClient for Researchers {
             "planner" => return Ok(text("Two angles.".to_owned())),
             "writer" => return Ok(text("The report.".to_owned())),
             _ => {}
+        }
+        if self.fail_topic.lock().unwrap().as_deref() == Some(who.as_str()) {
+            return Err(ModelError {
+                kind: ModelErrorKind::Refused,
+                message: "refused".to_owned(),
+            });
         }
         let hold = self.hold_topic.lock().unwrap().clone();
         if asked == 1 && hold.as_deref() == Some(who.as_str()) {

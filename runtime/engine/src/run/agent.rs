@@ -116,7 +116,7 @@ fn round_started(context: &[Message]) -> bool {
 /// artifact, and building them parses every tool's parameters.
 #[derive(Debug, Default)]
 pub(crate) struct ToolSpecCache {
-    by_agent: RwLock<HashMap<String, Arc<[ToolSpec]>>>,
+    by_agent: RwLock<HashMap<String, Arc<[ToolSpec]>, foldhash::fast::RandomState>>,
 }
 
 /// The tool specs of `agent_name` (see [`tool_specs`]), from the engine's cache.

@@ -12,7 +12,7 @@ use super::compiled::{CompiledSchema, SchemaCompileError};
 /// A shared cache of compiled schemas.
 #[derive(Debug, Default)]
 pub struct SchemaCache {
-    compiled: RwLock<HashMap<String, Arc<CompiledSchema>>>,
+    compiled: RwLock<HashMap<String, Arc<CompiledSchema>, foldhash::fast::RandomState>>,
 }
 
 impl SchemaCache {

@@ -113,7 +113,15 @@ pub fn pieces(template: &str) -> Vec<Piece<'_>> {
     let mut pieces = Vec::new();
     let mut literal = String::new();
     let mut rest = template;
-    while let Some(c) = rest.chars().next() {
+    loop {
+        // Literal text up to the next backslash or `{`, copied at once.
+        let plain = rest.find(['\\', '{']).unwrap_or(rest.len());
+        let (text, special) = rest.split_at_checked(plain).unwrap_or((rest, ""));
+        literal.push_str(text);
+        rest = special;
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
         if c == '\\'
             && let Some(next @ ('{' | '}' | '$')) = rest.chars().nth(1)
         {

@@ -190,7 +190,15 @@ fn pieces(template: &str) -> Result<Vec<Piece<'_>>, TemplateError> {
     let mut pieces = Vec::new();
     let mut text = String::new();
     let mut rest = template;
-    while let Some(c) = rest.chars().next() {
+    loop {
+        // Literal text up to the next character that can start something else, copied at once.
+        let plain = rest.find(['\\', '$', '{']).unwrap_or(rest.len());
+        let (literal, special) = rest.split_at_checked(plain).unwrap_or((rest, ""));
+        text.push_str(literal);
+        rest = special;
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
         let offset = template.len() - rest.len();
         match c {
             '\\' => match rest.chars().nth(1) {

@@ -141,7 +141,7 @@ pub(crate) fn play(
 pub(crate) fn last_result(messages: &[Message], run_input: &str) -> Option<String> {
     let start = messages
         .iter()
-        .rposition(|message| message.role == Role::User && message.text_content() == run_input)
+        .rposition(|message| message.role == Role::User && message.text_cow() == run_input)
         .map_or(0, |index| index.saturating_add(1));
     messages
         .get(start..)?

@@ -1,6 +1,8 @@
 //! A message of a thread's conversation, as the standard API serialises it: every field is
 //! always present (reference-api.md §4, "Message JSON").
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -77,6 +79,34 @@ impl Message {
     /// The message's text: its text blocks and tool-result outputs, in order, concatenated
     /// (non-string outputs JSON-encoded), as the reference's `message.text()`.
     pub fn text_content(&self) -> String {
+        self.text_cow().into_owned()
+    }
+
+    /// [`Message::text_content`], borrowed when the message's text is one block (most are), so
+    /// reading it allocates nothing.
+    pub fn text_cow(&self) -> Cow<'_, str> {
+        let mut texts = self
+            .content
+            .iter()
+            .filter(|block| matches!(block, ContentBlock::Text { .. } | ContentBlock::ToolResult { .. }));
+        match (texts.next(), texts.next()) {
+            (None, _) => Cow::Borrowed(""),
+            (
+                Some(
+                    ContentBlock::Text { text, .. }
+                    | ContentBlock::ToolResult {
+                        output: Value::String(text),
+                        ..
+                    },
+                ),
+                None,
+            ) => Cow::Borrowed(text),
+            _ => Cow::Owned(self.concatenated_text()),
+        }
+    }
+
+    /// Every text block and tool-result output, concatenated.
+    fn concatenated_text(&self) -> String {
         let mut text = String::new();
         for block in &self.content {
             match block {

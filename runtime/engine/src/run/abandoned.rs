@@ -1,6 +1,7 @@
 //! Calls in flight that no run will finish: the run they were sent by ended where it stood (a
 //! run another artifact left or kept after a stop, see [`super::retire`] and
-//! [`super::stopped_fork`]). Nobody can tell whether such a call took effect, and nothing will send it
+//! [`super::stopped_fork`]; a kept run the thread's state was cleared under, see
+//! [`super::writes`]). Nobody can tell whether such a call took effect, and nothing will send it
 //! again, so each becomes `outcome_unknown` (receipt and record), as recovery makes a call no key
 //! reaches: a host reconciles it from the record, and a later call under its key gets the same
 //! answer instead of running.

@@ -1,10 +1,11 @@
 //! Calls in flight that no run will finish: the run they were sent by ended where it stood (a
 //! run another artifact left or kept after a stop, see [`super::retire`] and
 //! [`super::stopped_fork`]; a kept run the thread's state was cleared under, see
-//! [`super::writes`]). Nobody can tell whether such a call took effect, and nothing will send it
-//! again, so each becomes `outcome_unknown` (receipt and record), as recovery makes a call no key
-//! reaches: a host reconciles it from the record, and a later call under its key gets the same
-//! answer instead of running.
+//! [`super::writes`]; a run that failed while a branch beside the failure had a call in flight,
+//! see [`settle_failed_run`]). Nobody can tell whether such a call took effect, and nothing will
+//! send it again, so each becomes `outcome_unknown` (receipt and record), as recovery makes a
+//! call no key reaches: a host reconciles it from the record, and a later call under its key gets
+//! the same answer instead of running.
 //!
 //! Each record names the call that was sent under the receipt's key: the thread's receipts in
 //! flight are matched to the calls by idempotency key, never by tool alone (two branches may have
@@ -14,6 +15,57 @@ use serde_json::{Value, json};
 
 use crate::ports::{Receipt, ReceiptState};
 use crate::thread::InFlightCall;
+
+use super::Working;
+
+/// When a run fails: the receipts of the thread still in flight would never be finished, the run
+/// being gone, except a placeholder's (the thread's next run finishes it), a kept run's, and one
+/// whose result the failure's own commit stores. Each other becomes `outcome_unknown` in that
+/// commit. A failure a branch records leaves none (beside a stopped branch the run stops
+/// instead, see `fork::settle`); one a branch cannot record in itself (a store error, a damaged
+/// checkpoint) fails its fork at once, and would leave the calls of the branches beside it in
+/// flight. When the store cannot list them, nothing is settled: the failure's commit meets the
+/// same store, and a run it cannot end stays as it was, for recovery.
+pub(crate) async fn settle_failed_run(working: &mut Working<'_>) {
+    let thread_id = working.record.thread_id.clone();
+    let Ok(markers) = working.engine.ports.store.in_flight(&thread_id).await else {
+        return;
+    };
+    let record = &working.record;
+    let mut finished: Vec<String> = super::in_flight::stopped_calls(&record.context)
+        .into_iter()
+        .map(|(_, stopped)| stopped.idempotency_key)
+        .collect();
+    finished.extend(working.receipts.iter().map(|receipt| receipt.key.clone()));
+    finished.extend(
+        record
+            .stopped_run
+            .as_deref()
+            .map(super::stopped_fork::calls_in_flight)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|call| call.key),
+    );
+    let markers: Vec<Receipt> = markers
+        .into_iter()
+        .filter(|marker| !finished.contains(&marker.key))
+        .collect();
+    if markers.is_empty() {
+        return;
+    }
+    let calls = record
+        .run
+        .as_ref()
+        .map(super::stopped_fork::calls_in_flight)
+        .unwrap_or_default();
+    for (receipt, fields) in outcome_unknown(markers, &calls, FAILED) {
+        working.record("tool_call", fields);
+        working.receipts.push(receipt);
+    }
+}
+
+/// The reason recorded for a call in flight its run's failure settled.
+const FAILED: &str = "the run failed while the call was in flight, and nothing will finish it; nobody can tell whether it took effect, and it is never sent again";
 
 /// For each of `markers` (the thread's receipts in flight): its `outcome_unknown` receipt and the
 /// fields of its `tool_call` record, with `reason`, naming the call of `calls` sent under its key

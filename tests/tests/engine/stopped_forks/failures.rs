@@ -1,16 +1,19 @@
 //! A branch that fails beside a stopped one, where the failure is a way its step cannot take (a
 //! `map` that cannot start: too many items), at the thread's fork and in a fork nested in a
 //! branch. The stop wins, as beside any failed branch: the run is stopped and kept, and the next
-//! run finishes the stopped branch's call under its key, then fails with the failure.
+//! run finishes the stopped branch's call under its key, then fails with the failure. A failure
+//! a branch cannot record in itself fails the run at once: its calls in flight become
+//! `outcome_unknown`.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tenx_engine::ports::{NullEvents, ReceiptState};
-use tenx_engine::{ErrorCode, RunRequest};
+use tenx_engine::{ErrorCode, OnBusy, RunRequest};
 
-use super::host::{Kind, host, kept_not_running, say_to, stopped};
+use super::PARALLEL;
+use super::host::{Kind, host, kept_not_running, say, say_to, stopped};
 
 /// `research`: `web` beside `desk`, which forks into `news` and `lister`; `lister` maps over
 /// `items`. `flat`: `news` beside `lister` at the thread's own fork. With more items than a map
@@ -184,4 +187,62 @@ async fn a_branch_failing_while_a_fork_inside_it_has_a_stopped_call_keeps_that_c
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_map_that_cannot_start_beside_a_stopped_call_keeps_that_call() {
     a_failure_beside_a_stopped_call_keeps_the_call("flat", 0).await;
+}
+
+/// A failure a branch cannot record in itself (here a damaged checkpoint: a branch's progress is
+/// missing when the kept run goes on) fails the fork at once, with no stop to win: the run fails
+/// and is dropped, and so its calls in flight become `outcome_unknown` in the failure's commit,
+/// each named by its key where the run still names it. None is left in flight, none sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_fails_with_calls_in_flight_in_its_fork_leaves_none_in_flight() {
+    let host = host(PARALLEL, Kind::Memory).await.unwrap();
+    *host.service.hold_q.lock().unwrap() = Some("*".to_owned());
+    let engine = host.engine.clone();
+    let running = tokio::spawn(async move { engine.run(say("Research.", OnBusy::Wait), &mut NullEvents).await });
+    host.holding(2).await;
+    let (web_key, news_key) = (host.service.keys_of("web"), host.service.keys_of("news"));
+    assert!(host.engine.stop("t"));
+    stopped(running).await;
+    let mut damaged = host.load().await;
+    damaged.stopped_run.as_mut().unwrap().branches.remove("web");
+    let expected = damaged.version;
+    damaged.version += 1;
+    host.store
+        .commit(tenx_engine::ports::Commit {
+            thread: Some(damaged),
+            expected_version: Some(expected),
+            receipts: Vec::new(),
+            records: Vec::new(),
+        })
+        .await
+        .unwrap();
+
+    host.service.hold.store(false, Ordering::SeqCst);
+    let sent = host.service.keys.lock().unwrap().len();
+    host.engine
+        .run(say("Go on.", OnBusy::Wait), &mut NullEvents)
+        .await
+        .unwrap_err();
+    assert_eq!(host.service.keys.lock().unwrap().len(), sent, "nothing sent again");
+    for key in [&web_key[0], &news_key[0]] {
+        assert_eq!(
+            host.store.receipt("t", key).await.unwrap().unwrap().state,
+            ReceiptState::OutcomeUnknown
+        );
+    }
+    assert!(host.store.in_flight("t").await.unwrap().is_empty());
+    let named: Vec<(Value, Value)> = host
+        .records_with("outcome_unknown")
+        .await
+        .into_iter()
+        .map(|fields| (fields["idempotency_key"].clone(), fields["call_id"].clone()))
+        .collect();
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert!(named.contains(&(json!(news_key[0]), json!("news-1"))), "{named:?}");
+    assert!(
+        named.contains(&(json!(web_key[0]), Value::Null)),
+        "the run no longer names web's call: {named:?}"
+    );
+    let thread = host.load().await;
+    assert!(thread.run.is_none() && thread.stopped_run.is_none(), "at rest");
 }

@@ -711,6 +711,11 @@ async fn a_map_over_a_value_that_is_not_a_list_or_too_long_fails_the_run() {
     assert_eq!(failed.code, ErrorCode::ForkItems);
     assert!(failed.message.contains("257 items"), "{}", failed.message);
     assert_eq!(host.tools.total_calls(), 0);
+    // Recorded as any failed run is: the new thread is stored with the error, no run in progress.
+    let thread = host.store.load("t1").await.unwrap().unwrap();
+    assert_eq!(thread.execution.status, ExecutionStatus::Error);
+    assert_eq!(thread.execution.internal_data["error_code"], json!("FORK_001"));
+    assert!(thread.run.is_none(), "the run ended");
 }
 
 #[tokio::test]

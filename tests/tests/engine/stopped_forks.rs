@@ -4,8 +4,11 @@
 //! under the same key and with the same arguments, before its model is asked anything; the
 //! branches that had ended do not run again; the join merges them all. Over the memory store,
 //! SQLite, and PostgreSQL when `TENX_TEST_DATABASE_URL` names one. Forks inside branches, agents
-//! called as tools, tool nodes and another artifact: [`lanes`].
+//! called as tools, tool nodes and another artifact: [`lanes`]; calls no run will finish (the
+//! state cleared, another artifact): [`ended`]; failures beside a stop: [`failures`].
 
+mod ended;
+mod failures;
 mod host;
 mod lanes;
 

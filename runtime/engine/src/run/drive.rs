@@ -48,7 +48,12 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
                 if ends {
                     working.branch_mut()?.last_node = Some(node.clone());
                 }
-                enter(working, target)?;
+                // A way that cannot be taken (a fork that cannot start, a target the graph does
+                // not have) fails the run as a failed step does: in a fork's branch, the branch
+                // (so a stop beside it still keeps the fork, see `fork::settle`).
+                if let Err(error) = enter(working, target) {
+                    return super::finish::failed(working, error).await;
+                }
                 // The run's end commits right after (completed, or stopped): one commit, not two.
                 if !ends {
                     working.commit().await?;
@@ -84,7 +89,9 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
                     code: ErrorCode::NodeFailed.as_str().to_owned(),
                     message,
                 });
-                enter(working, handler)?;
+                if let Err(error) = enter(working, handler) {
+                    return super::finish::failed(working, error).await;
+                }
                 working.commit().await?;
             }
         }

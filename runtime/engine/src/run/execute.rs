@@ -93,6 +93,7 @@ pub(crate) async fn run_tool(
         call_id: call_id.to_owned(),
         arguments: arguments.clone(),
         approved,
+        key: None,
     };
     run_keyed(working, &call, key).await
 }
@@ -122,6 +123,7 @@ async fn run_tool_once(
         call_id,
         arguments,
         approved,
+        key: _,
     } = call;
     let (node, declared, call_id, approved) = (node.as_str(), declared.as_str(), call_id.as_str(), *approved);
     let Some(tool) = working.artifact().tools.get(declared) else {
@@ -196,7 +198,11 @@ async fn run_tool_once(
                     started_at: working.now(),
                 },
             };
-            working.commit_in_flight(call.clone(), marker).await?;
+            let sent = crate::thread::InFlightCall {
+                key: Some(key.clone()),
+                ..call.clone()
+            };
+            working.commit_in_flight(sent, marker).await?;
         }
     }
     working.emit_with(|| Event::ToolCall {
@@ -363,8 +369,12 @@ fn cut_short(working: &mut Working<'_>, tool: &Tool, call: &crate::thread::InFli
             in_flight: true,
         };
     }
+    // The placeholder carries the key once, as `idempotency_key`.
     working.cut_short = Some(StoppedCall {
-        call: call.clone(),
+        call: crate::thread::InFlightCall {
+            key: None,
+            ..call.clone()
+        },
         idempotency_key: key,
     });
     Outcome {

@@ -63,6 +63,8 @@ pub(crate) async fn failed(working: &mut Working<'_>, error: RunError) -> Result
         };
         return super::fork::end_lane(working, status).await;
     }
+    // The run ends here: a call of it still in flight would never be finished.
+    super::abandoned::settle_failed_run(working).await;
     let execution = &mut working.record.execution;
     execution.status = ExecutionStatus::Error;
     execution.internal_data.insert("error".to_owned(), json!(error.message));

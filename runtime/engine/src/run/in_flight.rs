@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::ports::{Receipt, ReceiptState};
 use crate::thread::InFlightCall;
-use crate::wire::{ContentBlock, Role, ToolResultStatus};
+use crate::wire::{ContentBlock, Message, Role, ToolResultStatus};
 use crate::{ErrorCode, RunError};
 
 use super::execute::{Outcome, STOPPED_IN_FLIGHT, StoppedCall};
@@ -92,19 +92,7 @@ pub(crate) async fn finish_agent_call(
 /// call whose tool the artifact no longer has becomes `outcome_unknown`, never sent. Stopped
 /// again before it is sent again, a call keeps its placeholder.
 pub(crate) async fn finish_stopped_calls(working: &mut Working<'_>) -> Result<(), RunError> {
-    let stopped: Vec<(usize, StoppedCall)> = working
-        .record
-        .context
-        .iter()
-        .enumerate()
-        .filter(|(_, message)| message.role == Role::Tool)
-        .filter_map(|(index, message)| {
-            let carried = message.metadata.get(STOPPED_IN_FLIGHT)?;
-            serde_json::from_value::<StoppedCall>(carried.clone())
-                .ok()
-                .map(|call| (index, call))
-        })
-        .collect();
+    let stopped = stopped_calls(&working.record.context);
     if stopped.is_empty() {
         return Ok(());
     }
@@ -142,6 +130,22 @@ pub(crate) async fn finish_stopped_calls(working: &mut Working<'_>) -> Result<()
         }
     }
     working.commit().await
+}
+
+/// The calls a stop cut short outside a fork that `context` holds (each tool message whose
+/// placeholder carries one, see [`STOPPED_IN_FLIGHT`]), with their messages' indexes.
+pub(crate) fn stopped_calls(context: &[Message]) -> Vec<(usize, StoppedCall)> {
+    context
+        .iter()
+        .enumerate()
+        .filter(|(_, message)| message.role == Role::Tool)
+        .filter_map(|(index, message)| {
+            let carried = message.metadata.get(STOPPED_IN_FLIGHT)?;
+            serde_json::from_value::<StoppedCall>(carried.clone())
+                .ok()
+                .map(|call| (index, call))
+        })
+        .collect()
 }
 
 /// A stopped call whose tool the artifact no longer has: `outcome_unknown`, never sent again.

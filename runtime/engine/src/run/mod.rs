@@ -13,12 +13,14 @@
 //! lanes, their commits and how a fork settles) and [`join`] (merging the branches), [`in_flight`] (the call being
 //! sent, committed before it is), [`stopped_fork`] (a stop during a fork keeps the run as a
 //! crash would, for the thread's next run), [`recover`] (runs a dead process left unfinished),
-//! [`retire`] (ending such a run when another artifact made it) and [`reask`] (`tenxc dev`:
+//! [`retire`] (ending such a run when another artifact made it), [`abandoned`] (the calls in
+//! flight of a run that ends where it stands become `outcome_unknown`) and [`reask`] (`tenxc dev`:
 //! asking a question of another artifact again, or withdrawing it). Beside runs: [`writes`]
 //! (posting messages, writing and clearing state, deleting messages, under the same checks) and
 //! its pure [`write_rules`]; [`stops`] (a stop or `on_busy = "cancel"` reaching a run in another
 //! process sharing the store).
 
+mod abandoned;
 mod agent;
 mod answer;
 mod approvals;

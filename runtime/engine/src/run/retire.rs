@@ -9,8 +9,8 @@
 use serde_json::json;
 
 use crate::engine::Inner;
-use crate::ports::{Commit, Event, EventSink, Receipt, ReceiptState, Record};
-use crate::thread::{QueuedCall, ThreadRecord};
+use crate::ports::{Commit, Event, EventSink, Record};
+use crate::thread::{QueuedCall, ROOT_BRANCH, ThreadRecord};
 use crate::wire::{ExecutionStatus, Message, Role};
 use crate::{ErrorCode, RunError};
 
@@ -34,29 +34,30 @@ pub(crate) async fn end_other_artifact(
         ),
     );
     let now = inner.ports.clock.now();
-    let in_flight_call = record.run.as_ref().and_then(|run| {
-        run.all_branches()
-            .into_iter()
-            .find_map(|branch| branch.in_flight.clone())
-    });
+    let calls = record
+        .run
+        .as_ref()
+        .map(super::stopped_fork::calls_in_flight)
+        .unwrap_or_default();
+    // The thread's own turn can have only the root branch's call in flight; a branch's calls are
+    // in the branch's conversation.
+    let in_flight_call = record
+        .run
+        .as_ref()
+        .and_then(|run| run.branches.get(ROOT_BRANCH))
+        .and_then(|root| root.in_flight.clone());
     let markers = store.in_flight(&thread_id).await.map_err(store_error)?;
     let mut receipts = Vec::new();
     let mut records = Vec::new();
-    for marker in markers {
-        let call_id = in_flight_call
-            .as_ref()
-            .filter(|call| call.tool == marker.tool)
-            .map(|call| call.call_id.clone());
+    let reason = ErrorCode::GraphVersionMismatch.as_str();
+    for (receipt, fields) in super::abandoned::outcome_unknown(markers, &calls, reason) {
         records.push(Record {
             thread_id: thread_id.clone(),
             at: now,
             kind: "tool_call".to_owned(),
-            fields: json!({"tool": marker.tool, "call_id": call_id, "idempotency_key": marker.key, "outcome": "outcome_unknown", "reason": ErrorCode::GraphVersionMismatch.as_str()}),
+            fields,
         });
-        receipts.push(Receipt {
-            state: ReceiptState::OutcomeUnknown,
-            ..marker
-        });
+        receipts.push(receipt);
     }
     // The conversation stays well formed: every call of the last model turn gets its answer.
     let answers = open_calls(&record.context)

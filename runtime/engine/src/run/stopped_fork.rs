@@ -25,12 +25,10 @@
 use serde_json::json;
 
 use crate::RunError;
-use crate::ports::{Receipt, ReceiptState};
-use crate::thread::{BranchStatus, ForkProgress, RunProgress, ThreadRecord};
+use crate::thread::{BranchStatus, ForkProgress, InFlightCall, RunProgress, ThreadRecord};
 use crate::wire::{Message, Role};
 
 use super::Working;
-use super::execute::{STOPPED_IN_FLIGHT, StoppedCall};
 use super::working::store_error;
 
 /// At the end of a stopped run: keeps the run when it is split into branches (see the module
@@ -69,6 +67,14 @@ pub(crate) async fn take(working: &mut Working<'_>) -> Result<Option<RunProgress
     Ok(None)
 }
 
+/// The calls in flight of `run`'s branches at every depth.
+pub(crate) fn calls_in_flight(run: &RunProgress) -> Vec<InFlightCall> {
+    run.all_branches()
+        .into_iter()
+        .filter_map(|branch| branch.in_flight.clone())
+        .collect()
+}
+
 /// Where the messages a client adds go while the thread keeps a stopped run (`kept`): before the
 /// conversation's last model turn when calls of it are still open (the kept fork answers one: an
 /// agent called as a tool by an agent of the thread), so that a turn and its results are never
@@ -97,32 +103,18 @@ async fn end_other_artifact(working: &mut Working<'_>, run: &RunProgress) -> Res
         .in_flight(&thread_id)
         .await
         .map_err(store_error)?;
-    let outside: Vec<String> = working
-        .record
-        .context
-        .iter()
-        .filter_map(|message| message.metadata.get(STOPPED_IN_FLIGHT))
-        .filter_map(|carried| serde_json::from_value::<StoppedCall>(carried.clone()).ok())
-        .map(|stopped| stopped.idempotency_key)
-        .collect();
-    let calls: Vec<_> = run
-        .all_branches()
+    let outside: Vec<String> = super::in_flight::stopped_calls(&working.record.context)
         .into_iter()
-        .filter_map(|branch| branch.in_flight.clone())
+        .map(|(_, stopped)| stopped.idempotency_key)
         .collect();
-    for marker in markers.into_iter().filter(|marker| !outside.contains(&marker.key)) {
-        let call_id = calls
-            .iter()
-            .find(|call| call.tool == marker.tool)
-            .map(|call| call.call_id.clone());
-        working.record(
-            "tool_call",
-            json!({"tool": marker.tool, "call_id": call_id, "idempotency_key": marker.key, "outcome": "outcome_unknown", "reason": crate::ErrorCode::GraphVersionMismatch.as_str()}),
-        );
-        working.receipts.push(Receipt {
-            state: ReceiptState::OutcomeUnknown,
-            ..marker
-        });
+    let markers: Vec<_> = markers
+        .into_iter()
+        .filter(|marker| !outside.contains(&marker.key))
+        .collect();
+    let reason = crate::ErrorCode::GraphVersionMismatch.as_str();
+    for (receipt, fields) in super::abandoned::outcome_unknown(markers, &calls_in_flight(run), reason) {
+        working.record("tool_call", fields);
+        working.receipts.push(receipt);
     }
     // An agent of the thread waited for an agent called as a tool: its turn gets its answers, so
     // the conversation stays well formed for any model.

@@ -19,7 +19,10 @@
 //!   fingerprint covers the state it was asked under).
 //! - clearing state and deleting a message: refused while paused; a message that is half of a
 //!   tool call and its result is never deleted alone (`MESSAGE_IN_TOOL_CALL`). Clearing also
-//!   drops a run a stop kept (`ThreadRecord::stopped_run`): the next run starts afresh.
+//!   drops a run a stop kept (`ThreadRecord::stopped_run`): the next run starts afresh. The
+//!   calls a stop left in flight (the kept run's, and those of placeholders in the
+//!   conversation) become `outcome_unknown` in the same commit, as when a run is ended under
+//!   another artifact: with their run and conversation gone nothing would finish them.
 
 use serde_json::{Map, json};
 
@@ -114,12 +117,15 @@ impl Engine {
     /// Clears the caller's thread's state: no typed fields, no conversation, a fresh
     /// `execution_meta`, the models' positions reset, no stopped run kept. The thread, its
     /// owner, its receipts (so a tool still runs at most once per key) and its records stay.
+    /// The calls a stop left in flight (in a kept run, or as placeholders of the conversation)
+    /// would never be finished now: each becomes `outcome_unknown`, in the same commit.
     pub async fn clear_state(&self, thread_id: &str, options: &WriteOptions) -> Result<ThreadRecord, RunError> {
         let (lease, record) = open(&self.inner, thread_id, options).await?;
         let mut events = NullEvents;
         let read = record.clone();
         let mut working = working(&self.inner, record, &mut events)?;
         refuse_paused(&mut working).await?;
+        settle_in_flight(&mut working).await?;
         let record = &mut working.record;
         record.state = Map::new();
         record.context = Vec::new();
@@ -172,6 +178,48 @@ impl Engine {
         Ok(working.record)
     }
 }
+
+/// Before the thread's state is cleared: every receipt in flight becomes `outcome_unknown`
+/// (receipt and record, see [`super::abandoned`]), named by the call of the kept run or of a
+/// placeholder sent under its key. No run is in progress and none waits (both refuse the
+/// clearing), so such a call was left by a stop, and with the run and the conversation gone
+/// nothing would ever finish it: its receipt would stay in flight, the thread listed as
+/// unfinished, and nothing would tell a host to reconcile it.
+async fn settle_in_flight(working: &mut Working<'_>) -> Result<(), RunError> {
+    let thread_id = working.record.thread_id.clone();
+    let markers = working
+        .engine
+        .ports
+        .store
+        .in_flight(&thread_id)
+        .await
+        .map_err(store_error)?;
+    if markers.is_empty() {
+        return Ok(());
+    }
+    let mut calls = working
+        .record
+        .stopped_run
+        .as_deref()
+        .map(super::stopped_fork::calls_in_flight)
+        .unwrap_or_default();
+    calls.extend(
+        super::in_flight::stopped_calls(&working.record.context)
+            .into_iter()
+            .map(|(_, stopped)| crate::thread::InFlightCall {
+                key: Some(stopped.idempotency_key),
+                ..stopped.call
+            }),
+    );
+    for (receipt, fields) in super::abandoned::outcome_unknown(markers, &calls, CLEARED) {
+        working.record("tool_call", fields);
+        working.receipts.push(receipt);
+    }
+    Ok(())
+}
+
+/// The reason recorded for a call in flight the clearing of its thread's state settled.
+const CLEARED: &str = "the thread's state was cleared while the call was in flight; nobody can tell whether it took effect, and it is never sent again";
 
 /// The checks of one message a client adds outside a run: those of a new run's input, and no
 /// `tool` message at all (a remote call's result continues its run, through a run request).
@@ -329,10 +377,10 @@ fn append(working: &mut Working<'_>, fresh: Vec<(usize, Message)>) -> Result<(),
     Ok(())
 }
 
-/// Commits the working copy when the write changed the thread as it was read (one version
-/// step); a write that changes nothing writes nothing.
+/// Commits the working copy when the write changed the thread as it was read, or settled
+/// receipts (one version step); a write that changes nothing writes nothing.
 async fn commit_if_changed(working: &mut Working<'_>, read: &ThreadRecord) -> Result<(), RunError> {
-    if working.record == *read {
+    if working.record == *read && working.receipts.is_empty() && working.records.is_empty() {
         return Ok(());
     }
     working.commit().await

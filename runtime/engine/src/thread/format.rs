@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 ///
 /// A field an older tenx skips without reading anything else differently does not raise it:
 /// `ThreadRecord::stopped_run` (a run a stop kept mid-fork), skipped, reads as the stopped
-/// thread that tenx would have left itself.
+/// thread that tenx would have left itself; `InFlightCall::key`, skipped, only names calls in
+/// `outcome_unknown` records.
 ///
 /// A record is always written in the format of the tenx that writes it: serializing writes
 /// [`CheckpointFormat::CURRENT`] whatever format the record was read in (every older format

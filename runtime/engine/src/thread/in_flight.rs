@@ -19,4 +19,9 @@ pub struct InFlightCall {
     pub arguments: Value,
     /// Whether a person approved the call (for the record).
     pub approved: bool,
+    /// The idempotency key it was sent under: what names the call among the thread's receipts
+    /// in flight (two branches can have calls of one tool in flight at once). `None` in a
+    /// checkpoint written before the call kept it, and in a call not committed in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }

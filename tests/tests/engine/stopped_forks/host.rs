@@ -3,7 +3,7 @@
 //! memory store, SQLite or PostgreSQL.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -147,13 +147,16 @@ impl ModelClient for Researchers {
 }
 
 /// The service behind `fetch`: it receives every call (and logs its key) and answers `found
-/// <q>`, except that while `hold` is set it keeps the call for `q == hold_q` until the run is
-/// cancelled, then gives up as the real `http` runner does, though the service has the call.
+/// <q>`, except that while `hold` is set it keeps the call for `q == hold_q` (every call when
+/// `hold_q` is `*`) until the run is cancelled, then gives up as the real `http` runner does,
+/// though the service has the call.
 pub(super) struct Service {
     pub(super) hold_q: Mutex<Option<String>>,
     pub(super) hold: AtomicBool,
     pub(super) keys: Mutex<Vec<(String, String)>>,
     pub(super) arrived: Notify,
+    /// How many calls it holds now.
+    pub(super) holding: AtomicUsize,
 }
 
 impl Service {
@@ -175,9 +178,11 @@ impl ToolRunner for Service {
             .unwrap()
             .push((q.clone(), invocation.idempotency_key.to_owned()));
         let held = self.hold_q.lock().unwrap().clone();
-        if self.hold.load(Ordering::SeqCst) && held.as_deref() == Some(q.as_str()) {
+        if self.hold.load(Ordering::SeqCst) && (held.as_deref() == Some(q.as_str()) || held.as_deref() == Some("*")) {
+            self.holding.fetch_add(1, Ordering::SeqCst);
             self.arrived.notify_one();
             cancel.cancelled().await;
+            self.holding.fetch_sub(1, Ordering::SeqCst);
             return Err(ToolError {
                 kind: ToolErrorKind::Failed,
                 message: "the call was cancelled".into(),
@@ -258,6 +263,7 @@ pub(super) async fn host(program: &str, kind: Kind) -> Option<Host> {
         hold: AtomicBool::new(true),
         keys: Mutex::new(Vec::new()),
         arrived: Notify::new(),
+        holding: AtomicUsize::new(0),
     });
     let models = Arc::new(Researchers::default());
     let ids = Arc::new(SequentialIds::new());
@@ -383,4 +389,47 @@ pub(super) async fn kept_not_running(host: &Host) {
     );
     assert_eq!(host.service.keys.lock().unwrap().len(), sent, "recovery sent nothing");
     assert!(host.load().await.stopped_run.is_some(), "recovery did not take it");
+}
+
+impl Host {
+    /// An engine over the host's store, tools and models, under another artifact: `program` with
+    /// its writer's prompt changed.
+    pub(super) fn under_another_artifact(&self, program: &str) -> Engine {
+        let changed = crate::harness::compile_patched(program, |artifact| {
+            artifact.agents.get_mut("writer").unwrap().prompt.push_str(" Briefly.");
+        });
+        let mut clients: BTreeMap<String, Arc<dyn ModelClient>> = BTreeMap::new();
+        clients.insert("m".to_owned(), self.models.clone());
+        let ports = Ports {
+            store: self.store.clone(),
+            models: clients,
+            tools: self.service.clone(),
+            clock: Arc::new(ManualClock::new(T0)),
+            ids: self.ids.clone(),
+        };
+        let other = Engine::new(changed, ports, EngineOptions::default()).unwrap();
+        assert_ne!(other.artifact_id(), self.engine.artifact_id());
+        other
+    }
+
+    /// Waits until the service holds `calls` calls at once.
+    pub(super) async fn holding(&self, calls: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while self.service.holding.load(Ordering::SeqCst) < calls {
+            assert!(std::time::Instant::now() < deadline, "the calls were not all held");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The `tool_call` records of the thread whose outcome is `outcome`, in order.
+    pub(super) async fn records_with(&self, outcome: &str) -> Vec<Value> {
+        self.store
+            .records("t")
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|record| record.kind == "tool_call" && record.fields["outcome"] == outcome)
+            .map(|record| record.fields)
+            .collect()
+    }
 }

@@ -176,7 +176,8 @@ pub(super) fn check(
         diagnostics.push(not_required(site, response_span, lowered, field, field_expr.span));
         return None;
     }
-    let Some(values) = held(schema, field) else {
+    let validators = compile(schema);
+    let Some(values) = held(schema, field, validators.as_ref()) else {
         let help = branch_values(schema, &declared).map_or_else(
             || format!("give `{field}` `\"type\": \"boolean\"`, or an `enum` (or `const`) of strings or booleans"),
             |(keyword, values)| {
@@ -213,6 +214,29 @@ pub(super) fn check(
             .help(format!(
                 "make the parts of `{field}`'s schema agree: a `$ref` applies together with the keywords beside it, and so does every schema of an `allOf`"
             ))
+            .note("the runtime checks every answer against the whole response schema, so it would refuse every answer and the question could never be answered"),
+        );
+        return None;
+    }
+    if let Some(refusal) = validators
+        .as_ref()
+        .and_then(|validators| super::whole::refusal(schema, validators, field, &values))
+    {
+        // No answer is valid at all, whatever it decides: one error, at the value that should
+        // approve.
+        let approve = written.approve?;
+        let value = answer_value(approve)?;
+        let origin = lowered.origin_of(&refusal.at);
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0414,
+                format!("`approve` is `{value}`, but no answer to the response of {} can be valid", site.what),
+                site.file,
+                approve.span,
+            )
+            .label("no answer can have this value")
+            .secondary(origin.file, origin.span, refusal.label)
+            .help(refusal.help)
             .note("the runtime checks every answer against the whole response schema, so it would refuse every answer and the question could never be answered"),
         );
         return None;
@@ -298,28 +322,34 @@ fn follow_refs<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
 /// field's schema in each part of the response that declares it ([`places`]), less those the
 /// field's schema in one of those places refuses (validated as the runtime validates answers).
 /// `None` when no part lists values; empty when no candidate is valid.
-fn held(root: &Value, field: &str) -> Option<Vec<Value>> {
+/// `validators` is the response's compiled map; without one (a response that does not compile,
+/// which the schema checks report) nothing is left out.
+fn held(root: &Value, field: &str, validators: Option<&ValidatorMap>) -> Option<Vec<Value>> {
     let places = places(root, field);
     let candidates = places
         .iter()
         .flat_map(|place| parts(root, place.clone()))
         .find_map(|at| root.pointer(&at).and_then(listed))?;
-    // A response that does not compile is reported by the schema checks; then nothing is left
-    // out here.
-    let Ok(validators) = draft202012::options().offline().build_map(root) else {
+    let Some(validators) = validators else {
         return Some(candidates);
     };
     Some(
         candidates
             .into_iter()
-            .filter(|value| places.iter().all(|at| allows(&validators, at, value)))
+            .filter(|value| places.iter().all(|at| allows(validators, at, value)))
             .collect(),
     )
 }
 
+/// The response's validators by pointer, as the runtime compiles it; `None` when it does not
+/// compile.
+fn compile(root: &Value) -> Option<ValidatorMap> {
+    draft202012::options().offline().build_map(root).ok()
+}
+
 /// Whether the schema at the pointer `at` accepts `value`; `true` when it has no compiled
 /// validator. The map's keys are the pointers behind a `#`, not percent-encoded.
-fn allows(validators: &ValidatorMap, at: &str, value: &Value) -> bool {
+pub(super) fn allows(validators: &ValidatorMap, at: &str, value: &Value) -> bool {
     validators
         .get(&format!("#{at}"))
         .is_none_or(|validator| validator.is_valid(value))
@@ -503,6 +533,7 @@ fn branch_values(root: &Value, places: &[String]) -> Option<(&'static str, Strin
 /// A `decision` that would read `schema`: its first required property whose values can be read,
 /// approving with the first of them.
 pub(super) fn suggestion(schema: &Value) -> Option<String> {
+    let validators = compile(schema);
     let parts = parts(schema, String::new());
     let names = parts
         .iter()
@@ -510,7 +541,7 @@ pub(super) fn suggestion(schema: &Value) -> Option<String> {
         .flatten();
     names.into_iter().find_map(|name| {
         let name = name.as_str()?;
-        let values = held(schema, name)?;
+        let values = held(schema, name, validators.as_ref())?;
         let approve = values.first()?;
         let field = Value::String(name.to_string());
         Some(format!("decision = {{ field: {field}, approve: {approve} }}"))
@@ -523,7 +554,7 @@ mod tests {
     use serde_json::json;
 
     fn held_of(field: &str, response: &Value) -> Option<Vec<Value>> {
-        held(response, field)
+        held(response, field, compile(response).as_ref())
     }
 
     #[test]

@@ -196,6 +196,32 @@ fn a_built_route_edited_so_that_a_rejecting_answer_runs_the_tool_is_refused() {
 }
 
 #[test]
+fn a_not_equal_arm_approves_only_while_the_response_lists_no_other_rejecting_value() {
+    let path = "tests/fixtures/policy/answer_not_the_other_value.tenx";
+    // As built, `verdict != "hold"` can be taken only by a "refund": the loader agrees.
+    let envelope = built(path);
+    let route = &envelope["artifact"]["graphs"]["refunds"]["routes"][0];
+    assert_eq!(route["arms"][0]["condition"]["op"], "ne");
+    let expected = "artifact breaks the risk policy: graph `refunds`: a rejecting answer to interrupt node \
+                    `review_refund` can lead to tool `refund` (risk high), which it approves: entry \
+                    `support` → `review_refund` → `refund`";
+
+    // The response edited to allow a third verdict: a "drop" takes the arm too.
+    let mut envelope = built(path);
+    let response = &mut envelope["artifact"]["interrupts"]["review_refund"]["response_schema"];
+    let verdict = &mut response["properties"]["verdict"];
+    assert_eq!(verdict["enum"], json!(["refund", "hold"]));
+    verdict["enum"] = json!(["refund", "hold", "drop"]);
+    assert_eq!(reseal_and_load(envelope), expected);
+
+    // The verdict edited to a free string: its values are no longer known.
+    let mut envelope = built(path);
+    let response = &mut envelope["artifact"]["interrupts"]["review_refund"]["response_schema"];
+    response["properties"]["verdict"] = json!({"type": "string"});
+    assert_eq!(reseal_and_load(envelope), expected);
+}
+
+#[test]
 fn a_medium_tool_gets_the_default_confirmation_and_an_edit_that_drops_it_is_refused() {
     let mut envelope = built("tests/fixtures/policy/medium_risk_without_confirmation.tenx");
     let approval = &mut envelope["artifact"]["tools"]["create_draft"]["approval"];

@@ -5,20 +5,31 @@
 //! only after an approving answer exactly when what it tests can hold the approve value only
 //! because the answer approved:
 //!
-//! - the answer's decision property is *required* by the response schema, so every valid answer
-//!   writes it (a property an answer leaves out would leave an older value in the state);
+//! - the answer's decision property is *required* by the response schema (by the response or
+//!   one of its parts, all of which apply), so every valid answer writes it (a property an
+//!   answer leaves out would leave an older value in the state);
 //! - a *decision path* is a state path that receives it: `to` of a write of the node's answer
 //!   whose `field` is the decision's `field` (`verdict: verdict`), or `to` followed by the
 //!   decision's `field` for a write of the whole answer; and that no other write of the same
 //!   answer touches (the same path, one inside it or one holding it), since every write of the
 //!   answer is made at the same step and the last one stays;
+//! - the *values* of the decision are the values its schema lists: the `enum`, `const` or
+//!   `"type": "boolean"` (`true` and `false`) of a part of it, kept only where every other such
+//!   part lists them too. The parts are the property's schema in each part of the response (the
+//!   response, its local `$ref`s and its `allOf` members, at any depth) and, within each, the
+//!   schema with its local `$ref`s and `allOf` members. Every valid answer's decision is one of
+//!   them (a part that lists nothing, or lists other kinds of values, only narrows what is valid
+//!   further), so they may be more than a valid answer can carry, never fewer;
 //! - the arm is a `label` arm of a route `by` a one-step decision path whose label is the
 //!   decision's `approve` string; or a `when` arm whose condition is exactly `PATH == approve`
-//!   for a decision path; or exactly `PATH` (truthy) for a decision path when `approve` is
-//!   `true` and the response schema types the decision property `boolean` (then the value is
-//!   `true` or `false`, and only `true` is truthy); or a condition that can hold only when one of
-//!   those does: an `and` with one of them among its parts, an `or` whose parts all are such
-//!   conditions (an empty `or` never holds), `not (not C)` for such a `C`.
+//!   for a decision path; or exactly `PATH != VALUE` for a decision path whose values are known
+//!   and are all `VALUE` or `approve` (`verdict != "revise"` when the decision is `"approve"`
+//!   or `"revise"`, `ok != false` for a boolean approving on `true`); or exactly `PATH`
+//!   (truthy) for a decision path whose truthy values are known and all `approve` (`true` for a
+//!   boolean: only `true` is truthy); or a condition that can hold only when one of those does:
+//!   an `and` with one of them among its parts, an `or` whose parts all are such conditions (an
+//!   empty `or` never holds), `not (not C)` for such a `C`. A path holding the decision is
+//!   always set after the answer, so `!=` there is the exact negation of `==`.
 //!
 //! Every other arm (other labels, other conditions, `else`) is *rejecting*: a rejecting answer
 //! can take it. A plain edge out of an interrupt node is approving (a rejection ends the run
@@ -41,8 +52,11 @@ pub struct AnswerTest {
     pub approve: Value,
     /// The state paths that hold the answer's decision value once the answer is written.
     pub paths: Vec<Vec<String>>,
-    /// Whether the response schema types the decision property `boolean`.
+    /// Whether the decision's values are known and all booleans.
     pub boolean: bool,
+    /// The values the decision property can hold, as its schema lists them (see the module's
+    /// rules): never fewer than a valid answer can carry. `None` when no part lists them.
+    pub values: Option<Vec<Value>>,
 }
 
 impl AnswerTest {
@@ -61,10 +75,7 @@ impl AnswerTest {
         response: &Schema,
     ) -> Self {
         let response = response.to_value();
-        let required = response
-            .get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|names| names.iter().any(|name| name.as_str() == Some(decision.field.as_str())));
+        let required = required(&response, &decision.field);
         // Every write of this node's answer: they are all made at the same step.
         let answer_writes: Vec<(&Vec<String>, &Option<String>)> = writes
             .into_iter()
@@ -99,12 +110,14 @@ impl AnswerTest {
                 paths.push(path);
             }
         }
-        let boolean = property(&response, &decision.field)
-            .is_some_and(|schema| schema.get("type").and_then(Value::as_str) == Some("boolean"));
+        let values = values(&response, &decision.field);
         Self {
             approve: decision.approve.clone(),
             paths,
-            boolean,
+            boolean: values
+                .as_ref()
+                .is_some_and(|values| values.iter().all(Value::is_boolean)),
+            values,
         }
     }
 
@@ -132,9 +145,15 @@ impl AnswerTest {
                 op: CompareOp::Eq,
                 value,
             } => *value == self.approve && self.paths.contains(field),
-            Condition::Truthy { field } => {
-                self.boolean && self.approve == Value::Bool(true) && self.paths.contains(field)
-            }
+            // The test for every other value: each of them must approve.
+            Condition::Compare {
+                field,
+                op: CompareOp::Ne,
+                value,
+            } => self.paths.contains(field) && self.only_approves(|held| held != value),
+            // The test for the truthy values (a non-empty string or `true`; the values are never
+            // anything else): each of them must approve.
+            Condition::Truthy { field } => self.paths.contains(field) && self.only_approves(truthy),
             // All must hold, so one that holds only after an approval is enough.
             Condition::And { conditions } => conditions.iter().any(|c| self.condition_approves(c)),
             // One must hold, so each must hold only after an approval (an empty one never holds).
@@ -148,11 +167,124 @@ impl AnswerTest {
             Condition::Compare { .. } => false,
         }
     }
+
+    /// Whether every value the decision can hold for which `holds` is true approves; false when
+    /// the values are not known.
+    fn only_approves(&self, holds: impl Fn(&Value) -> bool) -> bool {
+        self.values.as_ref().is_some_and(|values| {
+            values
+                .iter()
+                .filter(|held| holds(held))
+                .all(|held| *held == self.approve)
+        })
+    }
+}
+
+/// Whether a decision value is truthy in a condition: `true` or a non-empty string.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => *b,
+        Value::String(s) => !s.is_empty(),
+        _ => false,
+    }
 }
 
 /// Whether writing one of these state paths can change the other: one is the other or holds it.
 fn overlaps(a: &[String], b: &[String]) -> bool {
     a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// How many schemas [`parts`] visits from one schema before it stops.
+const MAX_PARTS: usize = 64;
+
+/// The pointers (into `root`) of the schemas every value at the pointer `start` must match: the
+/// schema itself, then the targets of its local `$ref`s and the members of its `allOf`, at any
+/// depth (each once, [`MAX_PARTS`] at most), as draft 2020-12 applies them together.
+pub fn parts(root: &Value, start: String) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(at) = queue.pop_front() {
+        if out.len() >= MAX_PARTS {
+            break;
+        }
+        if out.contains(&at) {
+            continue;
+        }
+        let Some(schema) = root.pointer(&at) else { continue };
+        if let Some(target) = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| reference.strip_prefix('#'))
+        {
+            queue.push_back(target.to_owned());
+        }
+        if let Some(Value::Array(all)) = schema.get("allOf") {
+            queue.extend((0..all.len()).map(|i| format!("{at}/allOf/{i}")));
+        }
+        out.push(at);
+    }
+    out
+}
+
+/// The pointers of the schemas of the top-level property `name` of the object schema `root`:
+/// `…/properties/NAME` of each of the response's [`parts`] that declares it.
+pub fn places(root: &Value, name: &str) -> Vec<String> {
+    let escaped = name.replace('~', "~0").replace('/', "~1");
+    parts(root, String::new())
+        .into_iter()
+        .filter(|at| {
+            root.pointer(at)
+                .and_then(|schema| schema.get("properties"))
+                .and_then(|properties| properties.get(name))
+                .is_some()
+        })
+        .map(|at| format!("{at}/properties/{escaped}"))
+        .collect()
+}
+
+/// Whether every valid answer to the object schema `root` carries the top-level property
+/// `name`: one of the response's [`parts`] lists it in `required`.
+pub fn required(root: &Value, name: &str) -> bool {
+    parts(root, String::new()).iter().any(|at| {
+        root.pointer(at)
+            .and_then(|schema| schema.get("required"))
+            .and_then(Value::as_array)
+            .is_some_and(|names| names.iter().any(|required| required.as_str() == Some(name)))
+    })
+}
+
+/// The values a schema lists for a decision: its `enum` or `const` of strings or booleans, or
+/// both booleans for `"type": "boolean"`; `None` when it is none of these.
+pub fn listed(schema: &Value) -> Option<Vec<Value>> {
+    let answer = |v: &Value| matches!(v, Value::String(_) | Value::Bool(_));
+    if let Some(values) = schema.get("enum") {
+        let values = values.as_array()?;
+        return (!values.is_empty() && values.iter().all(answer)).then(|| values.clone());
+    }
+    if let Some(value) = schema.get("const") {
+        return answer(value).then(|| vec![value.clone()]);
+    }
+    (schema.get("type").and_then(Value::as_str) == Some("boolean")).then(|| vec![Value::Bool(true), Value::Bool(false)])
+}
+
+/// The values the top-level property `name` of the object schema `root` can hold, as its schema
+/// lists them: those the first part that lists values lists and every other such part lists too
+/// (parts: [`parts`] of each of its [`places`]). Never fewer than a valid answer can carry;
+/// `None` when no part lists values.
+pub fn values(root: &Value, name: &str) -> Option<Vec<Value>> {
+    let mut values: Option<Vec<Value>> = None;
+    for place in places(root, name) {
+        for at in parts(root, place) {
+            let Some(listed) = root.pointer(&at).and_then(listed) else {
+                continue;
+            };
+            match &mut values {
+                None => values = Some(listed),
+                Some(kept) => kept.retain(|value| listed.contains(value)),
+            }
+        }
+    }
+    values
 }
 
 /// The schema of the top-level property `name` of the object schema `root`, local `$ref`s
@@ -360,5 +492,148 @@ mod tests {
         // `not (not ok)` is `ok`; `not ok` is the rejection.
         assert!(test.condition_approves(&not(not(truthy("ok")))));
         assert!(!test.condition_approves(&not(not(not(truthy("ok"))))));
+    }
+
+    #[test]
+    fn not_the_other_value_approves_when_every_remaining_value_approves() {
+        let ne = |field: &str, value: Value| Condition::Compare {
+            field: vec![field.to_owned()],
+            op: CompareOp::Ne,
+            value,
+        };
+        let graph = graph(vec![write(Some("verdict"), &["v"])]);
+        let two = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"type": "string", "enum": ["publish", "revise"]}},
+            "required": ["verdict"]
+        }));
+        let (decision, three) = verdict();
+        let test = AnswerTest::new(&graph, "review", &decision, &two);
+        assert!(test.condition_approves(&ne("v", json!("revise"))));
+        assert!(!test.condition_approves(&ne("v", json!("publish"))), "the rejection");
+        assert!(
+            !test.condition_approves(&ne("v", json!("drop"))),
+            "holds after every answer"
+        );
+        assert!(!test.condition_approves(&ne("other", json!("revise"))));
+        let three = Schema::from({
+            let mut three = three.to_value();
+            three["properties"]["verdict"]["enum"] = json!(["publish", "revise", "drop"]);
+            three
+        });
+        let test = AnswerTest::new(&graph, "review", &decision, &three);
+        assert!(
+            !test.condition_approves(&ne("v", json!("revise"))),
+            "a drop is no approval"
+        );
+        // The values are those every part lists: here the `allOf` leaves two.
+        let narrowed = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {
+                "enum": ["publish", "revise", "drop"],
+                "allOf": [{"$ref": "#/$defs/two"}]
+            }},
+            "required": ["verdict"],
+            "$defs": {"two": {"enum": ["publish", "revise", "later"]}}
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &narrowed);
+        assert_eq!(test.values, Some(vec![json!("publish"), json!("revise")]));
+        assert!(test.condition_approves(&ne("v", json!("revise"))));
+        // A free string: its values are not known.
+        let free = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"type": "string"}},
+            "required": ["verdict"]
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &free);
+        assert!(!test.condition_approves(&ne("v", json!("revise"))));
+        // A boolean: `!= false` is `== true`.
+        let yes_no = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}},
+            "required": ["approved"]
+        }));
+        let ok = graph_with(write_field("approved", "ok"));
+        let test = AnswerTest::new(&ok, "review", &Decision::yes_no(), &yes_no);
+        assert!(test.condition_approves(&ne("ok", json!(false))));
+        assert!(!test.condition_approves(&ne("ok", json!(true))));
+        assert!(
+            !test.condition_approves(&ne("ok", json!("false"))),
+            "holds after every answer"
+        );
+        assert!(test.condition_approves(&Condition::And {
+            conditions: vec![ne("ok", json!(false)), ne("kind", json!("refund"))]
+        }));
+    }
+
+    #[test]
+    fn a_decision_declared_and_required_in_an_all_of_part_is_read() {
+        let schema = Schema::from(json!({
+            "type": "object",
+            "allOf": [
+                {"$ref": "#/$defs/decided"},
+                {"properties": {"verdict": {"type": "string"}}}
+            ],
+            "$defs": {"decided": {
+                "properties": {"verdict": {"enum": ["publish", "revise"]}},
+                "required": ["verdict"]
+            }}
+        }));
+        let (decision, _) = verdict();
+        let test = AnswerTest::new(
+            &graph(vec![write(Some("verdict"), &["v"])]),
+            "review",
+            &decision,
+            &schema,
+        );
+        assert_eq!(test.paths, vec![vec!["v".to_owned()]]);
+        assert_eq!(test.values, Some(vec![json!("publish"), json!("revise")]));
+        assert!(test.approves(Some("v"), &label("publish")));
+        // Declared inside an `anyOf` only: an answer matches one branch, which proves nothing.
+        let any = Schema::from(json!({
+            "type": "object",
+            "anyOf": [{"properties": {"verdict": {"enum": ["publish"]}}, "required": ["verdict"]}]
+        }));
+        let test = AnswerTest::new(&graph(vec![write(Some("verdict"), &["v"])]), "review", &decision, &any);
+        assert!(test.paths.is_empty());
+        assert_eq!(test.values, None);
+    }
+
+    fn graph_with(write: Write) -> Graph {
+        graph(vec![write])
+    }
+
+    fn write_field(field: &str, to: &str) -> Write {
+        write(Some(field), &[to])
+    }
+
+    #[test]
+    fn truthy_values_of_a_listed_decision_approve_only_when_all_approve() {
+        let truthy = Condition::Truthy {
+            field: vec!["ok".to_owned()],
+        };
+        let ok = graph_with(write_field("approved", "ok"));
+        // An `enum` of both booleans is a boolean too.
+        let both = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"enum": [false, true]}},
+            "required": ["approved"]
+        }));
+        let test = AnswerTest::new(&ok, "review", &Decision::yes_no(), &both);
+        assert!(test.boolean);
+        assert!(test.condition_approves(&truthy));
+        // An empty string is falsy: `"go"` is the only truthy value.
+        let strings = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"enum": ["go", ""]}},
+            "required": ["approved"]
+        }));
+        let go = Decision {
+            approve: json!("go"),
+            ..Decision::yes_no()
+        };
+        let test = AnswerTest::new(&ok, "review", &go, &strings);
+        assert!(!test.boolean);
+        assert!(test.condition_approves(&truthy));
     }
 }

@@ -1,6 +1,7 @@
 //! A graph's state writes (`Graph.writes`): sorted, one entry per source; a `node` source is a
 //! tool node of the graph; a `tool` source is a tool some agent node of the graph may call; an
-//! `interrupt` source is an interrupt node, and its `field` a property of its response; and
+//! `interrupt` source is an interrupt node, and its `field` a property its response declares
+//! (itself or in a part every answer matches, [`crate::answer_ways::places`]); and
 //! every target path is a state field of `state_schema` followed by properties declared inside
 //! it, each level an object schema with `properties`.
 
@@ -59,8 +60,9 @@ pub(super) fn check(artifact: &Artifact, name: &str, graph: &Graph, problems: &m
                         "graph `{name}`: `writes` names node `{node}`, which is not an interrupt node"
                     )),
                     (Some(interrupt), Some(field)) => {
+                        // Declared by the response or by a part every answer matches.
                         let response = interrupt.response_schema.to_value();
-                        if schema_at(&response, std::slice::from_ref(field)).is_err() {
+                        if crate::answer_ways::places(&response, field).is_empty() {
                             problems.push(format!(
                                 "graph `{name}`: `writes` names `{field}` of the answer to `{node}`, which its response schema does not declare"
                             ));

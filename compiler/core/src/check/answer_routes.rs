@@ -7,8 +7,9 @@
 //! (`TENX0627`). A way is approving when a run can take it only after an approving answer: a
 //! plain edge (a rejection ends the run there), or a route arm that tests the decision the
 //! answer wrote for the approve value (`"publish" -> x` in a route `by` the field written from
-//! the decision property, `when verdict == "publish" -> x`, or `when approved -> x` for a
-//! boolean decision). Other arms, `else`, the node's `on_error` handler and the visit-limit
+//! the decision property, `when verdict == "publish" -> x`, `when approved -> x` for a
+//! boolean decision, or `when verdict != "revise" -> x` when every other value the decision's
+//! schema lists approves). Other arms, `else`, the node's `on_error` handler and the visit-limit
 //! exits of its ways are *rejecting*. Arms are classified by the artifact's own rule
 //! ([`tenx_artifact::answer_ways::AnswerTest`]) on the lowered arm, so `tenxc check` and the
 //! loader's re-proof agree on every arm.
@@ -109,16 +110,15 @@ fn rejecting_ways(
                 let Some(arm) = route.and_then(|r| r.arms.iter().find(|a| a.span == *span)) else {
                     continue;
                 };
-                if test.approves(
-                    route.and_then(|r| r.by.as_ref()).map(|b| b.name.as_str()),
-                    &lower_arm(arm),
-                ) {
+                let lowered = lower_arm(arm);
+                if test.approves(route.and_then(|r| r.by.as_ref()).map(|b| b.name.as_str()), &lowered) {
                     continue;
                 }
-                (
-                    "a rejecting answer can take this arm",
-                    arm_help(route, test, &tool_node.name),
-                )
+                let help = match other_values(test, &lowered) {
+                    Some(others) => format!("{others}; {}", arm_help(route, test, &tool_node.name)),
+                    None => arm_help(route, test, &tool_node.name),
+                };
+                ("a rejecting answer can take this arm", help)
             }
             Via::OnError(_) => (
                 "the run comes here when the step fails, with no approving answer",
@@ -234,6 +234,45 @@ fn arm_help(route: Option<&Route>, test: &AnswerTest, tool: &str) -> String {
             "write the answer's decision into state with the graph's `answers`, and route on it: only the arm for {approve} may lead to `{tool}`"
         ),
     }
+}
+
+/// For an arm `when PATH != VALUE` on a path holding the decision: the values besides `VALUE`
+/// the decision can hold that do not approve, which take the arm too.
+fn other_values(test: &AnswerTest, arm: &Arm) -> Option<String> {
+    let Arm::When {
+        condition:
+            tenx_artifact::Condition::Compare {
+                field,
+                op: tenx_artifact::CompareOp::Ne,
+                value,
+            },
+        ..
+    } = arm
+    else {
+        return None;
+    };
+    if !test.paths.contains(field) {
+        return None;
+    }
+    let shown = |v: &Value| format!("`{v}`");
+    let values = test.values.as_ref()?;
+    let others: Vec<String> = values
+        .iter()
+        .filter(|v| *v != value && **v != test.approve)
+        .map(shown)
+        .collect();
+    let path = field.join(".");
+    Some(if *value == test.approve {
+        format!("`{path} != {value}` holds exactly when the answer does not approve")
+    } else if values.contains(value) {
+        let verb = if others.len() == 1 { "does" } else { "do" };
+        format!("`{path}` can also be {}, which {verb} not approve", others.join(" or "))
+    } else {
+        format!(
+            "no answer gives {}, so `{path} != {value}` holds after every answer",
+            shown(value)
+        )
+    })
 }
 
 /// The arm as the artifact writes it (its target does not matter here).

@@ -4,7 +4,8 @@
 //! their declaration in `std.approval`, never by name) have a fixed meaning, so a `decision`
 //! there is an error (`TENX0410`). Any other response must say how it is read,
 //! `decision = { field: "verdict", approve: "ship", edit: "amend" }` (`TENX0409`), and that rule
-//! must fit the response schema ([`fit`]: `TENX0411`–`TENX0414`, `TENX0616`). A program's own
+//! must fit the response schema ([`fit`]: `TENX0411`–`TENX0414`, `TENX0616`), and some whole
+//! answer must be valid ([`whole`]: `TENX0414`). A program's own
 //! schema named like a standard one is refused as a response (`TENX0613`): it used to stand in
 //! for the standard one silently. An answer that can `edit` needs arguments to edit: a tool with
 //! parameters (`TENX0614`), never an interrupt (`TENX0615`). An answer that can `respond`
@@ -12,6 +13,7 @@
 //! interrupt), and its response carries the result as `tool_result` (`TENX0417`).
 
 mod fit;
+mod whole;
 
 use super::Facts;
 use crate::ast::{Expr, SchemaRef};

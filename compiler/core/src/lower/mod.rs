@@ -59,7 +59,8 @@
 //!   construction), sorted without repeats (`Artifact::normalize`; a repeat is `TENX0327`). A
 //!   `writes` entry's `node` source is a tool node (`TENX0328`), its `tool` source a tool an
 //!   agent node of the graph may call (`TENX0333`), its `interrupt` source an interrupt node
-//!   (`TENX0335`) and a property of its response (`TENX0336`), each source once (`TENX0332`,
+//!   (`TENX0335`) and a property its response (or a part of it every answer matches, read by
+//!   `tenx_artifact::answer_ways::places` in both) declares (`TENX0336`), each source once (`TENX0332`,
 //!   `TENX0339`), and its path
 //!   a state field (`TENX0329`, `TENX0337`) then properties declared inside it (`TENX0334`): lowering keeps
 //!   only such entries, the first per source (`lower/writes.rs`), so by construction; `writes` is

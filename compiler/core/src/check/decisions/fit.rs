@@ -5,14 +5,22 @@
 //! the edited arguments as an object (`TENX0616`), and one that can `respond` carries the call's
 //! result (`TENX0417`, reported by the caller for a tool approval; an interrupt cannot respond).
 //!
-//! What a field can hold is read from every schema its value must match ([`parts`]): the field's
-//! own schema, the targets of its local `$ref`s and the members of its `allOf`, since under draft
-//! 2020-12 a `$ref` applies together with the keywords beside it. One of them that is a boolean
-//! or a fixed set gives the candidate values; each candidate is then validated against the
-//! field's schema in the whole response, as the runtime validates answers, so the values a field
-//! can hold are exactly the candidates some answer can carry. A field whose parts contradict each
-//! other (a `$ref` to a string schema beside `"type": "object"`) can hold none: no answer is
-//! valid, and the question could never be answered (`TENX0414`).
+//! The response's *parts* are the schemas every answer must match: the response itself, the
+//! targets of its local `$ref`s and the members of its `allOf`, at any depth
+//! ([`tenx_artifact::answer_ways::parts`], shared with the loader's reading of routes). The field
+//! is declared by the `properties` of any of them and required by the `required` of any of them.
+//! A field declared or required only inside the branches of an `anyOf` or `oneOf` is refused
+//! (`TENX0412`), saying so: an answer has to match only one branch, so nothing proves that every
+//! answer carries it, or which values it holds.
+//!
+//! What a field can hold is read from every schema its value must match: the field's schema in
+//! each part that declares it, with the targets of its local `$ref`s and the members of its
+//! `allOf`, since under draft 2020-12 a `$ref` applies together with the keywords beside it. One
+//! of them that is a boolean or a fixed set gives the candidate values; each candidate is then
+//! validated against the field's schema in every part, as the runtime validates answers, so the
+//! values a field can hold are exactly the candidates some answer can carry. A field whose parts
+//! contradict each other (a `$ref` to a string schema beside `"type": "object"`) can hold none: no
+//! answer is valid, and the question could never be answered (`TENX0414`).
 
 use super::{Reading, Site};
 use crate::ast::Expr;
@@ -20,13 +28,14 @@ use crate::decision::{DECISION_KEYS, Written, answer_value};
 use crate::schema::Lowered;
 use jsonschema::{ValidatorMap, draft202012};
 use serde_json::Value;
+use tenx_artifact::answer_ways::{listed, parts, places, required};
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
 /// How many local `$ref`s are followed from a field's schema before giving up.
 const MAX_REFS: usize = 16;
 
-/// How many schemas [`parts`] visits from one schema before it stops.
-const MAX_PARTS: usize = 64;
+/// The keywords whose branches an answer need not all match.
+const BRANCHES: [&str; 2] = ["anyOf", "oneOf"];
 
 /// The entries of a well-formed `decision` map; every malformed part is `TENX0411`.
 pub(super) fn written<'e>(site: &Site<'_>, expr: &'e Expr, diagnostics: &mut Vec<Diagnostic>) -> Option<Written<'e>> {
@@ -158,49 +167,23 @@ pub(super) fn check(
     let field_expr = written.field?;
     let field = field_expr.as_str()?;
     let properties = schema.get("properties").and_then(Value::as_object);
-    let Some(_) = properties.and_then(|p| p.get(field)) else {
-        let names: Vec<String> = properties
-            .into_iter()
-            .flat_map(|p| p.keys())
-            .map(|k| format!("`{k}`"))
-            .collect();
-        let help = if names.is_empty() {
-            "the response schema defines no `properties`: add the property that decides".to_string()
-        } else {
-            format!("its properties: {}", names.join(", "))
-        };
-        diagnostics.push(
-            Diagnostic::new(
-                Code::TENX0412,
-                format!("`{field}` is not a property of the response of {}", site.what),
-                site.file,
-                field_expr.span,
-            )
-            .label("no such property")
-            .secondary(site.file, response_span, "the response schema")
-            .help(help),
-        );
+    let declared = places(schema, field);
+    let Some(field_at) = declared.first() else {
+        diagnostics.push(undeclared(site, response_span, lowered, field, field_expr.span));
         return None;
     };
-    let required = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .is_some_and(|r| r.iter().any(|name| name.as_str() == Some(field)));
-    if !required {
-        diagnostics.push(
-            Diagnostic::new(
-                Code::TENX0412,
-                format!("`{field}` is not required by the response of {}", site.what),
-                site.file,
-                field_expr.span,
-            )
-            .label("an answer could leave this out")
-            .secondary(site.file, response_span, "the response schema")
-            .help(format!("add `\"{field}\"` to the schema's `required` list")),
-        );
+    if !required(schema, field) {
+        diagnostics.push(not_required(site, response_span, lowered, field, field_expr.span));
         return None;
     }
-    let Some(values) = held(schema, field) else {
+    let validators = compile(schema);
+    let Some(values) = held(schema, field, validators.as_ref()) else {
+        let help = branch_values(schema, &declared).map_or_else(
+            || format!("give `{field}` `\"type\": \"boolean\"`, or an `enum` (or `const`) of strings or booleans"),
+            |(keyword, values)| {
+                format!("a decision is not read from the branches of an `{keyword}`: list their values in one `enum`, `\"enum\": [{values}]`")
+            },
+        );
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0413,
@@ -210,9 +193,7 @@ pub(super) fn check(
             )
             .label("its schema is not a boolean or a fixed set of strings")
             .secondary(site.file, response_span, "the response schema")
-            .help(format!(
-                "give `{field}` `\"type\": \"boolean\"`, or an `enum` (or `const`) of strings or booleans"
-            )),
+            .help(help),
         );
         return None;
     };
@@ -220,8 +201,7 @@ pub(super) fn check(
         // No answer is valid at all: one error, at the value that should approve.
         let approve = written.approve?;
         let value = answer_value(approve)?;
-        let field_at = format!("/properties/{}", crate::schema::escape_token(field));
-        let origin = lowered.origin_of(&field_at);
+        let origin = lowered.origin_of(field_at);
         diagnostics.push(
             Diagnostic::new(
                 Code::TENX0414,
@@ -234,6 +214,29 @@ pub(super) fn check(
             .help(format!(
                 "make the parts of `{field}`'s schema agree: a `$ref` applies together with the keywords beside it, and so does every schema of an `allOf`"
             ))
+            .note("the runtime checks every answer against the whole response schema, so it would refuse every answer and the question could never be answered"),
+        );
+        return None;
+    }
+    if let Some(refusal) = validators
+        .as_ref()
+        .and_then(|validators| super::whole::refusal(schema, validators, field, &values))
+    {
+        // No answer is valid at all, whatever it decides: one error, at the value that should
+        // approve.
+        let approve = written.approve?;
+        let value = answer_value(approve)?;
+        let origin = lowered.origin_of(&refusal.at);
+        diagnostics.push(
+            Diagnostic::new(
+                Code::TENX0414,
+                format!("`approve` is `{value}`, but no answer to the response of {} can be valid", site.what),
+                site.file,
+                approve.span,
+            )
+            .label("no answer can have this value")
+            .secondary(origin.file, origin.span, refusal.label)
+            .help(refusal.help)
             .note("the runtime checks every answer against the whole response schema, so it would refuse every answer and the question could never be answered"),
         );
         return None;
@@ -315,100 +318,230 @@ fn follow_refs<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
 }
 
 /// The values the top-level property `field` of the response `root` can hold in a valid answer:
-/// the candidates of the first of its [`parts`] that is [`readable`], less those the field's
-/// schema refuses (validated as the runtime validates answers, against the field's schema in
-/// every part of the response that defines it). `None` when no part is readable; empty when no
-/// candidate is valid.
-fn held(root: &Value, field: &str) -> Option<Vec<Value>> {
-    let escaped = crate::schema::escape_token(field);
-    // Every place of the response that constrains the field: its `properties` in the response
-    // and in the response's own `$ref` targets and `allOf` members.
-    let places: Vec<String> = parts(root, String::new())
-        .into_iter()
-        .filter(|at| {
-            root.pointer(at)
-                .and_then(|schema| schema.get("properties"))
-                .and_then(|properties| properties.get(field))
-                .is_some()
-        })
-        .map(|at| format!("{at}/properties/{escaped}"))
-        .collect();
-    let first = places.first()?.clone();
-    let candidates = parts(root, first)
+/// the candidates of the first schema that lists values ([`listed`]) among the [`parts`] of the
+/// field's schema in each part of the response that declares it ([`places`]), less those the
+/// field's schema in one of those places refuses (validated as the runtime validates answers).
+/// `None` when no part lists values; empty when no candidate is valid.
+/// `validators` is the response's compiled map; without one (a response that does not compile,
+/// which the schema checks report) nothing is left out.
+fn held(root: &Value, field: &str, validators: Option<&ValidatorMap>) -> Option<Vec<Value>> {
+    let places = places(root, field);
+    let candidates = places
         .iter()
-        .find_map(|at| root.pointer(at).and_then(readable))?;
-    // A response that does not compile is reported by the schema checks; then nothing is left
-    // out here.
-    let Ok(validators) = draft202012::options().offline().build_map(root) else {
+        .flat_map(|place| parts(root, place.clone()))
+        .find_map(|at| root.pointer(&at).and_then(listed))?;
+    let Some(validators) = validators else {
         return Some(candidates);
     };
     Some(
         candidates
             .into_iter()
-            .filter(|value| places.iter().all(|at| allows(&validators, at, value)))
+            .filter(|value| places.iter().all(|at| allows(validators, at, value)))
             .collect(),
     )
 }
 
+/// The response's validators by pointer, as the runtime compiles it; `None` when it does not
+/// compile.
+fn compile(root: &Value) -> Option<ValidatorMap> {
+    draft202012::options().offline().build_map(root).ok()
+}
+
 /// Whether the schema at the pointer `at` accepts `value`; `true` when it has no compiled
 /// validator. The map's keys are the pointers behind a `#`, not percent-encoded.
-fn allows(validators: &ValidatorMap, at: &str, value: &Value) -> bool {
+pub(super) fn allows(validators: &ValidatorMap, at: &str, value: &Value) -> bool {
     validators
         .get(&format!("#{at}"))
         .is_none_or(|validator| validator.is_valid(value))
 }
 
-/// The pointers (into `root`) of the schemas every value at `start` must match: the schema
-/// itself, then the targets of its local `$ref`s and the members of its `allOf`, at any depth
-/// (each once, [`MAX_PARTS`] at most).
-fn parts(root: &Value, start: String) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut queue = std::collections::VecDeque::from([start]);
-    while let Some(at) = queue.pop_front() {
-        if out.len() >= MAX_PARTS {
-            break;
-        }
-        if out.contains(&at) {
-            continue;
-        }
-        let Some(schema) = root.pointer(&at) else { continue };
-        if let Some(target) = schema
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|reference| reference.strip_prefix('#'))
-        {
-            queue.push_back(target.to_string());
-        }
-        if let Some(Value::Array(all)) = schema.get("allOf") {
-            queue.extend((0..all.len()).map(|i| format!("{at}/allOf/{i}")));
-        }
-        out.push(at);
+/// `TENX0412`: the decision's field is declared by no part of the response, perhaps only inside
+/// the branches of an `anyOf` or `oneOf`.
+fn undeclared(site: &Site<'_>, response_span: Span, lowered: &Lowered, field: &str, span: Span) -> Diagnostic {
+    let schema = &lowered.value;
+    if let Some(branches) = in_branches(schema, field, "properties") {
+        let keyword = branches.keyword;
+        let origin = lowered.origin_of(&branches.first);
+        let help = if branches.every {
+            format!(
+                "every branch declares `{field}`: declare it once in the response's own `properties` and `required`, and keep the branches for the rest"
+            )
+        } else {
+            format!(
+                "declare `{field}` in the response's own `properties` (or an `allOf` part) and list it in `required`"
+            )
+        };
+        return Diagnostic::new(
+            Code::TENX0412,
+            format!(
+                "`{field}` is declared only inside the `{keyword}` of the response of {}",
+                site.what
+            ),
+            site.file,
+            span,
+        )
+        .label("not declared where every answer must match it")
+        .secondary(
+            origin.file,
+            origin.span,
+            format!("declared in a branch of `{keyword}` here"),
+        )
+        .help(help)
+        .note(BRANCH_NOTE);
     }
-    out
+    let mut names: Vec<String> = Vec::new();
+    for at in parts(schema, String::new()) {
+        let keys = schema
+            .pointer(&at)
+            .and_then(|p| p.get("properties"))
+            .and_then(Value::as_object);
+        for key in keys.into_iter().flat_map(|p| p.keys()) {
+            let key = format!("`{key}`");
+            if !names.contains(&key) {
+                names.push(key);
+            }
+        }
+    }
+    let help = if names.is_empty() {
+        "the response schema defines no `properties`: add the property that decides".to_string()
+    } else {
+        format!("its properties: {}", names.join(", "))
+    };
+    Diagnostic::new(
+        Code::TENX0412,
+        format!("`{field}` is not a property of the response of {}", site.what),
+        site.file,
+        span,
+    )
+    .label("no such property")
+    .secondary(site.file, response_span, "the response schema")
+    .help(help)
 }
 
-/// The values a decision field's schema allows: its `enum` or `const` of strings or booleans,
-/// or both booleans for `"type": "boolean"`; `None` when it is none of these.
-fn readable(schema: &Value) -> Option<Vec<Value>> {
-    let answer = |v: &Value| matches!(v, Value::String(_) | Value::Bool(_));
-    if let Some(values) = schema.get("enum") {
-        let values = values.as_array()?;
-        return (!values.is_empty() && values.iter().all(answer)).then(|| values.clone());
+/// `TENX0412`: the decision's field is required by no part of the response, perhaps only inside
+/// the branches of an `anyOf` or `oneOf`.
+fn not_required(site: &Site<'_>, response_span: Span, lowered: &Lowered, field: &str, span: Span) -> Diagnostic {
+    let Some(branches) = in_branches(&lowered.value, field, "required") else {
+        return Diagnostic::new(
+            Code::TENX0412,
+            format!("`{field}` is not required by the response of {}", site.what),
+            site.file,
+            span,
+        )
+        .label("an answer could leave this out")
+        .secondary(site.file, response_span, "the response schema")
+        .help(format!("add `\"{field}\"` to the schema's `required` list"));
+    };
+    let keyword = branches.keyword;
+    let origin = lowered.origin_of(&branches.first);
+    let label = if branches.every {
+        "required only by the branches"
+    } else {
+        "an answer matching another branch could leave this out"
+    };
+    Diagnostic::new(
+        Code::TENX0412,
+        format!(
+            "`{field}` is required only inside the `{keyword}` of the response of {}",
+            site.what
+        ),
+        site.file,
+        span,
+    )
+    .label(label)
+    .secondary(
+        origin.file,
+        origin.span,
+        format!("required in a branch of `{keyword}` here"),
+    )
+    .help(format!("add `\"{field}\"` to the response's own `required` list"))
+    .note(BRANCH_NOTE)
+}
+
+/// Why a decision is not read from the branches of an `anyOf` or `oneOf`.
+const BRANCH_NOTE: &str = "an answer has to match only one branch of an `anyOf` (exactly one of a `oneOf`), so a decision is read only from what every answer matches: the response's own `properties` and `required`, its `$ref`s and its `allOf` parts";
+
+/// Where the branches of an `anyOf` or `oneOf` of the response mention a property.
+struct Branches {
+    /// `anyOf` or `oneOf`.
+    keyword: &'static str,
+    /// The pointer of the first branch that mentions it.
+    first: String,
+    /// Whether every branch of that keyword mentions it.
+    every: bool,
+}
+
+/// The first `anyOf` or `oneOf` among the response's [`parts`] with a branch whose own parts
+/// mention `field` under `key`: `properties` (declares it) or `required` (requires it).
+fn in_branches(root: &Value, field: &str, key: &str) -> Option<Branches> {
+    let mentions = |at: &String| {
+        root.pointer(at)
+            .and_then(|schema| schema.get(key))
+            .is_some_and(|held| match held {
+                Value::Object(properties) => properties.contains_key(field),
+                Value::Array(names) => names.iter().any(|name| name.as_str() == Some(field)),
+                _ => false,
+            })
+    };
+    for at in parts(root, String::new()) {
+        for keyword in BRANCHES {
+            let Some(Value::Array(branches)) = root.pointer(&at).and_then(|schema| schema.get(keyword)) else {
+                continue;
+            };
+            let marked: Vec<Option<String>> = (0..branches.len())
+                .map(|i| {
+                    let branch = format!("{at}/{keyword}/{i}");
+                    parts(root, branch).into_iter().find(|part| mentions(part))
+                })
+                .collect();
+            if let Some(first) = marked.iter().flatten().next() {
+                return Some(Branches {
+                    keyword,
+                    first: first.clone(),
+                    every: marked.iter().all(Option::is_some),
+                });
+            }
+        }
     }
-    if let Some(value) = schema.get("const") {
-        return answer(value).then(|| vec![value.clone()]);
-    }
-    (schema.get("type").and_then(Value::as_str) == Some("boolean")).then(|| vec![Value::Bool(true), Value::Bool(false)])
+    None
+}
+
+/// The values of an `anyOf` or `oneOf` among the field's parts whose branches each list values
+/// (`const` or `enum` of strings or booleans), written as JSON: a decision read from one `enum`.
+fn branch_values(root: &Value, places: &[String]) -> Option<(&'static str, String)> {
+    places
+        .iter()
+        .flat_map(|place| parts(root, place.clone()))
+        .find_map(|at| {
+            let schema = root.pointer(&at)?;
+            BRANCHES.into_iter().find_map(|keyword| {
+                let branches = schema.get(keyword)?.as_array()?;
+                let mut values: Vec<Value> = Vec::new();
+                for branch in branches {
+                    for value in listed(branch)? {
+                        if !values.contains(&value) {
+                            values.push(value);
+                        }
+                    }
+                }
+                let shown: Vec<String> = values.iter().map(Value::to_string).collect();
+                (!shown.is_empty()).then(|| (keyword, shown.join(", ")))
+            })
+        })
 }
 
 /// A `decision` that would read `schema`: its first required property whose values can be read,
 /// approving with the first of them.
 pub(super) fn suggestion(schema: &Value) -> Option<String> {
-    let properties = schema.get("properties")?.as_object()?;
-    schema.get("required")?.as_array()?.iter().find_map(|name| {
+    let validators = compile(schema);
+    let parts = parts(schema, String::new());
+    let names = parts
+        .iter()
+        .filter_map(|at| schema.pointer(at)?.get("required")?.as_array())
+        .flatten();
+    names.into_iter().find_map(|name| {
         let name = name.as_str()?;
-        properties.get(name)?;
-        let values = held(schema, name)?;
+        let values = held(schema, name, validators.as_ref())?;
         let approve = values.first()?;
         let field = Value::String(name.to_string());
         Some(format!("decision = {{ field: {field}, approve: {approve} }}"))
@@ -421,7 +554,7 @@ mod tests {
     use serde_json::json;
 
     fn held_of(field: &str, response: &Value) -> Option<Vec<Value>> {
-        held(response, field)
+        held(response, field, compile(response).as_ref())
     }
 
     #[test]
@@ -485,5 +618,43 @@ mod tests {
         });
         // The validator cannot compile an endless reference: nothing is left out.
         assert!(held_of("v", &response).is_some());
+    }
+
+    #[test]
+    fn a_field_declared_only_in_the_response_all_of_is_read_from_every_part() {
+        let response = json!({
+            "type": "object",
+            "allOf": [
+                { "properties": { "verdict": { "type": "string" } }, "required": ["verdict"] },
+                { "$ref": "#/$defs/values" }
+            ],
+            "$defs": { "values": { "properties": { "verdict": { "enum": ["ship", "hold", 3] } } } },
+            "properties": { "note": { "type": "string" } }
+        });
+        // The `enum` lists a number, so it is not read; nothing else lists values.
+        assert_eq!(held_of("verdict", &response), None);
+        let mut response = response;
+        response["$defs"]["values"]["properties"]["verdict"]["enum"] = json!(["ship", "hold"]);
+        assert_eq!(held_of("verdict", &response), Some(vec![json!("ship"), json!("hold")]));
+        assert!(suggestion(&response).is_some_and(|s| s.contains("\"verdict\"")));
+    }
+
+    #[test]
+    fn branches_that_declare_or_require_a_field_are_found() {
+        let response = json!({
+            "type": "object",
+            "allOf": [{ "oneOf": [
+                { "properties": { "verdict": { "const": "ship" } }, "required": ["verdict"] },
+                { "$ref": "#/$defs/hold" }
+            ] }],
+            "$defs": { "hold": { "properties": { "verdict": { "const": "hold" } } } }
+        });
+        let declared = in_branches(&response, "verdict", "properties").unwrap();
+        assert_eq!(declared.keyword, "oneOf");
+        assert_eq!(declared.first, "/allOf/0/oneOf/0");
+        assert!(declared.every);
+        let required = in_branches(&response, "verdict", "required").unwrap();
+        assert!(!required.every);
+        assert!(in_branches(&response, "note", "properties").is_none());
     }
 }

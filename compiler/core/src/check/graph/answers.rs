@@ -1,7 +1,8 @@
 //! Interrupt answers written into state: `answers = { review: review_answer }` writes the whole
 //! answer, `answers = { review: { verdict: review_verdict } }` one property of it. Each key is an
 //! interrupt node of the graph (`TENX0302`, `TENX0335`); each property is one the interrupt's
-//! response schema declares (`TENX0336`); each field is a declared state field (`TENX0337`)
+//! response schema declares, itself or in a part every answer matches (a `$ref`, an `allOf`
+//! member) (`TENX0336`); each field is a declared state field (`TENX0337`)
 //! that can hold what the answer gives, an enum field every label the answer can give
 //! (`TENX0338`); and no answer, or answer property, is written twice, and no two parts of one
 //! answer go to one field (`TENX0339`).
@@ -11,7 +12,6 @@ use super::routes::{FieldType, json_type, type_of};
 use super::tool_nodes::never_fits;
 use crate::ast::AnswerWrite;
 use crate::resolve::DeclKind;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
@@ -104,9 +104,16 @@ fn check_write(c: &mut GraphCheck<'_, '_>, write: &AnswerWrite) -> Option<Diagno
     let held = match &write.property {
         None => FieldType::Object,
         Some(property) => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let Some(sub) = properties.and_then(|p| p.get(&property.name)) else {
-                let names: Vec<&String> = properties.map(|p| p.keys().collect()).unwrap_or_default();
+            // Declared by the response or by one of its parts (its `$ref`s and `allOf`), all of
+            // which every answer matches.
+            let declared = tenx_artifact::answer_ways::places(&schema, &property.name);
+            let Some(sub) = declared.first().and_then(|at| schema.pointer(at)) else {
+                let parts = tenx_artifact::answer_ways::parts(&schema, String::new());
+                let names: Vec<&String> = parts
+                    .iter()
+                    .filter_map(|at| schema.pointer(at)?.get("properties")?.as_object())
+                    .flat_map(|p| p.keys())
+                    .collect();
                 let help = crate::did_you_mean(&property.name, names.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_else(|| format!("write one of the properties the response of `{name}` declares"));

@@ -236,43 +236,60 @@ fn arm_help(route: Option<&Route>, test: &AnswerTest, tool: &str) -> String {
     }
 }
 
-/// For an arm `when PATH != VALUE` on a path holding the decision: the values besides `VALUE`
-/// the decision can hold that do not approve, which take the arm too.
+/// For an arm `when PATH != VALUE` (or `not (PATH == VALUE)`) on a path holding the decision:
+/// the values besides `VALUE` the decision can hold that do not approve, which take the arm too.
 fn other_values(test: &AnswerTest, arm: &Arm) -> Option<String> {
-    let Arm::When {
-        condition:
-            tenx_artifact::Condition::Compare {
+    use tenx_artifact::{CompareOp, Condition};
+    let Arm::When { condition, .. } = arm else { return None };
+    // `not (PATH == VALUE)` is `PATH != VALUE` here, but is shown as written.
+    let (field, op, value, negated) = match condition {
+        Condition::Compare { field, op, value } => (field, *op, value, false),
+        Condition::Not { condition } => match condition.as_ref() {
+            Condition::Compare {
                 field,
-                op: tenx_artifact::CompareOp::Ne,
+                op: CompareOp::Eq,
                 value,
-            },
-        ..
-    } = arm
-    else {
-        return None;
+            } => (field, CompareOp::Ne, value, true),
+            _ => return None,
+        },
+        _ => return None,
     };
     if !test.paths.contains(field) {
         return None;
     }
     let shown = |v: &Value| format!("`{v}`");
     let values = test.values.as_ref()?;
-    let others: Vec<String> = values
-        .iter()
-        .filter(|v| *v != value && **v != test.approve)
-        .map(shown)
-        .collect();
     let path = field.join(".");
-    Some(if *value == test.approve {
-        format!("`{path} != {value}` holds exactly when the answer does not approve")
-    } else if values.contains(value) {
-        let verb = if others.len() == 1 { "does" } else { "do" };
-        format!("`{path}` can also be {}, which {verb} not approve", others.join(" or "))
+    let written = if negated {
+        format!("not ({path} == {value})")
     } else {
-        format!(
-            "no answer gives {}, so `{path} != {value}` holds after every answer",
-            shown(value)
-        )
-    })
+        format!("{path} != {value}")
+    };
+    let verb = |others: &[String]| if others.len() == 1 { "does" } else { "do" };
+    match op {
+        CompareOp::Ne => {
+            let others: Vec<String> = values
+                .iter()
+                .filter(|v| *v != value && **v != test.approve)
+                .map(shown)
+                .collect();
+            Some(if *value == test.approve {
+                format!("`{written}` holds exactly when the answer does not approve")
+            } else if values.contains(value) {
+                format!(
+                    "`{path}` can also be {}, which {} not approve",
+                    others.join(" or "),
+                    verb(&others)
+                )
+            } else {
+                format!(
+                    "no answer gives {}, so `{written}` holds after every answer",
+                    shown(value)
+                )
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The arm as the artifact writes it (its target does not matter here).

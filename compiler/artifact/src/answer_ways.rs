@@ -26,12 +26,16 @@
 //!   and are all `VALUE` or `approve` (`verdict != "revise"` when the decision is `"approve"`
 //!   or `"revise"`, `ok != false` for a boolean approving on `true`); or exactly `PATH`
 //!   (truthy) for a decision path whose truthy values are known and all `approve` (`true` for a
-//!   boolean: only `true` is truthy); or a condition that can hold only when one of those does:
-//!   an `and` with one of them among its parts, an `or` whose parts all are such conditions (an
+//!   boolean: only `true` is truthy); or exactly `PATH in [V, …]` for a decision path when every
+//!   listed value the decision can hold approves and one at least can (`verdict in ["publish",
+//!   "publish_now"]` when no answer gives `"publish_now"`), or, with no values known, when every
+//!   listed value is `approve`; or a condition that can hold only when one of those does: an
+//!   `and` with one of them among its parts, an `or` whose parts all are such conditions (an
 //!   empty `or` never holds), and a `not`, pushed inwards: `not (not C)` is `C`, `not (A and
 //!   B)` is `not A or not B`, `not (A or B)` is `not A and not B`, and on a decision path whose
-//!   values are known `not (PATH == V)` is `PATH != V`, `not (PATH != V)` is `PATH == V` and
-//!   `not PATH` tests the falsy values. A negated test also holds where its path is unset, but a decision path whose values are known
+//!   values are known `not (PATH == V)` is `PATH != V`, `not (PATH != V)` is `PATH == V`, `not
+//!   PATH` tests the falsy values and `not (PATH in [..])` the values the list leaves out. A
+//!   negated test also holds where its path is unset, but a decision path whose values are known
 //!   is set after every answer (they are strings or booleans), so there `!=` and `not` are the
 //!   exact negations.
 //!
@@ -149,12 +153,12 @@ impl AnswerTest {
     /// Whether `condition`, or `not condition` when `negated`, holds only when the decision
     /// value is the approve value. `not` is pushed inwards: through `not` (`not (not C)` is
     /// `C`), over `and` and `or` (De Morgan), and into the tests of a decision path, where it
-    /// turns `==` into `!=` and back, a truthy test into a falsy one. A negated test holds
-    /// also where its path is unset, so it approves only where the values are known (strings or
-    /// booleans, and every valid answer writes one of them): the path is then set after every
-    /// answer, and the negation is the exact complement. The recursion follows the nesting of
-    /// the condition, which the syntax stage bounds (and serde_json's depth limit, in an
-    /// artifact).
+    /// turns `==` into `!=` and back, `in` into "none of", a truthy test into a falsy one. A
+    /// negated test holds also where its path is unset, so it approves only where the values
+    /// are known (strings or booleans, and every valid answer writes one of them): the path is
+    /// then set after every answer, and the negation is the exact complement. The recursion
+    /// follows the nesting of the condition, which the syntax stage bounds (and serde_json's
+    /// depth limit, in an artifact).
     fn holds_only_after_approval(&self, condition: &Condition, negated: bool) -> bool {
         match (condition, negated) {
             (Condition::Not { condition }, _) => self.holds_only_after_approval(condition, !negated),
@@ -188,10 +192,24 @@ impl AnswerTest {
             (CompareOp::Ne, true) => self.values.is_some() && *value == self.approve,
             // The test for every other value: each of them must approve.
             (CompareOp::Eq, true) | (CompareOp::Ne, false) => self.only_approves(|held| held != value),
-            (
-                CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge | CompareOp::In | CompareOp::Contains,
-                _,
-            ) => false,
+            // The listed values: those the decision can hold must approve, and one at least must
+            // be one it can hold; with no values known, each listed value must be the approve
+            // value. A constant that is no list never matches.
+            (CompareOp::In, false) => {
+                let Some(listed) = value.as_array() else { return false };
+                match &self.values {
+                    Some(values) => {
+                        let mut held = values.iter().filter(|held| listed.contains(held)).peekable();
+                        held.peek().is_some() && held.all(|held| *held == self.approve)
+                    }
+                    None => !listed.is_empty() && listed.iter().all(|listed| *listed == self.approve),
+                }
+            }
+            // The values it does not list: each of them must approve.
+            (CompareOp::In, true) => value
+                .as_array()
+                .is_some_and(|listed| self.only_approves(|held| !listed.contains(held))),
+            (CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge | CompareOp::Contains, _) => false,
         }
     }
 
@@ -716,6 +734,64 @@ mod tests {
         Condition::Truthy {
             field: vec![field.to_owned()],
         }
+    }
+
+    #[test]
+    fn in_a_list_approves_when_every_value_it_can_hold_there_approves() {
+        let graph = graph(vec![write(Some("verdict"), &["v"])]);
+        let decision = Decision {
+            field: "verdict".to_owned(),
+            approve: json!("approve"),
+            edit: None,
+            respond: None,
+        };
+        let listed = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"enum": ["approve", "reject", "later"]}},
+            "required": ["verdict"]
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &listed);
+        let is_in = |field: &str, values: Value| compare(field, CompareOp::In, values);
+        assert!(test.condition_approves(&is_in("v", json!(["approve"]))));
+        // A value no answer gives is never there.
+        assert!(test.condition_approves(&is_in("v", json!(["approve", "approve_small"]))));
+        assert!(!test.condition_approves(&is_in("v", json!(["approve", "reject"]))));
+        assert!(
+            !test.condition_approves(&is_in("v", json!(["approve_small"]))),
+            "never holds"
+        );
+        assert!(!test.condition_approves(&is_in("v", json!([]))));
+        assert!(!test.condition_approves(&is_in("v", json!("approve"))), "no list");
+        assert!(!test.condition_approves(&is_in("other", json!(["approve"]))));
+        // `not in`: the values it does not list must approve.
+        assert!(test.condition_approves(&not(is_in("v", json!(["reject", "later"])))));
+        assert!(!test.condition_approves(&not(is_in("v", json!(["reject"])))));
+        assert!(!test.condition_approves(&not(is_in("v", json!("reject")))));
+        // No values known: every listed value must be the approve value.
+        let free = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"type": "string"}},
+            "required": ["verdict"]
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &free);
+        assert!(test.condition_approves(&is_in("v", json!(["approve", "approve"]))));
+        assert!(!test.condition_approves(&is_in("v", json!(["approve", "approve_small"]))));
+        assert!(!test.condition_approves(&is_in("v", json!([]))));
+        assert!(!test.condition_approves(&not(is_in("v", json!(["reject"])))));
+        // A boolean decision: `ok in [true]` is `ok`.
+        let yes_no = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}},
+            "required": ["approved"]
+        }));
+        let ok = graph_with(write_field("approved", "ok"));
+        let test = AnswerTest::new(&ok, "review", &Decision::yes_no(), &yes_no);
+        assert!(test.condition_approves(&is_in("ok", json!([true]))));
+        assert!(!test.condition_approves(&is_in("ok", json!([true, false]))));
+        assert!(
+            test.condition_approves(&is_in("ok", json!([true, "false"]))),
+            "the string is no answer"
+        );
     }
 
     fn graph_with(write: Write) -> Graph {

@@ -236,8 +236,8 @@ fn arm_help(route: Option<&Route>, test: &AnswerTest, tool: &str) -> String {
     }
 }
 
-/// For an arm `when PATH != VALUE` (or `not (PATH == VALUE)`) on a path holding the decision:
-/// the values besides `VALUE` the decision can hold that do not approve, which take the arm too.
+/// For an arm `when PATH != VALUE` (or `not (PATH == VALUE)`) or `when PATH in [..]` on a path
+/// holding the decision: the values the decision can hold that take the arm and do not approve.
 fn other_values(test: &AnswerTest, arm: &Arm) -> Option<String> {
     use tenx_artifact::{CompareOp, Condition};
     let Arm::When { condition, .. } = arm else { return None };
@@ -285,6 +285,20 @@ fn other_values(test: &AnswerTest, arm: &Arm) -> Option<String> {
                 format!(
                     "no answer gives {}, so `{written}` holds after every answer",
                     shown(value)
+                )
+            })
+        }
+        CompareOp::In => {
+            let listed = value.as_array()?;
+            let held: Vec<&Value> = values.iter().filter(|v| listed.contains(v)).collect();
+            let others: Vec<String> = held.iter().filter(|v| ***v != test.approve).map(|v| shown(v)).collect();
+            Some(if held.is_empty() {
+                format!("no answer gives a value of the list, so `{path} in {value}` never holds")
+            } else {
+                format!(
+                    "the list holds {}, which {} not approve",
+                    others.join(" and "),
+                    verb(&others)
                 )
             })
         }

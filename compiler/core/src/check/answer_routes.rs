@@ -8,8 +8,10 @@
 //! plain edge (a rejection ends the run there), or a route arm that tests the decision the
 //! answer wrote for the approve value (`"publish" -> x` in a route `by` the field written from
 //! the decision property, `when verdict == "publish" -> x`, `when approved -> x` for a
-//! boolean decision, or `when verdict != "revise" -> x` when every other value the decision's
-//! schema lists approves). Other arms, `else`, the node's `on_error` handler and the visit-limit
+//! boolean decision, `when verdict != "revise" -> x` when every other value the decision's
+//! schema lists approves, `when verdict in ["publish", "publish_now"] -> x` when every listed
+//! value an answer can give approves, and conditions built from these with `and`, `or` and
+//! `not`). Other arms, `else`, the node's `on_error` handler and the visit-limit
 //! exits of its ways are *rejecting*. Arms are classified by the artifact's own rule
 //! ([`tenx_artifact::answer_ways::AnswerTest`]) on the lowered arm, so `tenxc check` and the
 //! loader's re-proof agree on every arm.

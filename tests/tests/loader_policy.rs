@@ -222,6 +222,51 @@ fn a_not_equal_arm_approves_only_while_the_response_lists_no_other_rejecting_val
 }
 
 #[test]
+fn a_negated_equal_arm_approves_only_while_every_other_value_approves() {
+    let path = "tests/fixtures/policy/answer_not_equal_to_the_other_value.tenx";
+    // As built, `not (verdict == "hold")` can be taken only by a "refund": the loader agrees.
+    let envelope = built(path);
+    let route = &envelope["artifact"]["graphs"]["refunds"]["routes"][0];
+    assert_eq!(route["arms"][0]["condition"]["kind"], "not");
+    let expected = "artifact breaks the risk policy: graph `refunds`: a rejecting answer to interrupt node \
+                    `review_refund` can lead to tool `refund` (risk high), which it approves: entry \
+                    `support` → `review_refund` → `refund`";
+
+    // The response edited to allow a third verdict: a "drop" takes the arm too.
+    let mut envelope = built(path);
+    let verdict = &mut envelope["artifact"]["interrupts"]["review_refund"]["response_schema"]["properties"]["verdict"];
+    assert_eq!(verdict["enum"], json!(["refund", "hold"]));
+    verdict["enum"] = json!(["refund", "hold", "drop"]);
+    assert_eq!(reseal_and_load(envelope), expected);
+}
+
+#[test]
+fn an_in_arm_approves_only_while_every_listed_value_an_answer_gives_approves() {
+    let path = "tests/fixtures/policy/answer_in_approving_values.tenx";
+    // As built, `verdict in ["refund", "refund_all"]` can be taken only by a "refund" (no answer
+    // gives "refund_all"): the loader agrees.
+    let envelope = built(path);
+    let route = &envelope["artifact"]["graphs"]["refunds"]["routes"][0];
+    assert_eq!(route["arms"][0]["condition"]["op"], "in");
+    let expected = "artifact breaks the risk policy: graph `refunds`: a rejecting answer to interrupt node \
+                    `review_refund` can lead to tool `refund` (risk high), which it approves: entry \
+                    `support` → `review_refund` → `refund`";
+
+    // The response edited so that an answer can give "refund_all", which does not approve.
+    let mut envelope = built(path);
+    let verdict = &mut envelope["artifact"]["interrupts"]["review_refund"]["response_schema"]["properties"]["verdict"];
+    assert_eq!(verdict["enum"], json!(["refund", "hold"]));
+    verdict["enum"] = json!(["refund", "hold", "refund_all"]);
+    assert_eq!(reseal_and_load(envelope), expected);
+
+    // The verdict edited to a free string: "refund_all" can be given too.
+    let mut envelope = built(path);
+    let response = &mut envelope["artifact"]["interrupts"]["review_refund"]["response_schema"];
+    response["properties"]["verdict"] = json!({"type": "string"});
+    assert_eq!(reseal_and_load(envelope), expected);
+}
+
+#[test]
 fn a_medium_tool_gets_the_default_confirmation_and_an_edit_that_drops_it_is_refused() {
     let mut envelope = built("tests/fixtures/policy/medium_risk_without_confirmation.tenx");
     let approval = &mut envelope["artifact"]["tools"]["create_draft"]["approval"];

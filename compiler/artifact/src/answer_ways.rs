@@ -26,10 +26,18 @@
 //!   and are all `VALUE` or `approve` (`verdict != "revise"` when the decision is `"approve"`
 //!   or `"revise"`, `ok != false` for a boolean approving on `true`); or exactly `PATH`
 //!   (truthy) for a decision path whose truthy values are known and all `approve` (`true` for a
-//!   boolean: only `true` is truthy); or a condition that can hold only when one of those does:
-//!   an `and` with one of them among its parts, an `or` whose parts all are such conditions (an
-//!   empty `or` never holds), `not (not C)` for such a `C`. A path holding the decision is
-//!   always set after the answer, so `!=` there is the exact negation of `==`.
+//!   boolean: only `true` is truthy); or exactly `PATH in [V, …]` for a decision path when every
+//!   listed value the decision can hold approves and one at least can (`verdict in ["publish",
+//!   "publish_now"]` when no answer gives `"publish_now"`), or, with no values known, when every
+//!   listed value is `approve`; or a condition that can hold only when one of those does: an
+//!   `and` with one of them among its parts, an `or` whose parts all are such conditions (an
+//!   empty `or` never holds), and a `not`, pushed inwards: `not (not C)` is `C`, `not (A and
+//!   B)` is `not A or not B`, `not (A or B)` is `not A and not B`, and on a decision path whose
+//!   values are known `not (PATH == V)` is `PATH != V`, `not (PATH != V)` is `PATH == V`, `not
+//!   PATH` tests the falsy values and `not (PATH in [..])` the values the list leaves out. A
+//!   negated test also holds where its path is unset, but a decision path whose values are known
+//!   is set after every answer (they are strings or booleans), so there `!=` and `not` are the
+//!   exact negations.
 //!
 //! Every other arm (other labels, other conditions, `else`) is *rejecting*: a rejecting answer
 //! can take it. A plain edge out of an interrupt node is approving (a rejection ends the run
@@ -139,32 +147,69 @@ impl AnswerTest {
 
     /// Whether `condition` holds only when the decision value is the approve value.
     pub fn condition_approves(&self, condition: &Condition) -> bool {
-        match condition {
-            Condition::Compare {
-                field,
-                op: CompareOp::Eq,
-                value,
-            } => *value == self.approve && self.paths.contains(field),
-            // The test for every other value: each of them must approve.
-            Condition::Compare {
-                field,
-                op: CompareOp::Ne,
-                value,
-            } => self.paths.contains(field) && self.only_approves(|held| held != value),
-            // The test for the truthy values (a non-empty string or `true`; the values are never
-            // anything else): each of them must approve.
-            Condition::Truthy { field } => self.paths.contains(field) && self.only_approves(truthy),
-            // All must hold, so one that holds only after an approval is enough.
-            Condition::And { conditions } => conditions.iter().any(|c| self.condition_approves(c)),
-            // One must hold, so each must hold only after an approval (an empty one never holds).
-            Condition::Or { conditions } => {
-                !conditions.is_empty() && conditions.iter().all(|c| self.condition_approves(c))
+        self.holds_only_after_approval(condition, false)
+    }
+
+    /// Whether `condition`, or `not condition` when `negated`, holds only when the decision
+    /// value is the approve value. `not` is pushed inwards: through `not` (`not (not C)` is
+    /// `C`), over `and` and `or` (De Morgan), and into the tests of a decision path, where it
+    /// turns `==` into `!=` and back, `in` into "none of", a truthy test into a falsy one. A
+    /// negated test holds also where its path is unset, so it approves only where the values
+    /// are known (strings or booleans, and every valid answer writes one of them): the path is
+    /// then set after every answer, and the negation is the exact complement. The recursion
+    /// follows the nesting of the condition, which the syntax stage bounds (and serde_json's
+    /// depth limit, in an artifact).
+    fn holds_only_after_approval(&self, condition: &Condition, negated: bool) -> bool {
+        match (condition, negated) {
+            (Condition::Not { condition }, _) => self.holds_only_after_approval(condition, !negated),
+            // All must hold, so one that holds only after an approval is enough (`not (A or B)`
+            // is `not A and not B`).
+            (Condition::And { conditions }, false) | (Condition::Or { conditions }, true) => {
+                conditions.iter().any(|c| self.holds_only_after_approval(c, negated))
             }
-            Condition::Not { condition } => match condition.as_ref() {
-                Condition::Not { condition } => self.condition_approves(condition),
-                _ => false,
-            },
-            Condition::Compare { .. } => false,
+            // One must hold, so each must hold only after an approval (an empty `or` never holds;
+            // `not (A and B)` is `not A or not B`, and `not` of an empty `and` never holds).
+            (Condition::Or { conditions }, false) | (Condition::And { conditions }, true) => {
+                !conditions.is_empty() && conditions.iter().all(|c| self.holds_only_after_approval(c, negated))
+            }
+            // The test for the truthy values (a non-empty string or `true`; the values are never
+            // anything else), or for the falsy ones: each of them must approve.
+            (Condition::Truthy { field }, _) => {
+                self.paths.contains(field) && self.only_approves(|held| truthy(held) != negated)
+            }
+            (Condition::Compare { field, op, value }, _) => {
+                self.paths.contains(field) && self.compare_approves(*op, value, negated)
+            }
+        }
+    }
+
+    /// Whether `PATH OP value` (or its negation) on a decision path holds only after approval.
+    fn compare_approves(&self, op: CompareOp, value: &Value, negated: bool) -> bool {
+        match (op, negated) {
+            // The approve value alone: the path holds it only after an approving answer.
+            (CompareOp::Eq, false) => *value == self.approve,
+            // `not (PATH != approve)` is `PATH == approve` once the path is set.
+            (CompareOp::Ne, true) => self.values.is_some() && *value == self.approve,
+            // The test for every other value: each of them must approve.
+            (CompareOp::Eq, true) | (CompareOp::Ne, false) => self.only_approves(|held| held != value),
+            // The listed values: those the decision can hold must approve, and one at least must
+            // be one it can hold; with no values known, each listed value must be the approve
+            // value. A constant that is no list never matches.
+            (CompareOp::In, false) => {
+                let Some(listed) = value.as_array() else { return false };
+                match &self.values {
+                    Some(values) => {
+                        let mut held = values.iter().filter(|held| listed.contains(held)).peekable();
+                        held.peek().is_some() && held.all(|held| *held == self.approve)
+                    }
+                    None => !listed.is_empty() && listed.iter().all(|listed| *listed == self.approve),
+                }
+            }
+            // The values it does not list: each of them must approve.
+            (CompareOp::In, true) => value
+                .as_array()
+                .is_some_and(|listed| self.only_approves(|held| !listed.contains(held))),
+            (CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge | CompareOp::Contains, _) => false,
         }
     }
 
@@ -597,6 +642,156 @@ mod tests {
         let test = AnswerTest::new(&graph(vec![write(Some("verdict"), &["v"])]), "review", &decision, &any);
         assert!(test.paths.is_empty());
         assert_eq!(test.values, None);
+    }
+
+    fn compare(field: &str, op: CompareOp, value: Value) -> Condition {
+        Condition::Compare {
+            field: vec![field.to_owned()],
+            op,
+            value,
+        }
+    }
+
+    fn not(condition: Condition) -> Condition {
+        Condition::Not {
+            condition: Box::new(condition),
+        }
+    }
+
+    #[test]
+    fn not_turns_equal_into_not_equal_and_back() {
+        let graph = graph(vec![write(Some("verdict"), &["v"])]);
+        let two = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"enum": ["publish", "revise"]}},
+            "required": ["verdict"]
+        }));
+        let (decision, three) = verdict();
+        let three = Schema::from({
+            let mut three = three.to_value();
+            three["properties"]["verdict"]["enum"] = json!(["publish", "revise", "drop"]);
+            three
+        });
+        let test = AnswerTest::new(&graph, "review", &decision, &two);
+        // `not (v == "revise")` is `v != "revise"`; `not (v != "publish")` is `v == "publish"`.
+        assert!(test.condition_approves(&not(compare("v", CompareOp::Eq, json!("revise")))));
+        assert!(!test.condition_approves(&not(compare("v", CompareOp::Eq, json!("publish")))));
+        assert!(test.condition_approves(&not(compare("v", CompareOp::Ne, json!("publish")))));
+        assert!(!test.condition_approves(&not(compare("v", CompareOp::Ne, json!("revise")))));
+        assert!(!test.condition_approves(&not(compare("other", CompareOp::Eq, json!("revise")))));
+        // A third value that does not approve takes `not (v == "revise")` too.
+        let test = AnswerTest::new(&graph, "review", &decision, &three);
+        assert!(!test.condition_approves(&not(compare("v", CompareOp::Eq, json!("revise")))));
+        assert!(test.condition_approves(&not(compare("v", CompareOp::Ne, json!("publish")))));
+        // No values known: a null answer leaves the path unset, and `not (v != "publish")` holds.
+        let nullable = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"type": ["string", "null"]}},
+            "required": ["verdict"]
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &nullable);
+        assert!(test.condition_approves(&compare("v", CompareOp::Eq, json!("publish"))));
+        assert!(!test.condition_approves(&not(compare("v", CompareOp::Ne, json!("publish")))));
+        assert!(!test.condition_approves(&not(compare("v", CompareOp::Eq, json!("revise")))));
+        // Other comparisons say nothing about the decision, negated or not.
+        assert!(!test.condition_approves(&not(compare("v", CompareOp::Lt, json!("revise")))));
+    }
+
+    #[test]
+    fn not_is_pushed_over_and_or_and_a_truthy_test() {
+        let yes_no = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}},
+            "required": ["approved"]
+        }));
+        let ok = graph_with(write_field("approved", "ok"));
+        let test = AnswerTest::new(&ok, "review", &Decision::yes_no(), &yes_no);
+        let no = compare("ok", CompareOp::Eq, json!(false));
+        let urgent = Condition::Truthy {
+            field: vec!["urgent".to_owned()],
+        };
+        let and = |conditions: Vec<Condition>| Condition::And { conditions };
+        let or = |conditions: Vec<Condition>| Condition::Or { conditions };
+        // `not (ok == false or urgent)` is `ok != false and not urgent`.
+        assert!(test.condition_approves(&not(or(vec![no.clone(), urgent.clone()]))));
+        // `not (ok == false and urgent)` holds after a no when `urgent` is unset.
+        assert!(!test.condition_approves(&not(and(vec![no.clone(), urgent.clone()]))));
+        assert!(test.condition_approves(&not(and(vec![no.clone(), not(truthy_of("ok"))]))));
+        assert!(!test.condition_approves(&not(and(Vec::new()))), "never holds");
+        assert!(!test.condition_approves(&not(or(Vec::new()))), "always holds");
+        // `not ok` holds after a no; with `approve: false` it is the approval.
+        assert!(!test.condition_approves(&not(truthy_of("ok"))));
+        let refuse = Decision {
+            approve: json!(false),
+            ..Decision::yes_no()
+        };
+        let test = AnswerTest::new(&ok, "review", &refuse, &yes_no);
+        assert!(test.condition_approves(&not(truthy_of("ok"))));
+        assert!(!test.condition_approves(&truthy_of("ok")));
+    }
+
+    fn truthy_of(field: &str) -> Condition {
+        Condition::Truthy {
+            field: vec![field.to_owned()],
+        }
+    }
+
+    #[test]
+    fn in_a_list_approves_when_every_value_it_can_hold_there_approves() {
+        let graph = graph(vec![write(Some("verdict"), &["v"])]);
+        let decision = Decision {
+            field: "verdict".to_owned(),
+            approve: json!("approve"),
+            edit: None,
+            respond: None,
+        };
+        let listed = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"enum": ["approve", "reject", "later"]}},
+            "required": ["verdict"]
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &listed);
+        let is_in = |field: &str, values: Value| compare(field, CompareOp::In, values);
+        assert!(test.condition_approves(&is_in("v", json!(["approve"]))));
+        // A value no answer gives is never there.
+        assert!(test.condition_approves(&is_in("v", json!(["approve", "approve_small"]))));
+        assert!(!test.condition_approves(&is_in("v", json!(["approve", "reject"]))));
+        assert!(
+            !test.condition_approves(&is_in("v", json!(["approve_small"]))),
+            "never holds"
+        );
+        assert!(!test.condition_approves(&is_in("v", json!([]))));
+        assert!(!test.condition_approves(&is_in("v", json!("approve"))), "no list");
+        assert!(!test.condition_approves(&is_in("other", json!(["approve"]))));
+        // `not in`: the values it does not list must approve.
+        assert!(test.condition_approves(&not(is_in("v", json!(["reject", "later"])))));
+        assert!(!test.condition_approves(&not(is_in("v", json!(["reject"])))));
+        assert!(!test.condition_approves(&not(is_in("v", json!("reject")))));
+        // No values known: every listed value must be the approve value.
+        let free = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"type": "string"}},
+            "required": ["verdict"]
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &free);
+        assert!(test.condition_approves(&is_in("v", json!(["approve", "approve"]))));
+        assert!(!test.condition_approves(&is_in("v", json!(["approve", "approve_small"]))));
+        assert!(!test.condition_approves(&is_in("v", json!([]))));
+        assert!(!test.condition_approves(&not(is_in("v", json!(["reject"])))));
+        // A boolean decision: `ok in [true]` is `ok`.
+        let yes_no = Schema::from(json!({
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}},
+            "required": ["approved"]
+        }));
+        let ok = graph_with(write_field("approved", "ok"));
+        let test = AnswerTest::new(&ok, "review", &Decision::yes_no(), &yes_no);
+        assert!(test.condition_approves(&is_in("ok", json!([true]))));
+        assert!(!test.condition_approves(&is_in("ok", json!([true, false]))));
+        assert!(
+            test.condition_approves(&is_in("ok", json!([true, "false"]))),
+            "the string is no answer"
+        );
     }
 
     fn graph_with(write: Write) -> Graph {

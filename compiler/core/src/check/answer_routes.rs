@@ -8,8 +8,10 @@
 //! plain edge (a rejection ends the run there), or a route arm that tests the decision the
 //! answer wrote for the approve value (`"publish" -> x` in a route `by` the field written from
 //! the decision property, `when verdict == "publish" -> x`, `when approved -> x` for a
-//! boolean decision, or `when verdict != "revise" -> x` when every other value the decision's
-//! schema lists approves). Other arms, `else`, the node's `on_error` handler and the visit-limit
+//! boolean decision, `when verdict != "revise" -> x` when every other value the decision's
+//! schema lists approves, `when verdict in ["publish", "publish_now"] -> x` when every listed
+//! value an answer can give approves, and conditions built from these with `and`, `or` and
+//! `not`). Other arms, `else`, the node's `on_error` handler and the visit-limit
 //! exits of its ways are *rejecting*. Arms are classified by the artifact's own rule
 //! ([`tenx_artifact::answer_ways::AnswerTest`]) on the lowered arm, so `tenxc check` and the
 //! loader's re-proof agree on every arm.
@@ -236,43 +238,74 @@ fn arm_help(route: Option<&Route>, test: &AnswerTest, tool: &str) -> String {
     }
 }
 
-/// For an arm `when PATH != VALUE` on a path holding the decision: the values besides `VALUE`
-/// the decision can hold that do not approve, which take the arm too.
+/// For an arm `when PATH != VALUE` (or `not (PATH == VALUE)`) or `when PATH in [..]` on a path
+/// holding the decision: the values the decision can hold that take the arm and do not approve.
 fn other_values(test: &AnswerTest, arm: &Arm) -> Option<String> {
-    let Arm::When {
-        condition:
-            tenx_artifact::Condition::Compare {
+    use tenx_artifact::{CompareOp, Condition};
+    let Arm::When { condition, .. } = arm else { return None };
+    // `not (PATH == VALUE)` is `PATH != VALUE` here, but is shown as written.
+    let (field, op, value, negated) = match condition {
+        Condition::Compare { field, op, value } => (field, *op, value, false),
+        Condition::Not { condition } => match condition.as_ref() {
+            Condition::Compare {
                 field,
-                op: tenx_artifact::CompareOp::Ne,
+                op: CompareOp::Eq,
                 value,
-            },
-        ..
-    } = arm
-    else {
-        return None;
+            } => (field, CompareOp::Ne, value, true),
+            _ => return None,
+        },
+        _ => return None,
     };
     if !test.paths.contains(field) {
         return None;
     }
     let shown = |v: &Value| format!("`{v}`");
     let values = test.values.as_ref()?;
-    let others: Vec<String> = values
-        .iter()
-        .filter(|v| *v != value && **v != test.approve)
-        .map(shown)
-        .collect();
     let path = field.join(".");
-    Some(if *value == test.approve {
-        format!("`{path} != {value}` holds exactly when the answer does not approve")
-    } else if values.contains(value) {
-        let verb = if others.len() == 1 { "does" } else { "do" };
-        format!("`{path}` can also be {}, which {verb} not approve", others.join(" or "))
+    let written = if negated {
+        format!("not ({path} == {value})")
     } else {
-        format!(
-            "no answer gives {}, so `{path} != {value}` holds after every answer",
-            shown(value)
-        )
-    })
+        format!("{path} != {value}")
+    };
+    let verb = |others: &[String]| if others.len() == 1 { "does" } else { "do" };
+    match op {
+        CompareOp::Ne => {
+            let others: Vec<String> = values
+                .iter()
+                .filter(|v| *v != value && **v != test.approve)
+                .map(shown)
+                .collect();
+            Some(if *value == test.approve {
+                format!("`{written}` holds exactly when the answer does not approve")
+            } else if values.contains(value) {
+                format!(
+                    "`{path}` can also be {}, which {} not approve",
+                    others.join(" or "),
+                    verb(&others)
+                )
+            } else {
+                format!(
+                    "no answer gives {}, so `{written}` holds after every answer",
+                    shown(value)
+                )
+            })
+        }
+        CompareOp::In => {
+            let listed = value.as_array()?;
+            let held: Vec<&Value> = values.iter().filter(|v| listed.contains(v)).collect();
+            let others: Vec<String> = held.iter().filter(|v| ***v != test.approve).map(|v| shown(v)).collect();
+            Some(if held.is_empty() {
+                format!("no answer gives a value of the list, so `{path} in {value}` never holds")
+            } else {
+                format!(
+                    "the list holds {}, which {} not approve",
+                    others.join(" and "),
+                    verb(&others)
+                )
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The arm as the artifact writes it (its target does not matter here).

@@ -322,7 +322,8 @@ async fn drive(flow: &mut Flow, bases: &[String; 2], seed: u64) {
             // 422 `INTERRUPT_004`: the thread is paused now. The victim's last commit (its
             // start's, sent to PostgreSQL just before the kill) can land after the read that
             // found no thread, on a loaded machine; the next read answers the question.
-            let paused_meanwhile = status == 422 && body.contains("\"INTERRUPT_004\"");
+            let paused_meanwhile =
+                status == 422 && body.pointer("/error/code").and_then(Value::as_str) == Some("INTERRUPT_004");
             assert!(
                 status == 200 || status == 409 || paused_meanwhile,
                 "{}: a start again: {status} {body}",

@@ -259,9 +259,9 @@ pub fn parts(root: &Value, start: String) -> Vec<String> {
         if let Some(target) = schema
             .get("$ref")
             .and_then(Value::as_str)
-            .and_then(|reference| reference.strip_prefix('#'))
+            .and_then(|reference| local_target(root, &at, reference))
         {
-            queue.push_back(target.to_owned());
+            queue.push_back(target);
         }
         if let Some(Value::Array(all)) = schema.get("allOf") {
             queue.extend((0..all.len()).map(|i| format!("{at}/allOf/{i}")));
@@ -269,6 +269,28 @@ pub fn parts(root: &Value, start: String) -> Vec<String> {
         out.push(at);
     }
     out
+}
+
+/// The pointer in `root` that the `$ref` `reference` of the schema at the pointer `at` names,
+/// when it is certain: a fragment-only reference (`#/$defs/x`) that no `$id` between the root
+/// and `at` rebases (an embedded resource's `#` is its own root, not the document's) and that
+/// holds no percent-escape (a validator decodes it, `pointer` would not). Any other reference
+/// is not followed: a part left out only widens what [`values`] and [`required`] conclude from
+/// the parts, in the safe direction.
+fn local_target(root: &Value, at: &str, reference: &str) -> Option<String> {
+    let target = reference.strip_prefix('#')?;
+    if target.contains('%') {
+        return None;
+    }
+    let mut prefix = String::new();
+    for segment in at.split('/').skip(1) {
+        prefix.push('/');
+        prefix.push_str(segment);
+        if root.pointer(&prefix).and_then(|schema| schema.get("$id")).is_some() {
+            return None;
+        }
+    }
+    Some(target.to_owned())
 }
 
 /// The pointers of the schemas of the top-level property `name` of the object schema `root`:
@@ -335,12 +357,13 @@ pub fn values(root: &Value, name: &str) -> Option<Vec<Value>> {
 /// The schema of the top-level property `name` of the object schema `root`, local `$ref`s
 /// followed.
 pub fn property<'v>(root: &'v Value, name: &str) -> Option<&'v Value> {
-    let mut at = root.get("properties")?.get(name)?;
+    let mut pointer = format!("/properties/{}", name.replace('~', "~0").replace('/', "~1"));
     for _ in 0..MAX_REFS {
+        let at = root.pointer(&pointer)?;
         let Some(reference) = at.get("$ref").and_then(Value::as_str) else {
             return Some(at);
         };
-        at = root.pointer(reference.strip_prefix('#')?)?;
+        pointer = local_target(root, &pointer, reference)?;
     }
     None
 }
@@ -792,6 +815,56 @@ mod tests {
             test.condition_approves(&is_in("ok", json!([true, "false"]))),
             "the string is no answer"
         );
+    }
+
+    #[test]
+    fn a_reference_a_validator_resolves_elsewhere_is_not_followed() {
+        let ne_hold = Condition::Compare {
+            field: vec!["v".to_owned()],
+            op: CompareOp::Ne,
+            value: json!("hold"),
+        };
+        let graph = graph(vec![write(Some("verdict"), &["v"])]);
+        let (decision, _) = verdict();
+        let decision = Decision {
+            approve: json!("refund"),
+            ..decision
+        };
+        // Inside a resource with its own `$id`, `#` is that resource: `#/$defs/inner` is its own
+        // free string, not the document's enum, so "drop" is a valid answer.
+        let rebased = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"$ref": "#/$defs/v"}},
+            "required": ["verdict"],
+            "$defs": {
+                "v": {"$id": "https://schemas.example/v", "$ref": "#/$defs/inner",
+                      "$defs": {"inner": {"type": "string"}}},
+                "inner": {"enum": ["refund", "hold"]}
+            }
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &rebased);
+        assert_eq!(test.values, None);
+        assert!(!test.condition_approves(&ne_hold));
+        // A validator decodes `%20`; a JSON pointer would name another schema.
+        let escaped = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"$ref": "#/$defs/a%20b"}},
+            "required": ["verdict"],
+            "$defs": {"a b": {"type": "string"}, "a%20b": {"enum": ["refund", "hold"]}}
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &escaped);
+        assert_eq!(test.values, None);
+        assert!(!test.condition_approves(&ne_hold));
+        assert_eq!(super::property(&escaped.to_value(), "verdict"), None);
+        // The document's own references are followed as before.
+        let plain = Schema::from(json!({
+            "type": "object",
+            "properties": {"verdict": {"$ref": "#/$defs/inner"}},
+            "required": ["verdict"],
+            "$defs": {"inner": {"enum": ["refund", "hold"]}}
+        }));
+        let test = AnswerTest::new(&graph, "review", &decision, &plain);
+        assert!(test.condition_approves(&ne_hold));
     }
 
     fn graph_with(write: Write) -> Graph {

@@ -43,6 +43,11 @@ impl Holding {
     pub(crate) fn keys(&self) -> Vec<String> {
         self.keys.lock().unwrap().clone()
     }
+
+    /// Lets the calls sent from now on through (a call already held stays held until stopped).
+    pub(crate) fn release(&self) {
+        self.hold.store(false, Ordering::SeqCst);
+    }
 }
 
 #[async_trait]
@@ -523,4 +528,95 @@ async fn on_busy_cancel_against_a_run_a_crash_left_settles_its_call_then_ends_it
             Role::Assistant
         ]
     );
+}
+
+/// A stop that lands while a request finishes the run a crash left stops the whole request:
+/// the call it cut short keeps the stop's rules (its receipt in flight, a placeholder carrying
+/// it), and the request's own run stops before its first step, as a stopped run answers (the
+/// message kept, nothing run for it). The thread's next run finishes the call under its key.
+#[tokio::test]
+async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request() {
+    let store = killed_during_the_refund(true).await;
+    let tools = Holding::new(true, true);
+    let second = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+    );
+    let request = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Thanks. Anything else?")],
+        ..RunRequest::default()
+    };
+    let serving = {
+        let second = second.clone();
+        tokio::spawn(async move { second.run(request, &mut RecordingEvents::new()).await })
+    };
+    tokio::time::timeout(Duration::from_secs(60), tools.arrived.notified())
+        .await
+        .expect("the call in flight was sent again");
+    tools.release();
+    assert!(second.stop("t"), "the request is in progress");
+    let output = tokio::time::timeout(Duration::from_secs(60), serving)
+        .await
+        .expect("the request ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        tools.keys(),
+        ["refund-1042-5900".to_owned()],
+        "sent again once, under its key, and cut short by the stop; nothing after the stop"
+    );
+    let execution = &output.thread.execution;
+    assert_eq!(execution.status, ExecutionStatus::InterruptedAfter, "{execution:?}");
+    assert_eq!(execution.interrupt_reason.as_deref(), Some("stop_requested"));
+    assert!(output.thread.run.is_none());
+    let texts: Vec<String> = output.messages.iter().map(|message| message.text_content()).collect();
+    assert_eq!(
+        texts,
+        ["Thanks. Anything else?"],
+        "a stopped run answers with its message only"
+    );
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert!(assistant_texts(&thread.context).is_empty(), "no model answered");
+    let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, vec![Value::Null, json!("resent"), json!("interrupted")]);
+    assert_eq!(
+        store.in_flight("t").await.unwrap().len(),
+        1,
+        "the cut-short call stays in flight"
+    );
+    let placeholder = thread
+        .context
+        .iter()
+        .find(|message| message.metadata.contains_key("stopped_in_flight"))
+        .expect("the call's placeholder carries it");
+    let at = |text: &str| thread.context.iter().position(|message| message.text_content() == text);
+    let placeholder_at = thread
+        .context
+        .iter()
+        .position(|message| message.message_id == placeholder.message_id);
+    assert!(placeholder_at < at("Thanks. Anything else?"), "{:?}", thread.context);
+
+    // The next message finishes the call under its key before anything else.
+    let next = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Hello?")],
+        ..RunRequest::default()
+    };
+    let _ = second.run(next, &mut RecordingEvents::new()).await;
+    assert_eq!(
+        tools.keys(),
+        ["refund-1042-5900".to_owned(), "refund-1042-5900".to_owned()]
+    );
+    assert!(store.in_flight("t").await.unwrap().is_empty());
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert!(
+        thread
+            .context
+            .iter()
+            .all(|message| !message.metadata.contains_key("stopped_in_flight"))
+    );
+    assert!(tool_outputs(&thread.context).contains(&json!("Refunded under refund-1042-5900.")));
 }

@@ -135,8 +135,9 @@ impl Engine {
 
 /// A run a crash left (in progress, waiting for nothing, and nobody else holds the lock) goes on
 /// first, as recovery would go on with it: a new message must never replace a run whose call
-/// may be in flight. It runs under the request's `cancel`, so a stop that lands here reaches
-/// it as it reaches any run. With `on_busy = "cancel"` it only settles its calls (the
+/// may be in flight. It runs under the request's `cancel`, so a stop that lands here stops the
+/// request: the run stops as any run does, and the request's own run then stops before its
+/// first step (see `start::new_run`). With `on_busy = "cancel"` it only settles its calls (the
 /// call in flight sent again under its key, the round's other calls "not run") and ends as a
 /// cancelled run ends, without asking its model again. Its events are not this request's.
 /// Returns the thread as it left it.

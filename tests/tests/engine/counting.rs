@@ -17,7 +17,7 @@ use crate::recovery::Holding;
 
 /// A clerk whose model (steered by the test) makes two calls in one turn; `limits` adds graph
 /// settings (a recursion limit, visit limits).
-fn program(limits: &str) -> String {
+pub(crate) fn program(limits: &str) -> String {
     format!(
         r#"
 import std.approval.yes_no
@@ -161,7 +161,7 @@ async fn the_recursion_limit_still_counts_every_round_after_an_approval() {
     );
 }
 
-fn engine(text: &str, store: Arc<MemoryStore>, tools: Arc<Holding>, steered: &Steered) -> Engine {
+pub(crate) fn engine(text: &str, store: Arc<MemoryStore>, tools: Arc<Holding>, steered: &Steered) -> Engine {
     let artifact = compile(text);
     let mut models: BTreeMap<String, Arc<dyn ModelClient>> = BTreeMap::new();
     for name in artifact.artifact.models.keys() {

@@ -10,16 +10,17 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tenx_artifact::LoadedArtifact;
-use tenx_engine::ports::{Ids, ModelClient, Ports, Store, ToolError, ToolInvocation, ToolRunner};
+use tenx_engine::ports::{Ids, ModelClient, Ports, Store, ToolError, ToolErrorKind, ToolInvocation, ToolRunner};
 use tenx_engine::testing::{ManualClock, RecordingEvents, SequentialIds};
-use tenx_engine::wire::ExecutionStatus;
+use tenx_engine::wire::{ExecutionStatus, Role};
 use tenx_engine::{
-    Engine, EngineOptions, Identity, MemoryStore, RecoveryOutcome, RunRequest, ScriptedModel, SkipReason,
+    Engine, EngineOptions, Identity, MemoryStore, OnBusy, RecoveryOutcome, RunRequest, ScriptedModel, SkipReason,
 };
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::harness::{T0, assistant_texts, example_artifact, tool_outputs, user};
+use crate::counting::{engine as steered_engine, program as counting_program};
+use crate::harness::{Steered, T0, assistant_texts, example_artifact, tool_outputs, user};
 
 /// A tool runner whose calls can be held forever (the process "dies" during them).
 pub(crate) struct Holding {
@@ -42,15 +43,25 @@ impl Holding {
     pub(crate) fn keys(&self) -> Vec<String> {
         self.keys.lock().unwrap().clone()
     }
+
+    /// Lets the calls sent from now on through (a call already held stays held until stopped).
+    pub(crate) fn release(&self) {
+        self.hold.store(false, Ordering::SeqCst);
+    }
 }
 
 #[async_trait]
 impl ToolRunner for Holding {
-    async fn call(&self, invocation: ToolInvocation<'_>, _: &CancellationToken) -> Result<Value, ToolError> {
+    async fn call(&self, invocation: ToolInvocation<'_>, cancel: &CancellationToken) -> Result<Value, ToolError> {
         self.keys.lock().unwrap().push(invocation.idempotency_key.to_owned());
         if self.hold.load(Ordering::SeqCst) {
             self.arrived.notify_one();
-            std::future::pending::<()>().await;
+            // Held until a stop cuts it short (a "killed" run's task is aborted instead).
+            cancel.cancelled().await;
+            return Err(ToolError {
+                kind: ToolErrorKind::Connection,
+                message: "the call was cancelled".to_owned(),
+            });
         }
         Ok(json!(format!("Refunded under {}.", invocation.idempotency_key)))
     }
@@ -414,4 +425,198 @@ async fn a_new_message_to_a_run_a_crash_left_finishes_its_call_in_flight_first()
         .position(|message| message.text_content() == "Thanks. Anything else?")
         .unwrap();
     assert!(refund_answer < new_message, "{:?}", thread.context);
+}
+
+/// The clerk's turn of two lookups, "killed" while the first is in flight (the second not sent
+/// yet). Returns the store.
+async fn killed_during_a_round(text: &str, steered: &Steered) -> Arc<MemoryStore> {
+    steered.push_calls(&[
+        ("c1", "lookup_order", json!({"order_id": "1042"})),
+        ("c2", "lookup_order", json!({"order_id": "7"})),
+    ]);
+    let store = Arc::new(MemoryStore::new());
+    let held = Holding::new(true, true);
+    let first = steered_engine(text, store.clone(), held.clone(), steered);
+    let running = tokio::spawn(async move {
+        let request = RunRequest {
+            thread_id: Some("t".to_owned()),
+            messages: vec![user("Look up two orders")],
+            ..RunRequest::default()
+        };
+        first.run(request, &mut RecordingEvents::new()).await
+    });
+    tokio::time::timeout(Duration::from_secs(60), held.arrived.notified())
+        .await
+        .expect("the first lookup was sent");
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+    store
+}
+
+/// `on_busy = "cancel"` against a run a crash left cancels that run: its call in flight is
+/// settled first (sent again once, under its key, its result recorded), then the run ends as a
+/// cancelled run ends (the round's call not sent yet is answered "not run", and its model is
+/// not asked again), and only then is the message served.
+#[tokio::test]
+async fn on_busy_cancel_against_a_run_a_crash_left_settles_its_call_then_ends_it() {
+    let text = counting_program("");
+    let steered = Steered::default();
+    let store = killed_during_a_round(&text, &steered).await;
+    let before = store.load("t").await.unwrap().unwrap();
+    assert!(before.run.is_some() && before.pending.is_none());
+    let asked_before = steered.seen_tools.lock().unwrap().len();
+    // The one model turn left: the answer to the new message.
+    steered.push_text("Hello again.");
+    let tools = Holding::new(false, true);
+    let second = steered_engine(&text, store.clone(), tools.clone(), &steered);
+    let request = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Never mind, just say hello.")],
+        on_busy: OnBusy::Cancel,
+        ..RunRequest::default()
+    };
+    let output = second.run(request, &mut RecordingEvents::new()).await.unwrap();
+    assert_eq!(
+        tools.keys(),
+        ["t:clerk:c1"],
+        "the call in flight is sent again under its key; the call not sent yet is not sent"
+    );
+    assert_eq!(
+        steered.seen_tools.lock().unwrap().len(),
+        asked_before + 1,
+        "the cancelled run's model is not asked again: one model turn, the new message's"
+    );
+    assert_eq!(output.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(assistant_texts(&output.thread.context), ["Hello again."]);
+    let thread = store.load("t").await.unwrap().unwrap();
+    let outcomes: Vec<(Value, Value)> = records(&store)
+        .await
+        .iter()
+        .map(|record| (record["call_id"].clone(), record["outcome"].clone()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (json!("c1"), json!("resent")),
+            (json!("c1"), json!("completed")),
+            (json!("c2"), json!("not_run")),
+        ]
+    );
+    assert!(matches!(
+        store.receipt("t", "t:clerk:c1").await.unwrap().unwrap().state,
+        tenx_engine::ports::ReceiptState::Done { .. }
+    ));
+    assert!(store.in_flight("t").await.unwrap().is_empty());
+    assert!(store.unfinished().await.unwrap().is_empty());
+    // The round is answered where it was (c1's real result, c2 "not run"), before the message.
+    assert_eq!(
+        tool_outputs(&thread.context),
+        [
+            json!("Refunded under t:clerk:c1."),
+            json!("Not run: the run was stopped.")
+        ]
+    );
+    let roles: Vec<Role> = thread.context.iter().map(|message| message.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Tool,
+            Role::User,
+            Role::Assistant
+        ]
+    );
+}
+
+/// A stop that lands while a request finishes the run a crash left stops the whole request:
+/// the call it cut short keeps the stop's rules (its receipt in flight, a placeholder carrying
+/// it), and the request's own run stops before its first step, as a stopped run answers (the
+/// message kept, nothing run for it). The thread's next run finishes the call under its key.
+#[tokio::test]
+async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request() {
+    let store = killed_during_the_refund(true).await;
+    let tools = Holding::new(true, true);
+    let second = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+    );
+    let request = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Thanks. Anything else?")],
+        ..RunRequest::default()
+    };
+    let serving = {
+        let second = second.clone();
+        tokio::spawn(async move { second.run(request, &mut RecordingEvents::new()).await })
+    };
+    tokio::time::timeout(Duration::from_secs(60), tools.arrived.notified())
+        .await
+        .expect("the call in flight was sent again");
+    tools.release();
+    assert!(second.stop("t"), "the request is in progress");
+    let output = tokio::time::timeout(Duration::from_secs(60), serving)
+        .await
+        .expect("the request ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        tools.keys(),
+        ["refund-1042-5900".to_owned()],
+        "sent again once, under its key, and cut short by the stop; nothing after the stop"
+    );
+    let execution = &output.thread.execution;
+    assert_eq!(execution.status, ExecutionStatus::InterruptedAfter, "{execution:?}");
+    assert_eq!(execution.interrupt_reason.as_deref(), Some("stop_requested"));
+    assert!(output.thread.run.is_none());
+    let texts: Vec<String> = output.messages.iter().map(|message| message.text_content()).collect();
+    assert_eq!(
+        texts,
+        ["Thanks. Anything else?"],
+        "a stopped run answers with its message only"
+    );
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert!(assistant_texts(&thread.context).is_empty(), "no model answered");
+    let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, vec![Value::Null, json!("resent"), json!("interrupted")]);
+    assert_eq!(
+        store.in_flight("t").await.unwrap().len(),
+        1,
+        "the cut-short call stays in flight"
+    );
+    let placeholder = thread
+        .context
+        .iter()
+        .find(|message| message.metadata.contains_key("stopped_in_flight"))
+        .expect("the call's placeholder carries it");
+    let at = |text: &str| thread.context.iter().position(|message| message.text_content() == text);
+    let placeholder_at = thread
+        .context
+        .iter()
+        .position(|message| message.message_id == placeholder.message_id);
+    assert!(placeholder_at < at("Thanks. Anything else?"), "{:?}", thread.context);
+
+    // The next message finishes the call under its key before anything else.
+    let next = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Hello?")],
+        ..RunRequest::default()
+    };
+    let _ = second.run(next, &mut RecordingEvents::new()).await;
+    assert_eq!(
+        tools.keys(),
+        ["refund-1042-5900".to_owned(), "refund-1042-5900".to_owned()]
+    );
+    assert!(store.in_flight("t").await.unwrap().is_empty());
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert!(
+        thread
+            .context
+            .iter()
+            .all(|message| !message.metadata.contains_key("stopped_in_flight"))
+    );
+    assert!(tool_outputs(&thread.context).contains(&json!("Refunded under refund-1042-5900.")));
 }

@@ -38,7 +38,7 @@ pub(crate) async fn run_calls(
 ) -> Result<CallsFlow, StepError> {
     let mut calls = calls.into_iter();
     while let Some(call) = calls.next() {
-        if working.cancel.is_cancelled() {
+        if working.cancelled() {
             // A stop (a cancel) reached the round: the calls not sent yet are not sent, asked
             // or handed off; each is answered, so the conversation stays whole, and the run
             // stops before its next step.

@@ -13,7 +13,7 @@ use super::{Flow, StepError, Working};
 /// Runs the branch from the node it is at until the run finishes, pauses or fails.
 pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
     loop {
-        if working.stop_requested() {
+        if working.stop_requested() && !settles_first(working)? {
             return super::finish::stopped(working).await;
         }
         if working.progress()?.fork.is_some() {
@@ -96,6 +96,29 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
             }
         }
     }
+}
+
+/// Whether a stop waits for the branch's node to settle its round of calls before the run
+/// stops: a call in flight (a crash left it; the node finishes it under its key, or, cut short
+/// by the stop, keeps it as a stop keeps a call) and an agent's calls not sent yet (answered
+/// "not run"), so a stopped run leaves neither a call in flight without its place in the
+/// conversation nor a round half answered. Only outside a fork: a stopped branch keeps its call
+/// in flight, and a run split into branches is kept whole (see [`super::stopped_fork`]).
+fn settles_first(working: &Working<'_>) -> Result<bool, RunError> {
+    if working.lane.is_some() || working.progress()?.fork.is_some() {
+        return Ok(false);
+    }
+    let branch = working.branch()?;
+    if branch.in_flight.is_some() {
+        return Ok(true);
+    }
+    let node = branch.node.as_str();
+    let agent = working
+        .graph
+        .nodes
+        .get(node)
+        .is_some_and(|declared| declared.kind == NodeKind::Agent);
+    Ok(agent && !super::agent::unanswered_calls(&working.record.context, node).is_empty())
 }
 
 /// Runs one node.

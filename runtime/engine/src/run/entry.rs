@@ -86,30 +86,24 @@ impl Engine {
             }
             stored => stored,
         };
-        // A run a crash left (in progress, waiting for nothing, and nobody else holds the lock)
-        // goes on first, as recovery would go on with it: a new message must never replace a
-        // run whose call may be in flight. Its events are not this request's.
+        // From here on the request is the thread's run in this process: a stop reaches it, the
+        // part below included.
+        let cancel = inner.running.start(&thread_id);
         let stored = match stored {
             Some(record) if request.resume.is_none() && record.pending.is_none() && record.run.is_some() => {
-                let outcome = super::recover::recover_thread(inner, &thread_id, &mut crate::ports::NullEvents).await;
-                let reloaded = inner.ports.store.load(&thread_id).await.map_err(store_error)?;
-                // A run that failed going on is recorded as failed and at rest: the message is
-                // then served. One still in progress could not be settled (the store failed).
-                if let crate::RecoveryOutcome::Failed(error) = outcome
-                    && reloaded
-                        .as_ref()
-                        .is_some_and(|record| record.run.is_some() && record.pending.is_none())
-                {
-                    return Err(error);
+                match crash_left_first(inner, &thread_id, cancel.clone(), request.on_busy).await {
+                    Ok(reloaded) => reloaded,
+                    Err(error) => {
+                        inner.running.finish(&thread_id);
+                        return Err(error);
+                    }
                 }
-                reloaded
             }
             stored => stored,
         };
         let is_new_thread = stored.is_none();
         let stored_version = stored.as_ref().map(|record| record.version);
         let record = stored.unwrap_or_else(|| new_thread(inner, &thread_id, &graph_name, &request));
-        let cancel = inner.running.start(&thread_id);
         let mut working = Working::new(inner, (graph_name, graph), record, stored_version, events, cancel);
         working.id_failures = id_failures;
         let before = working.record.context.len();
@@ -137,6 +131,34 @@ impl Engine {
             thread: working.record,
         })
     }
+}
+
+/// A run a crash left (in progress, waiting for nothing, and nobody else holds the lock) goes on
+/// first, as recovery would go on with it: a new message must never replace a run whose call
+/// may be in flight. It runs under the request's `cancel`, so a stop that lands here stops the
+/// request: the run stops as any run does, and the request's own run then stops before its
+/// first step (see `start::new_run`). With `on_busy = "cancel"` it only settles its calls (the
+/// call in flight sent again under its key, the round's other calls "not run") and ends as a
+/// cancelled run ends, without asking its model again. Its events are not this request's.
+/// Returns the thread as it left it.
+async fn crash_left_first(
+    inner: &Inner,
+    thread_id: &str,
+    cancel: tokio_util::sync::CancellationToken,
+    on_busy: OnBusy,
+) -> Result<Option<ThreadRecord>, RunError> {
+    let outcome = super::recover::go_on_first(inner, thread_id, cancel, on_busy == OnBusy::Cancel).await;
+    let reloaded = inner.ports.store.load(thread_id).await.map_err(store_error)?;
+    // A run that failed going on is recorded as failed and at rest: the message is then served.
+    // One still in progress could not be settled (the store failed).
+    if let crate::RecoveryOutcome::Failed(error) = outcome
+        && reloaded
+            .as_ref()
+            .is_some_and(|record| record.run.is_some() && record.pending.is_none())
+    {
+        return Err(error);
+    }
+    Ok(reloaded)
 }
 
 /// Dispatches on what the request is, given the thread's state.

@@ -151,9 +151,42 @@ async fn take_leases(
     taken
 }
 
-/// Continues one thread's run under its lock, if it is still unfinished. [`super::entry`] calls it
-/// too, for a request that meets a run a crash left before recovery did.
+/// Continues one thread's run under its lock, if it is still unfinished.
 pub(crate) async fn recover_thread(inner: &Inner, thread_id: &str, events: &mut dyn EventSink) -> RecoveryOutcome {
+    let cancel = inner.running.start(thread_id);
+    let outcome = go_on(inner, thread_id, events, cancel, false).await;
+    inner.running.finish(thread_id);
+    outcome
+}
+
+/// [`recover_thread`] for a request that meets a run a crash left before recovery did (see
+/// [`super::entry`]): the run goes on under the request's `cancel`, which the request registered
+/// for itself, so a stop that reaches this part reaches the request. With `ends_once_settled`
+/// (`on_busy = "cancel"`), the run settles its calls and stops as a cancelled run stops.
+pub(crate) async fn go_on_first(
+    inner: &Inner,
+    thread_id: &str,
+    cancel: tokio_util::sync::CancellationToken,
+    ends_once_settled: bool,
+) -> RecoveryOutcome {
+    // Its events are not the request's.
+    go_on(
+        inner,
+        thread_id,
+        &mut crate::ports::NullEvents,
+        cancel,
+        ends_once_settled,
+    )
+    .await
+}
+
+async fn go_on(
+    inner: &Inner,
+    thread_id: &str,
+    events: &mut dyn EventSink,
+    cancel: tokio_util::sync::CancellationToken,
+    ends_once_settled: bool,
+) -> RecoveryOutcome {
     let record = match inner.ports.store.load(thread_id).await {
         Ok(Some(record)) => record,
         Ok(None) => return RecoveryOutcome::Skipped(SkipReason::NotRunning),
@@ -175,7 +208,6 @@ pub(crate) async fn recover_thread(inner: &Inner, thread_id: &str, events: &mut 
         return RecoveryOutcome::Skipped(SkipReason::UnknownGraph);
     };
     let version = record.version;
-    let cancel = inner.running.start(thread_id);
     let mut working = Working::new(
         inner,
         (graph_name.clone(), graph),
@@ -184,8 +216,8 @@ pub(crate) async fn recover_thread(inner: &Inner, thread_id: &str, events: &mut 
         events,
         cancel,
     );
+    working.ends_once_settled = ends_once_settled;
     let driven = super::drive::drive(&mut working).await;
-    inner.running.finish(thread_id);
     match driven {
         Err(error) => RecoveryOutcome::Failed(error),
         Ok(()) if working.record.execution.status == ExecutionStatus::Completed => RecoveryOutcome::Finished,

@@ -125,6 +125,15 @@ pub(crate) async fn new_run(working: &mut Working<'_>, request: RunRequest) -> R
     execution.interrupt_data = None;
     execution.internal_data = Map::new();
     execution.stop_current_execution = crate::wire::StopState::None;
+    // A stop that reached the request before its run's first step (while it finished the run a
+    // crash left, see `entry`) stops the run here, as between two steps: the message is kept,
+    // nothing is sent or asked for it, and a call a stop cut short keeps its placeholder.
+    if working.stop_requested() {
+        if !goes_on {
+            super::drive::enter(working, start)?;
+        }
+        return super::finish::stopped(working).await;
+    }
     // A call a stop cut short after it was sent is finished first, as recovery would.
     super::in_flight::finish_stopped_calls(working).await?;
     if !goes_on {

@@ -40,6 +40,10 @@ pub(crate) struct Working<'e> {
     /// The call a stop just cut short after it was sent: the next result pushed for it carries
     /// it (see [`super::execute::STOPPED_IN_FLIGHT`]).
     pub(crate) cut_short: Option<super::execute::StoppedCall>,
+    /// `on_busy = "cancel"` met a run a crash left (see [`super::entry`]): the run settles its
+    /// call in flight (sent again under its key, or `outcome_unknown`), answers its round's
+    /// calls not sent yet "not run", and stops as a cancelled run stops, with no step of its own.
+    pub(crate) ends_once_settled: bool,
 }
 
 impl<'e> Working<'e> {
@@ -70,6 +74,7 @@ impl<'e> Working<'e> {
             lane: None,
             agent_call: None,
             cut_short: None,
+            ends_once_settled: false,
         }
     }
 
@@ -82,7 +87,13 @@ impl<'e> Working<'e> {
     /// Whether the run is to stop before its next step: a stop cancelled it, or it was asked to
     /// stop after the step it was in.
     pub(crate) fn stop_requested(&self) -> bool {
-        self.cancel.is_cancelled() || self.engine.running.stops_after_step(&self.record.thread_id)
+        self.cancelled() || self.engine.running.stops_after_step(&self.record.thread_id)
+    }
+
+    /// Whether a cancel reached the run (a stop, or a cancel the run ends with once settled):
+    /// no call is sent from now on that was not sent already.
+    pub(crate) fn cancelled(&self) -> bool {
+        self.ends_once_settled || self.cancel.is_cancelled()
     }
 
     pub(crate) fn artifact(&self) -> &'e Artifact {

@@ -31,9 +31,6 @@ use serde_json::Value;
 use tenx_artifact::answer_ways::{listed, parts, places, required};
 use tenx_diagnostics::{Code, Diagnostic, Span};
 
-/// How many local `$ref`s are followed from a field's schema before giving up.
-const MAX_REFS: usize = 16;
-
 /// The keywords whose branches an answer need not all match.
 const BRANCHES: [&str; 2] = ["anyOf", "oneOf"];
 
@@ -278,9 +275,7 @@ pub(super) fn check(
     let Some(edit) = written.edit else {
         return Some(reading);
     };
-    let edited = properties
-        .and_then(|p| p.get("edited_arguments"))
-        .and_then(|s| follow_refs(schema, s))
+    let edited = tenx_artifact::answer_ways::property(schema, "edited_arguments")
         .is_some_and(|s| s.get("type").and_then(Value::as_str) == Some("object"));
     if !edited {
         diagnostics.push(
@@ -303,18 +298,6 @@ pub(super) fn check(
     }
     reading.edit = fits.then_some(edit.span);
     Some(reading)
-}
-
-/// The schema a `$ref` inside `root` points at, followed from `schema` (a few levels at most).
-fn follow_refs<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
-    let mut at = schema;
-    for _ in 0..MAX_REFS {
-        let Some(reference) = at.get("$ref").and_then(Value::as_str) else {
-            return Some(at);
-        };
-        at = root.pointer(reference.strip_prefix('#')?)?;
-    }
-    None
 }
 
 /// The values the top-level property `field` of the response `root` can hold in a valid answer:

@@ -430,3 +430,69 @@ async fn a_message_meeting_a_crashed_run_that_then_fails_is_still_served() {
         ReceiptState::Done { .. }
     ));
 }
+
+/// `on_busy = "cancel"` against a fork a crash left: the cancel stops the crashed run as a stop
+/// stops a fork (kept whole, not dropped), so the cancelling message's own run goes on with it:
+/// `news`'s call, in flight when the process died, is sent once more under its key, the ended
+/// `web` branch is not run again, and the run completes with the message in the conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_busy_cancel_against_a_fork_a_crash_left_goes_on_with_it_in_the_cancelling_run() {
+    let Some(host) = host(PARALLEL, Kind::Memory).await else {
+        return;
+    };
+    *host.service.hold_q.lock().unwrap() = Some("news".to_owned());
+    let crashed = host.held_with(&host.service.arrived, 1).await;
+    crashed.abort();
+    assert!(crashed.await.unwrap_err().is_cancelled());
+    assert!(host.load().await.run.is_some(), "a run the crash left");
+    let (web_key, news_key) = (host.service.keys_of("web"), host.service.keys_of("news"));
+    assert_eq!((web_key.len(), news_key.len()), (1, 1));
+    host.service.hold.store(false, Ordering::SeqCst);
+    let next = tokio::time::timeout(
+        Duration::from_secs(20),
+        host.engine.run(say("Go on.", OnBusy::Cancel), &mut NullEvents),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(next.thread.execution.status, ExecutionStatus::Completed);
+    assert_eq!(
+        host.service.keys_of("news"),
+        [news_key[0].clone(), news_key[0].clone()],
+        "once more, same key"
+    );
+    assert_eq!(
+        host.service.keys_of("web"),
+        web_key,
+        "the ended branch is not run again"
+    );
+    assert_eq!(
+        host.store.receipt("t", &news_key[0]).await.unwrap().unwrap().state,
+        ReceiptState::Done {
+            result: json!("found news"),
+            is_error: false
+        }
+    );
+    assert!(host.store.in_flight("t").await.unwrap().is_empty());
+    let models = &host.models;
+    assert_eq!(
+        (
+            models.asks("planner"),
+            models.asks("web"),
+            models.asks("news"),
+            models.asks("writer")
+        ),
+        (1, 2, 2, 1),
+        "no model is asked again for what the crashed run had done"
+    );
+    let thread = host.load().await;
+    assert!(thread.stopped_run.is_none() && thread.run.is_none(), "at rest");
+    let shown = serde_json::to_string(&thread.context).unwrap();
+    assert!(shown.contains("Go on."), "the message joined the thread");
+    assert_eq!(
+        results(&thread.context),
+        [json!("found web"), json!("found news")],
+        "each result once"
+    );
+    assert_eq!(thread.context.last().unwrap().text_content(), "The report.");
+}

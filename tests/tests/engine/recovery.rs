@@ -26,6 +26,8 @@ use crate::harness::{Steered, T0, assistant_texts, example_artifact, tool_output
 pub(crate) struct Holding {
     hold: AtomicBool,
     pub(crate) arrived: Notify,
+    /// Wakes the calls held now: they then answer as a call let through does.
+    freed: Notify,
     deduplicates: bool,
     keys: Mutex<Vec<String>>,
 }
@@ -35,6 +37,7 @@ impl Holding {
         Arc::new(Self {
             hold: AtomicBool::new(hold),
             arrived: Notify::new(),
+            freed: Notify::new(),
             deduplicates,
             keys: Mutex::new(Vec::new()),
         })
@@ -48,6 +51,12 @@ impl Holding {
     pub(crate) fn release(&self) {
         self.hold.store(false, Ordering::SeqCst);
     }
+
+    /// Lets the calls held now answer too (and those sent from now on through).
+    pub(crate) fn free(&self) {
+        self.release();
+        self.freed.notify_waiters();
+    }
 }
 
 #[async_trait]
@@ -56,12 +65,17 @@ impl ToolRunner for Holding {
         self.keys.lock().unwrap().push(invocation.idempotency_key.to_owned());
         if self.hold.load(Ordering::SeqCst) {
             self.arrived.notify_one();
-            // Held until a stop cuts it short (a "killed" run's task is aborted instead).
-            cancel.cancelled().await;
-            return Err(ToolError {
-                kind: ToolErrorKind::Connection,
-                message: "the call was cancelled".to_owned(),
-            });
+            // Held until a stop cuts it short (a "killed" run's task is aborted instead), or
+            // until the test frees it.
+            tokio::select! {
+                () = cancel.cancelled() => {
+                    return Err(ToolError {
+                        kind: ToolErrorKind::Connection,
+                        message: "the call was cancelled".to_owned(),
+                    });
+                }
+                () = self.freed.notified() => {}
+            }
         }
         Ok(json!(format!("Refunded under {}.", invocation.idempotency_key)))
     }
@@ -534,6 +548,66 @@ async fn on_busy_cancel_against_a_run_a_crash_left_settles_its_call_then_ends_it
 /// the call it cut short keeps the stop's rules (its receipt in flight, a placeholder carrying
 /// it), and the request's own run stops before its first step, as a stopped run answers (the
 /// message kept, nothing run for it). The thread's next run finishes the call under its key.
+/// A stop-after-step landing while a request finishes the run a crash left lets the call in
+/// flight finish (sent again once, under its key, its result kept), then stops the request as
+/// a stop does: its own run stops before its first step, and nothing is left in flight.
+#[tokio::test]
+async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_call_and_stops() {
+    let store = killed_during_the_refund(true).await;
+    let tools = Holding::new(true, true);
+    let second = engine(
+        example_artifact("refund_approval"),
+        store.clone(),
+        tools.clone(),
+        EngineOptions::default(),
+    );
+    let request = RunRequest {
+        thread_id: Some("t".to_owned()),
+        messages: vec![user("Thanks. Anything else?")],
+        ..RunRequest::default()
+    };
+    let serving = {
+        let second = second.clone();
+        tokio::spawn(async move { second.run(request, &mut RecordingEvents::new()).await })
+    };
+    tokio::time::timeout(Duration::from_secs(60), tools.arrived.notified())
+        .await
+        .expect("the call in flight was sent again");
+    assert!(second.stop_after_step("t"), "the request is in progress");
+    tools.free();
+    let output = tokio::time::timeout(Duration::from_secs(60), serving)
+        .await
+        .expect("the request ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        tools.keys(),
+        ["refund-1042-5900".to_owned()],
+        "sent again once, under its key"
+    );
+    let execution = &output.thread.execution;
+    assert_eq!(execution.status, ExecutionStatus::InterruptedAfter, "{execution:?}");
+    assert_eq!(execution.interrupt_reason.as_deref(), Some("stop_requested"));
+    assert!(output.thread.run.is_none());
+    let texts: Vec<String> = output.messages.iter().map(|message| message.text_content()).collect();
+    assert_eq!(
+        texts,
+        ["Thanks. Anything else?"],
+        "a stopped run answers with its message only"
+    );
+    let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, vec![Value::Null, json!("resent"), json!("completed")]);
+    assert!(store.in_flight("t").await.unwrap().is_empty(), "the call finished");
+    let thread = store.load("t").await.unwrap().unwrap();
+    assert!(tool_outputs(&thread.context).contains(&json!("Refunded under refund-1042-5900.")));
+    assert!(
+        thread
+            .context
+            .iter()
+            .all(|message| !message.metadata.contains_key("stopped_in_flight"))
+    );
+}
+
 #[tokio::test]
 async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request() {
     let store = killed_during_the_refund(true).await;

@@ -14,7 +14,8 @@ use tenx_engine::ports::{Ids, ModelClient, Ports, Store, ToolError, ToolErrorKin
 use tenx_engine::testing::{ManualClock, RecordingEvents, SequentialIds};
 use tenx_engine::wire::{ExecutionStatus, Role};
 use tenx_engine::{
-    Engine, EngineOptions, Identity, MemoryStore, OnBusy, RecoveryOutcome, RunRequest, ScriptedModel, SkipReason,
+    Engine, EngineOptions, Identity, MemoryStore, OnBusy, RecoveryOutcome, RunError, RunOutput, RunRequest,
+    ScriptedModel, SkipReason,
 };
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -544,15 +545,15 @@ async fn on_busy_cancel_against_a_run_a_crash_left_settles_its_call_then_ends_it
     );
 }
 
-/// A stop that lands while a request finishes the run a crash left stops the whole request:
-/// the call it cut short keeps the stop's rules (its receipt in flight, a placeholder carrying
-/// it), and the request's own run stops before its first step, as a stopped run answers (the
-/// message kept, nothing run for it). The thread's next run finishes the call under its key.
-/// A stop-after-step landing while a request finishes the run a crash left lets the call in
-/// flight finish (sent again once, under its key, its result kept), then stops the request as
-/// a stop does: its own run stops before its first step, and nothing is left in flight.
-#[tokio::test]
-async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_call_and_stops() {
+/// A second process's request to the thread a crash left during the refund (the run's call in
+/// flight), once the request's crash-left part has sent that call again (held): the store, the
+/// held tools, the second engine and the request being served.
+async fn resending_a_crashed_call() -> (
+    Arc<MemoryStore>,
+    Arc<Holding>,
+    Engine,
+    tokio::task::JoinHandle<Result<RunOutput, RunError>>,
+) {
     let store = killed_during_the_refund(true).await;
     let tools = Holding::new(true, true);
     let second = engine(
@@ -573,6 +574,15 @@ async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_c
     tokio::time::timeout(Duration::from_secs(60), tools.arrived.notified())
         .await
         .expect("the call in flight was sent again");
+    (store, tools, second, serving)
+}
+
+/// A stop-after-step landing while a request finishes the run a crash left lets the call in
+/// flight finish (sent again once, under its key, its result kept), then stops the request as
+/// a stop does: its own run stops before its first step, and nothing is left in flight.
+#[tokio::test]
+async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_call_and_stops() {
+    let (store, tools, second, serving) = resending_a_crashed_call().await;
     assert!(second.stop_after_step("t"), "the request is in progress");
     tools.free();
     let output = tokio::time::timeout(Duration::from_secs(60), serving)
@@ -608,28 +618,13 @@ async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_c
     );
 }
 
+/// A stop that lands while a request finishes the run a crash left stops the whole request:
+/// the call it cut short keeps the stop's rules (its receipt in flight, a placeholder carrying
+/// it), and the request's own run stops before its first step, as a stopped run answers (the
+/// message kept, nothing run for it). The thread's next run finishes the call under its key.
 #[tokio::test]
 async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request() {
-    let store = killed_during_the_refund(true).await;
-    let tools = Holding::new(true, true);
-    let second = engine(
-        example_artifact("refund_approval"),
-        store.clone(),
-        tools.clone(),
-        EngineOptions::default(),
-    );
-    let request = RunRequest {
-        thread_id: Some("t".to_owned()),
-        messages: vec![user("Thanks. Anything else?")],
-        ..RunRequest::default()
-    };
-    let serving = {
-        let second = second.clone();
-        tokio::spawn(async move { second.run(request, &mut RecordingEvents::new()).await })
-    };
-    tokio::time::timeout(Duration::from_secs(60), tools.arrived.notified())
-        .await
-        .expect("the call in flight was sent again");
+    let (store, tools, second, serving) = resending_a_crashed_call().await;
     tools.release();
     assert!(second.stop("t"), "the request is in progress");
     let output = tokio::time::timeout(Duration::from_secs(60), serving)

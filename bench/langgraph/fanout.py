@@ -19,7 +19,8 @@ on a thread pool of eight made once, the cheapest way to wait for eight blocking
 in Python; LangGraph makes its own pool per run, which is its cost). It prints one JSON object on
 its last line: for ``one``, ``parallel``, ``bare`` and ``bare8``, the median and p90 in
 microseconds of the wall time and, under ``cpu``, of the process's CPU time (``process_time``:
-every thread's user and system time) during one run.
+every thread's user and system time) during one run. With ``LOAD_CONCURRENCY`` set, it then
+measures the same four under load (see ``loaded``) and adds them under ``loaded``.
 
 What is comparable, and what differs (said honestly):
 - Same shape and steps: the planner's model call; per worker a model call, a tool call over
@@ -199,7 +200,54 @@ def main() -> None:
         for name, topics in versions.items():
             timed(name, index, lambda: run(graph, topics, f"{name}-{index}"))
     pool.shutdown()
-    print(json.dumps({name: {**summary(wall[name]), "cpu": summary(cpu[name])} for name in names}))
+    figures = {name: {**summary(wall[name]), "cpu": summary(cpu[name])} for name in names}
+    if int(os.environ.get("LOAD_CONCURRENCY", "0")) > 0:
+        figures["loaded"] = loaded(graph, versions)
+    print(json.dumps(figures))
+
+
+def loaded(graph, versions: dict[str, list[str]]) -> dict:
+    """Under load, as the Rust side measures it (bench/src/bin/fanout/load.rs): LOAD_CONCURRENCY
+    threads each make LOAD_ROUNDS runs (or floors) one after another, started a little apart;
+    a batch's figure is the process's CPU time over the batch divided by its runs. LOAD_BATCHES
+    batches of each, interleaved after one unmeasured batch; the median and p90 over the
+    batches, and the median of runs per second."""
+    concurrency = int(os.environ["LOAD_CONCURRENCY"])
+    rounds = int(os.environ.get("LOAD_ROUNDS", "2"))
+    batches = int(os.environ.get("LOAD_BATCHES", "7"))
+    tasks = ThreadPoolExecutor(max_workers=concurrency)
+    # Each task's eight fetches at once go through a pool of its own, made once (the floor of
+    # the single runs, per task).
+    eights = [ThreadPoolExecutor(max_workers=len(TOPICS)) for _ in range(concurrency)]
+    works = {
+        "bare": lambda task, name: fetch.func("bare"),
+        "bare8": lambda task, name: list(eights[task].map(fetch.func, TOPICS)),
+        **{
+            version: (lambda topics: lambda task, name: run(graph, topics, name))(topics)
+            for version, topics in versions.items()
+        },
+    }
+    cpu: dict[str, list[float]] = {name: [] for name in works}
+    rate: dict[str, list[float]] = {name: [] for name in works}
+    for batch in range(1 + batches):
+        for name, once in works.items():
+
+            def task(index: int, name=name, once=once) -> None:
+                time.sleep(index * 0.02 / concurrency)
+                for round_ in range(rounds):
+                    once(index, f"load-{name}-{batch}-{index}-{round_}")
+
+            started, used = time.perf_counter(), time.process_time()
+            for future in [tasks.submit(task, index) for index in range(concurrency)]:
+                future.result()
+            if batch > 0:
+                runs = concurrency * rounds
+                cpu[name].append((time.process_time() - used) * 1e6 / runs)
+                rate[name].append(runs / (time.perf_counter() - started))
+    tasks.shutdown()
+    for pool in eights:
+        pool.shutdown()
+    return {name: {"cpu": summary(cpu[name]), "per_second": statistics.median(rate[name])} for name in works}
 
 
 if __name__ == "__main__":

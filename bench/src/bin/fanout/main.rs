@@ -19,10 +19,14 @@
 //! untimed, for `valgrind --tool=callgrind`: instruction counts do not move with the machine's
 //! load, so a change is measured as the instructions of N runs less those of 0.
 //!
+//! Then the same programs under load (`load`): sixteen runs in flight at once, as a server holds
+//! them, for CPU time per run with warm caches; LangGraph's script measures its side the same way.
+//!
 //! The process's allocator is mimalloc, as in the binaries tenx ships (`tenx` and `tenxc`, whose
 //! `dev` runs the engine in process): the engine is measured as they run it.
 
 mod langgraph;
+mod load;
 mod measure;
 mod report;
 
@@ -118,6 +122,12 @@ async fn bench() -> Result<(), String> {
     }
     eprintln!("tenx: {runs} runs of each program, interleaved …");
     let rounds = measure::runs(&programs, &standin, runs).await?;
+    eprintln!(
+        "tenx under load: {} runs in flight, {} batches of each …",
+        load::CONCURRENCY,
+        load::BATCHES
+    );
+    let loaded = load::rounds(&programs, &standin).await?;
     let langgraph = if std::env::var("TENX_BENCH_LANGGRAPH").is_ok_and(|value| value == "skip") {
         Err("TENX_BENCH_LANGGRAPH=skip".to_owned())
     } else {
@@ -130,6 +140,7 @@ async fn bench() -> Result<(), String> {
         bare: rounds.bare,
         bare_eight: rounds.bare_eight,
         standin_cpu: rounds.standin_cpu,
+        loaded,
         skipped,
         langgraph,
     });

@@ -103,7 +103,7 @@ impl<'s> Start<'s> {
 }
 
 /// The process's CPU time less the stand-in thread's.
-fn own_cpu_us(standin: &FetchStandIn) -> f64 {
+pub(crate) fn own_cpu_us(standin: &FetchStandIn) -> f64 {
     process_cpu_us() - standin.cpu_us().unwrap_or(0.0)
 }
 

@@ -19,6 +19,7 @@ mod bypass;
 mod concurrency;
 mod counting;
 mod flow;
+mod fork_commits;
 mod forks;
 mod handoffs;
 mod ids;

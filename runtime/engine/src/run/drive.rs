@@ -48,14 +48,17 @@ pub(crate) async fn drive(working: &mut Working<'_>) -> Result<(), RunError> {
                 if ends {
                     working.branch_mut()?.last_node = Some(node.clone());
                 }
+                // A lane's branch ends where it would enter its join: that end commits next.
+                let finishes = ends || working.lane_ends_at(&target);
                 // A way that cannot be taken (a fork that cannot start, a target the graph does
                 // not have) fails the run as a failed step does: in a fork's branch, the branch
                 // (so a stop beside it still keeps the fork, see `fork::settle`).
                 if let Err(error) = enter(working, target) {
                     return super::finish::failed(working, error).await;
                 }
-                // The run's end commits right after (completed, or stopped): one commit, not two.
-                if !ends {
+                // The run's (or the lane's) end commits right after (completed, or stopped): one
+                // commit, not two.
+                if !finishes {
                     working.commit().await?;
                 }
             }

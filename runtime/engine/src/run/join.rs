@@ -17,8 +17,8 @@ use crate::{ErrorCode, RunError};
 use super::Working;
 use super::working::damaged;
 
-/// Merges the fork's branches into the thread (the fork stays in the progress; the caller
-/// moves the run on to the join).
+/// Merges the fork's branches into the thread (the fork stays in the progress, its branches'
+/// messages moved out; the caller drops it and moves the run on to the join).
 pub(crate) fn merge(parent: &mut Working<'_>) -> Result<(), RunError> {
     let graph = parent.graph;
     let progress = parent.progress()?;
@@ -139,18 +139,21 @@ pub(crate) fn answer_agent_call(parent: &mut Working<'_>) -> Result<(), RunError
     Ok(())
 }
 
-/// Makes `state` the thread's, appends the branches' messages in order, moves scripted cursors
-/// to the furthest branch's and forgets the branches' progress.
+/// Makes `state` the thread's, moves the branches' messages to the conversation in order, moves
+/// scripted cursors to the furthest branch's and forgets the branches' progress. The last thing
+/// a merge does: its caller drops the fork (or fails the run) next, so the messages are moved
+/// out of the fork's branches, not copied.
 fn take_branches(parent: &mut Working<'_>, state: Map<String, Value>) -> Result<(), RunError> {
     let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
-    let messages: Vec<_> = fork
-        .branches
-        .iter()
-        .flat_map(|branch| branch.messages.iter().cloned())
-        .collect();
     let cursors = furthest_cursors(parent.record.model_cursors.clone(), &fork.branches);
-    let paths: Vec<String> = fork.branches.iter().map(|branch| branch.path.clone()).collect();
     let run = parent.progress_mut()?;
+    let fork = run.fork.as_mut().ok_or_else(damaged)?;
+    let mut messages = Vec::new();
+    let mut paths = Vec::with_capacity(fork.branches.len());
+    for branch in &mut fork.branches {
+        messages.append(&mut branch.messages);
+        paths.push(branch.path.clone());
+    }
     for path in paths {
         run.branches.remove(&path);
     }

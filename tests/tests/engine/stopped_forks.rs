@@ -8,6 +8,7 @@
 //! state cleared, another artifact): [`ended`]; failures beside a stop: [`failures`].
 
 mod ended;
+mod failing;
 mod failures;
 mod host;
 mod lanes;

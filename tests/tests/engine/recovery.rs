@@ -30,6 +30,8 @@ pub(crate) struct Holding {
     pub(crate) arrived: Notify,
     /// Wakes the calls held now: they then answer as a call let through does.
     freed: Notify,
+    /// Set by [`Holding::free`]: a call that comes to wait after it does not wait.
+    free: AtomicBool,
     deduplicates: bool,
     keys: Mutex<Vec<String>>,
 }
@@ -40,6 +42,7 @@ impl Holding {
             hold: AtomicBool::new(hold),
             arrived: Notify::new(),
             freed: Notify::new(),
+            free: AtomicBool::new(false),
             deduplicates,
             keys: Mutex::new(Vec::new()),
         })
@@ -57,6 +60,7 @@ impl Holding {
     /// Lets the calls held now answer too (and those sent from now on through).
     pub(crate) fn free(&self) {
         self.release();
+        self.free.store(true, Ordering::SeqCst);
         self.freed.notify_waiters();
     }
 }
@@ -66,17 +70,25 @@ impl ToolRunner for Holding {
     async fn call(&self, invocation: ToolInvocation<'_>, cancel: &CancellationToken) -> Result<Value, ToolError> {
         self.keys.lock().unwrap().push(invocation.idempotency_key.to_owned());
         if self.hold.load(Ordering::SeqCst) {
+            // Waiting for `free` before the test hears of the call: on a runtime of several
+            // threads the test may free it before this task polls again, and `notify_waiters`
+            // wakes only the waiters it finds.
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
             self.arrived.notify_one();
             // Held until a stop cuts it short (a "killed" run's task is aborted instead), or
             // until the test frees it.
-            tokio::select! {
-                () = cancel.cancelled() => {
-                    return Err(ToolError {
-                        kind: ToolErrorKind::Connection,
-                        message: "the call was cancelled".to_owned(),
-                    });
+            if !self.free.load(Ordering::SeqCst) {
+                tokio::select! {
+                    () = cancel.cancelled() => {
+                        return Err(ToolError {
+                            kind: ToolErrorKind::Connection,
+                            message: "the call was cancelled".to_owned(),
+                        });
+                    }
+                    () = freed => {}
                 }
-                () = self.freed.notified() => {}
             }
         }
         Ok(json!(format!("Refunded under {}.", invocation.idempotency_key)))

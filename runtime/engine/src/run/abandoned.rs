@@ -73,8 +73,8 @@ const FAILED: &str = "the run failed while the call was in flight, and nothing w
 /// never runs again, and a fork inside it is dropped with it, so the receipts in flight of its own
 /// calls would never be finished. Each becomes `outcome_unknown` in the failure's commit, as a
 /// run's failure settles the run's ([`settle_failed_run`]), except one whose result that commit
-/// stores. Before, they stayed in flight until the run ended, and, with a stop beside the failure
-/// keeping the run, the thread stayed listed as unfinished with nothing to finish them.
+/// stores. So none is left in flight for nothing to finish while a stop beside the failure keeps
+/// the run.
 ///
 /// The branch's own calls are those a call in flight of its run names (its own, and those of the
 /// forks inside it at every depth), and those sent under a default key of its path (the thread,

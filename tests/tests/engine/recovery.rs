@@ -1,6 +1,7 @@
 //! Recovery in process: a run is "killed" while a tool call is in flight (its task aborted, so
 //! nothing after the in-flight marker is stored), then a second engine over the same store
-//! recovers it. The crash tests with real processes and SQLite are in `tests/tests/crash.rs`.
+//! recovers it. Over the memory store; a stop while a request finishes a crashed run also over
+//! SQLite. The crash tests with real processes and SQLite are in `tests/tests/crash.rs`.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +30,8 @@ pub(crate) struct Holding {
     pub(crate) arrived: Notify,
     /// Wakes the calls held now: they then answer as a call let through does.
     freed: Notify,
+    /// Set by [`Holding::free`]: a call that comes to wait after it does not wait.
+    free: AtomicBool,
     deduplicates: bool,
     keys: Mutex<Vec<String>>,
 }
@@ -39,6 +42,7 @@ impl Holding {
             hold: AtomicBool::new(hold),
             arrived: Notify::new(),
             freed: Notify::new(),
+            free: AtomicBool::new(false),
             deduplicates,
             keys: Mutex::new(Vec::new()),
         })
@@ -56,6 +60,7 @@ impl Holding {
     /// Lets the calls held now answer too (and those sent from now on through).
     pub(crate) fn free(&self) {
         self.release();
+        self.free.store(true, Ordering::SeqCst);
         self.freed.notify_waiters();
     }
 }
@@ -65,17 +70,25 @@ impl ToolRunner for Holding {
     async fn call(&self, invocation: ToolInvocation<'_>, cancel: &CancellationToken) -> Result<Value, ToolError> {
         self.keys.lock().unwrap().push(invocation.idempotency_key.to_owned());
         if self.hold.load(Ordering::SeqCst) {
+            // Waiting for `free` before the test hears of the call: on a runtime of several
+            // threads the test may free it before this task polls again, and `notify_waiters`
+            // wakes only the waiters it finds.
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
             self.arrived.notify_one();
             // Held until a stop cuts it short (a "killed" run's task is aborted instead), or
             // until the test frees it.
-            tokio::select! {
-                () = cancel.cancelled() => {
-                    return Err(ToolError {
-                        kind: ToolErrorKind::Connection,
-                        message: "the call was cancelled".to_owned(),
-                    });
+            if !self.free.load(Ordering::SeqCst) {
+                tokio::select! {
+                    () = cancel.cancelled() => {
+                        return Err(ToolError {
+                            kind: ToolErrorKind::Connection,
+                            message: "the call was cancelled".to_owned(),
+                        });
+                    }
+                    () = freed => {}
                 }
-                () = self.freed.notified() => {}
             }
         }
         Ok(json!(format!("Refunded under {}.", invocation.idempotency_key)))
@@ -86,13 +99,13 @@ impl ToolRunner for Holding {
     }
 }
 
-fn engine(artifact: LoadedArtifact, store: Arc<MemoryStore>, tools: Arc<Holding>, options: EngineOptions) -> Engine {
+fn engine(artifact: LoadedArtifact, store: Arc<dyn Store>, tools: Arc<Holding>, options: EngineOptions) -> Engine {
     engine_with_ids(artifact, store, tools, options, Arc::new(SequentialIds::new()))
 }
 
 fn engine_with_ids(
     artifact: LoadedArtifact,
-    store: Arc<MemoryStore>,
+    store: Arc<dyn Store>,
     tools: Arc<Holding>,
     options: EngineOptions,
     ids: Arc<dyn Ids>,
@@ -112,9 +125,13 @@ fn engine_with_ids(
 }
 
 /// Runs the refund example to its approval, answers it, and "kills" the process while the
-/// approved refund is in flight. Returns the store.
+/// approved refund is in flight. Returns the store (a memory store).
 async fn killed_during_the_refund(deduplicates: bool) -> Arc<MemoryStore> {
-    let store = Arc::new(MemoryStore::new());
+    killed_during_the_refund_in(Arc::new(MemoryStore::new()), deduplicates).await
+}
+
+/// [`killed_during_the_refund`] over `store`.
+async fn killed_during_the_refund_in<S: Store + 'static>(store: Arc<S>, deduplicates: bool) -> Arc<S> {
     let tools = Holding::new(true, deduplicates);
     let first = engine(
         example_artifact("refund_approval"),
@@ -152,7 +169,16 @@ async fn killed_during_the_refund(deduplicates: bool) -> Arc<MemoryStore> {
     store
 }
 
-async fn records(store: &MemoryStore) -> Vec<Value> {
+/// A SQLite store in a fresh directory, which lives as long as the directory does.
+async fn sqlite() -> (Arc<tenx_store_sqlite::SqliteStore>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tenx_store_sqlite::SqliteStore::open(dir.path().join("tenx.db"))
+        .await
+        .unwrap();
+    (Arc::new(store), dir)
+}
+
+async fn records<S: Store + ?Sized>(store: &Arc<S>) -> Vec<Value> {
     store
         .records("t")
         .await
@@ -545,16 +571,18 @@ async fn on_busy_cancel_against_a_run_a_crash_left_settles_its_call_then_ends_it
     );
 }
 
-/// A second process's request to the thread a crash left during the refund (the run's call in
-/// flight), once the request's crash-left part has sent that call again (held): the store, the
-/// held tools, the second engine and the request being served.
-async fn resending_a_crashed_call() -> (
-    Arc<MemoryStore>,
+/// A second process's request to the thread a crash left during the refund on `store` (the
+/// run's call in flight), once the request's crash-left part has sent that call again (held):
+/// the store, the held tools, the second engine and the request being served.
+async fn resending_a_crashed_call<S: Store + 'static>(
+    store: Arc<S>,
+) -> (
+    Arc<S>,
     Arc<Holding>,
     Engine,
     tokio::task::JoinHandle<Result<RunOutput, RunError>>,
 ) {
-    let store = killed_during_the_refund(true).await;
+    let store = killed_during_the_refund_in(store, true).await;
     let tools = Holding::new(true, true);
     let second = engine(
         example_artifact("refund_approval"),
@@ -580,9 +608,8 @@ async fn resending_a_crashed_call() -> (
 /// A stop-after-step landing while a request finishes the run a crash left lets the call in
 /// flight finish (sent again once, under its key, its result kept), then stops the request as
 /// a stop does: its own run stops before its first step, and nothing is left in flight.
-#[tokio::test]
-async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_call_and_stops() {
-    let (store, tools, second, serving) = resending_a_crashed_call().await;
+async fn stop_after_step_while_finishing_a_crashed_run<S: Store + 'static>(store: Arc<S>) {
+    let (store, tools, second, serving) = resending_a_crashed_call(store).await;
     assert!(second.stop_after_step("t"), "the request is in progress");
     tools.free();
     let output = tokio::time::timeout(Duration::from_secs(60), serving)
@@ -622,9 +649,8 @@ async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_c
 /// the call it cut short keeps the stop's rules (its receipt in flight, a placeholder carrying
 /// it), and the request's own run stops before its first step, as a stopped run answers (the
 /// message kept, nothing run for it). The thread's next run finishes the call under its key.
-#[tokio::test]
-async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request() {
-    let (store, tools, second, serving) = resending_a_crashed_call().await;
+async fn stop_while_finishing_a_crashed_run<S: Store + 'static>(store: Arc<S>) {
+    let (store, tools, second, serving) = resending_a_crashed_call(store).await;
     tools.release();
     assert!(second.stop("t"), "the request is in progress");
     let output = tokio::time::timeout(Duration::from_secs(60), serving)
@@ -688,4 +714,26 @@ async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request() {
             .all(|message| !message.metadata.contains_key("stopped_in_flight"))
     );
     assert!(tool_outputs(&thread.context).contains(&json!("Refunded under refund-1042-5900.")));
+}
+
+#[tokio::test]
+async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_call_and_stops() {
+    stop_after_step_while_finishing_a_crashed_run(Arc::new(MemoryStore::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_after_step_while_a_request_finishes_a_crashed_run_finishes_the_call_and_stops_on_sqlite() {
+    let (store, _dir) = sqlite().await;
+    stop_after_step_while_finishing_a_crashed_run(store).await;
+}
+
+#[tokio::test]
+async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request() {
+    stop_while_finishing_a_crashed_run(Arc::new(MemoryStore::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_while_a_request_finishes_a_crashed_run_stops_the_request_on_sqlite() {
+    let (store, _dir) = sqlite().await;
+    stop_while_finishing_a_crashed_run(store).await;
 }

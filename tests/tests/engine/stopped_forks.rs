@@ -5,12 +5,15 @@
 //! branches that had ended do not run again; the join merges them all. Over the memory store,
 //! SQLite, and PostgreSQL when `TENX_TEST_DATABASE_URL` names one. Forks inside branches, agents
 //! called as tools, tool nodes and another artifact: [`lanes`]; calls no run will finish (the
-//! state cleared, another artifact): [`ended`]; failures beside a stop: [`failures`].
+//! state cleared, another artifact): [`ended`]; failures beside a stop: [`failures`]; a question
+//! beside a stop: [`questions`].
 
 mod ended;
+mod failing;
 mod failures;
 mod host;
 mod lanes;
+mod questions;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

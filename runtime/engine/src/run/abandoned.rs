@@ -2,10 +2,11 @@
 //! run another artifact left or kept after a stop, see [`super::retire`] and
 //! [`super::stopped_fork`]; a kept run the thread's state was cleared under, see
 //! [`super::writes`]; a run that failed while a branch beside the failure had a call in flight,
-//! see [`settle_failed_run`]). Nobody can tell whether such a call took effect, and nothing will
-//! send it again, so each becomes `outcome_unknown` (receipt and record), as recovery makes a
-//! call no key reaches: a host reconciles it from the record, and a later call under its key gets
-//! the same answer instead of running.
+//! see [`settle_failed_run`]), or the branch that sent them failed (see [`settle_failed_branch`]).
+//! Nobody can tell whether such a call took effect, and nothing will send it again, so each
+//! becomes `outcome_unknown` (receipt and record), as recovery makes a call no key reaches: a host
+//! reconciles it from the record, and a later call under its key gets the same answer instead of
+//! running.
 //!
 //! Each record names the call that was sent under the receipt's key: the thread's receipts in
 //! flight are matched to the calls by idempotency key, never by tool alone (two branches may have
@@ -21,11 +22,12 @@ use super::Working;
 /// When a run fails: the receipts of the thread still in flight would never be finished, the run
 /// being gone, except a placeholder's (the thread's next run finishes it), a kept run's, and one
 /// whose result the failure's own commit stores. Each other becomes `outcome_unknown` in that
-/// commit. A failure a branch records leaves none (beside a stopped branch the run stops
-/// instead, see `fork::settle`); one a branch cannot record in itself (a store error, a damaged
-/// checkpoint) fails its fork at once, and would leave the calls of the branches beside it in
-/// flight. When the store cannot list them, nothing is settled: the failure's commit meets the
-/// same store, and a run it cannot end stays as it was, for recovery.
+/// commit. A branch that records its failure settles its own calls then
+/// ([`settle_failed_branch`]), and the fork fails the run once the others have ended (beside a
+/// stopped branch the run stops instead, see `fork::settle`); a failure a branch cannot record in
+/// itself (a store error, a damaged checkpoint) fails its fork at once, and would leave the calls
+/// of the branches beside it in flight. When the store cannot list them, nothing is settled: the
+/// failure's commit meets the same store, and a run it cannot end stays as it was, for recovery.
 pub(crate) async fn settle_failed_run(working: &mut Working<'_>) {
     let thread_id = working.record.thread_id.clone();
     let Ok(markers) = working.engine.ports.store.in_flight(&thread_id).await else {
@@ -66,6 +68,67 @@ pub(crate) async fn settle_failed_run(working: &mut Working<'_>) {
 
 /// The reason recorded for a call in flight its run's failure settled.
 const FAILED: &str = "the run failed while the call was in flight, and nothing will finish it; nobody can tell whether it took effect, and it is never sent again";
+
+/// When a fork's branch records its failure in itself (see `finish::failed`): a failed branch
+/// never runs again, and a fork inside it is dropped with it, so the receipts in flight of its own
+/// calls would never be finished. Each becomes `outcome_unknown` in the failure's commit, as a
+/// run's failure settles the run's ([`settle_failed_run`]), except one whose result that commit
+/// stores. So none is left in flight for nothing to finish while a stop beside the failure keeps
+/// the run.
+///
+/// The branch's own calls are those a call in flight of its run names (its own, and those of the
+/// forks inside it at every depth), and those sent under a default key of its path (the thread,
+/// then the branch's path from the thread, then `:` for its own nodes or `/` for a fork's inside
+/// it, see `execute::idempotency_key`): the call whose result a refused commit did not store is no
+/// longer named by the branch, though its receipt is still in flight. The calls of the branches
+/// beside it are not its own: a stop beside the failure keeps them in flight for the next run.
+/// A call under a key its tool's template made that no call of the branch names any more is left
+/// to the end of the run ([`settle_failed_run`]): such a key does not say which branch sent it.
+/// When the store cannot list the receipts in flight, nothing is settled (as for a run).
+pub(crate) async fn settle_failed_branch(working: &mut Working<'_>) {
+    let Some(scope) = working.lane.as_ref().map(|lane| lane.scope.clone()) else {
+        return;
+    };
+    let thread_id = working.record.thread_id.clone();
+    let Ok(markers) = working.engine.ports.store.in_flight(&thread_id).await else {
+        return;
+    };
+    let calls = working
+        .record
+        .run
+        .as_ref()
+        .map(super::stopped_fork::calls_in_flight)
+        .unwrap_or_default();
+    let named: Vec<&str> = calls.iter().filter_map(|call| call.key.as_deref()).collect();
+    let stored: Vec<&str> = working.receipts.iter().map(|receipt| receipt.key.as_str()).collect();
+    let own: Vec<Receipt> = markers
+        .into_iter()
+        .filter(|marker| {
+            let key = marker.key.as_str();
+            !stored.contains(&key) && (named.contains(&key) || under_path(key, &thread_id, &scope))
+        })
+        .collect();
+    for (receipt, fields) in outcome_unknown(own, &calls, BRANCH_FAILED) {
+        working.record("tool_call", fields);
+        working.receipts.push(receipt);
+    }
+    // The branch's own call is settled with the others: it is no longer in flight.
+    if let Ok(branch) = working.branch_mut() {
+        branch.in_flight = None;
+    }
+}
+
+/// The reason recorded for a call in flight its branch's failure settled.
+const BRANCH_FAILED: &str = "its branch failed while the call was in flight, and nothing will finish it; nobody can tell whether it took effect, and it is never sent again";
+
+/// Whether `key` is a default idempotency key of a call of the branch at `scope` (its path from
+/// the thread) or of a fork inside it: `thread:scope:node:call` or `thread:scope/…`.
+fn under_path(key: &str, thread_id: &str, scope: &str) -> bool {
+    key.strip_prefix(thread_id)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .and_then(|rest| rest.strip_prefix(scope))
+        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with('/'))
+}
 
 /// For each of `markers` (the thread's receipts in flight): its `outcome_unknown` receipt and the
 /// fields of its `tool_call` record, with `reason`, naming the call of `calls` sent under its key
@@ -117,7 +180,7 @@ mod tests {
 
     use serde_json::json;
 
-    use super::outcome_unknown;
+    use super::{outcome_unknown, under_path};
     use crate::ports::{Receipt, ReceiptState};
     use crate::thread::InFlightCall;
 
@@ -159,6 +222,27 @@ mod tests {
         ];
         let markers = vec![marker("t:news", "fetch"), marker("t:web", "fetch")];
         assert_eq!(named(markers, &calls), [json!("news-1"), json!("web-1")]);
+    }
+
+    #[test]
+    fn a_branchs_default_keys_are_its_own_and_its_inner_forks_but_not_a_siblings() {
+        assert!(under_path("t:desk:desk:c1", "t", "desk"));
+        assert!(under_path("t:desk/news:news:news-1", "t", "desk"));
+        assert!(under_path(
+            "t:desk/lister/summarise[2]:summarise:c1",
+            "t",
+            "desk/lister"
+        ));
+        assert!(
+            !under_path("t:desktop:desktop:c1", "t", "desk"),
+            "another branch's path"
+        );
+        assert!(!under_path("t:web:web:web-1", "t", "desk"));
+        assert!(!under_path("t:desk:c1", "t2", "desk"), "another thread");
+        assert!(
+            !under_path("refund-1042", "t", "desk"),
+            "a key its tool's template made"
+        );
     }
 
     #[test]

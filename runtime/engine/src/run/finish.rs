@@ -54,8 +54,10 @@ pub(crate) async fn completed(working: &mut Working<'_>, final_text: Option<Stri
 
 /// The run failed: the error is kept in the thread (`internal_data.error`) and returned.
 pub(crate) async fn failed(working: &mut Working<'_>, error: RunError) -> Result<(), RunError> {
-    // A branch's failure is recorded in the branch; the fork fails the run when it settles.
+    // A branch's failure is recorded in the branch; the fork fails the run when it settles. The
+    // branch ends here: a call of it still in flight would never be finished.
     if working.lane.is_some() {
+        super::abandoned::settle_failed_branch(working).await;
         working.record.pending = None;
         let status = crate::thread::BranchStatus::Failed {
             code: error.code.as_str().to_owned(),

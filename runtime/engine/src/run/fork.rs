@@ -7,11 +7,12 @@
 //! the thread's runs in the thread, and is kept in the branch's checkpoint
 //! ([`crate::thread::InnerFork`]).
 //!
-//! When no branch can go on, the fork *settles*: a branch that waits for an answer pauses the
-//! run on its question (the first in branch order; one open question at a time, each with its
-//! own interrupt id, contract D1; a question asked deeper names the whole path down to it), a
-//! failed branch fails the run, a stopped one stops it, and when every branch is done they are
-//! merged at the join ([`super::join`]).
+//! When no branch can go on, the fork *settles*: a stopped branch stops the run, whatever waits
+//! or failed beside it (the run is kept as a crash at that moment keeps it, see
+//! [`super::stopped_fork`]); else a branch that waits for an answer pauses the run on its
+//! question (the first in branch order; one open question at a time, each with its own interrupt
+//! id, contract D1; a question asked deeper names the whole path down to it), a failed branch
+//! fails the run, and when every branch is done they are merged at the join ([`super::join`]).
 
 mod lane;
 mod reload;
@@ -151,6 +152,26 @@ pub(crate) async fn reask(parent: &mut Working<'_>) -> Result<(), RunError> {
 /// Decides what the fork leads to once no branch can go on (see the module docs).
 async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
     let fork = parent.progress()?.fork.as_ref().ok_or_else(damaged)?;
+    if fork
+        .branches
+        .iter()
+        .any(|branch| branch.status == BranchStatus::Running && branch.pending.is_none())
+    {
+        // A lane stopped without ending or waiting: only a failure it could not record does that,
+        // and that failure was returned already.
+        return Err(damaged());
+    }
+    // A stop beside a waiting or failed branch stops the run, as a crash at that moment would
+    // leave it: the stopped branches' calls in flight are kept and finished by the next run, and
+    // then the fork settles again (on the question, which was not open yet, or the failure). So
+    // a stop wins whether it reaches the fork while its lanes run or between two steps.
+    if fork
+        .branches
+        .iter()
+        .any(|branch| branch.status == BranchStatus::Stopped)
+    {
+        return Ok(ForkFlow::Stopped);
+    }
     if let Some(waiting) = fork
         .branches
         .iter()
@@ -210,39 +231,13 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
         }
         return Ok(ForkFlow::Paused);
     }
-    if fork
-        .branches
-        .iter()
-        .any(|branch| branch.status == BranchStatus::Running)
-    {
-        // A lane stopped without ending or waiting: only a failure it could not record does that,
-        // and that failure was returned already.
-        return Err(damaged());
-    }
     if fork.agent_call.is_some() {
-        if fork
-            .branches
-            .iter()
-            .any(|branch| branch.status == BranchStatus::Stopped)
-        {
-            return Ok(ForkFlow::Stopped);
-        }
         // The agent's answer, or its failure, is the call's result; the calling agent's turn goes
         // on where it was (its later calls, then its model).
         super::join::answer_agent_call(parent)?;
         parent.progress_mut()?.fork = None;
         parent.commit().await?;
         return Ok(ForkFlow::Joined);
-    }
-    // A stop beside a failed branch stops the run, as a crash at that moment would leave it: the
-    // stopped branches' calls in flight are kept and finished by the next run, and the failure
-    // is reported when the fork settles again.
-    if fork
-        .branches
-        .iter()
-        .any(|branch| branch.status == BranchStatus::Stopped)
-    {
-        return Ok(ForkFlow::Stopped);
     }
     if let Some((path, code, message)) = fork.branches.iter().find_map(|branch| match &branch.status {
         BranchStatus::Failed { code, message } => Some((branch.path.clone(), code.clone(), message.clone())),

@@ -5,7 +5,10 @@
 //! messages at every depth, and a call cut short after it was sent still in flight in its branch
 //! (see [`super::execute`]). It is kept beside the thread's run, not as it
 //! (`ThreadRecord::stopped_run`): recovery and the stores' "run in progress" test do not see it,
-//! so nothing goes on with it by itself, and the thread is stopped as any stopped thread is.
+//! so nothing goes on with it by itself, and the thread is stopped as any stopped thread is. A
+//! branch that waits at a question beside the stop keeps it there, not open (the fork never
+//! settled on it), and a failed one its failure: the fork settles on them once the next run has
+//! finished the stopped branches (see `fork::settle`).
 //!
 //! The thread's next run (a new message, `on_busy = "cancel"` included, which stops the run and
 //! then is that next run) takes it back ([`take`]) and goes on with it through the ordinary

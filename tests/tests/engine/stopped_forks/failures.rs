@@ -2,18 +2,23 @@
 //! `map` that cannot start: too many items), at the thread's fork and in a fork nested in a
 //! branch. The stop wins, as beside any failed branch: the run is stopped and kept, and the next
 //! run finishes the stopped branch's call under its key, then fails with the failure. A failure
-//! a branch cannot record in itself fails the run at once: its calls in flight become
-//! `outcome_unknown`.
+//! a branch cannot record in itself (a store error) fails its fork at once: at the thread's fork
+//! the run, whose calls in flight become `outcome_unknown`; in a fork nested in a branch, that
+//! branch, whose own calls in flight become `outcome_unknown` as the run's would, while a stop
+//! beside it still keeps the run.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tenx_engine::ports::{NullEvents, ReceiptState};
+use tenx_engine::ports::{NullEvents, Receipt, ReceiptState};
+use tenx_engine::thread::BranchStatus;
 use tenx_engine::{ErrorCode, OnBusy, RunRequest};
 
 use super::PARALLEL;
-use super::host::{Kind, host, kept_not_running, say, say_to, stopped};
+use super::failing::FailOnce;
+use super::host::{Host, Kind, Running, host, host_over, kept_not_running, say, say_to, stopped};
 
 /// `research`: `web` beside `desk`, which forks into `news` and `lister`; `lister` maps over
 /// `items`. `flat`: `news` beside `lister` at the thread's own fork. With more items than a map
@@ -245,4 +250,194 @@ async fn a_run_that_fails_with_calls_in_flight_in_its_fork_leaves_none_in_flight
     );
     let thread = host.load().await;
     assert!(thread.run.is_none() && thread.stopped_run.is_none(), "at rest");
+}
+
+/// `research`: `web` beside `desk`, which forks into `news` and `notes` (no tool). `flat`: `web`
+/// beside `news` at the thread's own fork.
+const STORE_FAILS: &str = r#"
+model m {
+  provider = scripted
+  fallback = { text: "unused" }
+}
+
+tool fetch(q: string "What to fetch") -> string {
+  description = "Fetch one source."
+  risk = low
+  run = http(POST, "http://127.0.0.1:9/fetch", timeout: 30s)
+}
+
+agent planner {
+  model  = m
+  prompt = "Plan the research."
+}
+agent web {
+  model  = m
+  prompt = "Research topic web."
+  tools  = [fetch]
+}
+agent desk {
+  model  = m
+  prompt = "Split the work as the planner."
+}
+agent news {
+  model  = m
+  prompt = "Research topic news."
+  tools  = [fetch]
+}
+agent notes {
+  model  = m
+  prompt = "Take notes as the writer."
+}
+agent gather {
+  model  = m
+  prompt = "Gather the findings as the writer."
+}
+agent writer {
+  model  = m
+  prompt = "Write the report."
+}
+
+graph research {
+  entry = planner
+  nodes = [planner, web, desk, news, notes, gather, writer]
+
+  parallel planner {
+    branches = [web, desk]
+    join     = writer
+  }
+  parallel desk {
+    branches = [news, notes]
+    join     = gather
+  }
+  web    -> writer
+  news   -> gather
+  notes  -> gather
+  gather -> writer
+  writer -> END
+}
+
+graph flat {
+  entry = planner
+  nodes = [planner, web, news, writer]
+
+  parallel planner {
+    branches = [web, news]
+    join     = writer
+  }
+  web    -> writer
+  news   -> writer
+  writer -> END
+}
+"#;
+
+/// Whether `receipts` store `news`'s result, and no call's in-flight marker (a commit of that
+/// result alone: one that also sends a call would fail that call's branch too).
+fn news_result_alone(receipts: &[Receipt]) -> bool {
+    receipts
+        .iter()
+        .any(|receipt| receipt.key.ends_with(":news-1") && matches!(receipt.state, ReceiptState::Done { .. }))
+        && !receipts
+            .iter()
+            .any(|receipt| matches!(receipt.state, ReceiptState::InFlight { .. }))
+}
+
+/// `graph` on a store that refuses the commit of `news`'s result once, with `web`'s call held
+/// until the run is stopped: the run, once `web`'s call is held and the commit refused.
+async fn news_result_refused(graph: &str) -> (Host, Arc<FailOnce>, Running) {
+    let store = Arc::new(FailOnce::new(news_result_alone));
+    let host = host_over(STORE_FAILS, store.clone());
+    *host.service.hold_q.lock().unwrap() = Some("web".to_owned());
+    let engine = host.engine.clone();
+    let request = say_to(graph, "Research.");
+    let running = tokio::spawn(async move { engine.run(request, &mut NullEvents).await });
+    host.holding(1).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !store.failed() {
+        assert!(std::time::Instant::now() < deadline, "news's result was committed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    (host, store, running)
+}
+
+/// The commit of `news`'s result is refused (a store error): `news`'s step fails, and its branch
+/// records the failure (`failed`: `news` at the thread's fork, or `desk`, whose nested fork that
+/// failure fails at once). A stop then reaches `web`'s call, so the run is stopped and kept, not
+/// failed. Nothing would ever finish `news`'s call in flight (its branch failed, and a nested
+/// fork goes with its failed branch), so it becomes `outcome_unknown` in the failure's commit,
+/// as a run's failure settles the run's calls, instead of staying in flight until the run ends.
+/// `web`'s call, the stopped branch's, stays in flight; the next run sends it again under its
+/// key, never `news`'s, and fails with the failure.
+async fn a_store_error_beside_a_stopped_call(graph: &str, failed: &str) {
+    let (host, _store, running) = news_result_refused(graph).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let thread = host.load().await;
+        let recorded = thread
+            .run
+            .as_ref()
+            .and_then(|run| run.fork.as_ref())
+            .is_some_and(|fork| {
+                fork.branches
+                    .iter()
+                    .any(|branch| branch.path == failed && matches!(branch.status, BranchStatus::Failed { .. }))
+            });
+        if recorded {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{failed} recorded its failure");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (web_key, news_key) = (host.service.keys_of("web"), host.service.keys_of("news"));
+    assert_eq!((web_key.len(), news_key.len()), (1, 1));
+    assert!(host.engine.stop("t"));
+    stopped(running).await;
+    kept_not_running(&host).await;
+    assert_eq!(
+        host.store.receipt("t", &news_key[0]).await.unwrap().unwrap().state,
+        ReceiptState::OutcomeUnknown,
+        "the failed branch's call is settled, not left in flight"
+    );
+    let in_flight: Vec<String> = host
+        .store
+        .in_flight("t")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|receipt| receipt.key)
+        .collect();
+    assert_eq!(in_flight, web_key, "only the stopped branch's call stays in flight");
+    let unknown = host.records_with("outcome_unknown").await;
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!(unknown[0]["idempotency_key"], json!(news_key[0]));
+    let reason = unknown[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("branch failed"), "{reason}");
+
+    host.service.hold.store(false, Ordering::SeqCst);
+    let error = host
+        .engine
+        .run(say_to(graph, "Go on."), &mut NullEvents)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Storage, "{error:?}");
+    assert!(error.message.contains(&format!("branch `{failed}`")), "{error:?}");
+    assert_eq!(
+        host.service.keys_of("web"),
+        [web_key[0].clone(), web_key[0].clone()],
+        "once more, under the same key"
+    );
+    assert_eq!(host.service.keys_of("news"), news_key, "never sent again");
+    assert_eq!(host.outcomes(&news_key).await, ["outcome_unknown"]);
+    assert!(host.store.in_flight("t").await.unwrap().is_empty());
+    let thread = host.load().await;
+    assert!(thread.run.is_none() && thread.stopped_run.is_none(), "at rest");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_failing_with_a_store_error_in_its_inner_fork_leaves_none_of_its_calls_in_flight() {
+    a_store_error_beside_a_stopped_call("research", "desk").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_failing_with_a_store_error_beside_a_stop_leaves_none_of_its_calls_in_flight() {
+    a_store_error_beside_a_stopped_call("flat", "news").await;
 }

@@ -227,7 +227,6 @@ pub(super) struct Host {
 
 /// A host over `program` on a store of `kind` (`None`: PostgreSQL is not configured, skip).
 pub(super) async fn host(program: &str, kind: Kind) -> Option<Host> {
-    let artifact = compile(program);
     let (store, dir, schema): (Arc<dyn Store>, _, _) = match kind {
         Kind::Memory => (Arc::new(MemoryStore::new()), None, None),
         Kind::Sqlite => {
@@ -258,6 +257,21 @@ pub(super) async fn host(program: &str, kind: Kind) -> Option<Host> {
             (Arc::new(store), None, Some(crate::pg_schema::Schema { base, name }))
         }
     };
+    Some(build(program, store, dir, schema))
+}
+
+/// A host over `program` on `store` (a store a test wraps, say).
+pub(super) fn host_over(program: &str, store: Arc<dyn Store>) -> Host {
+    build(program, store, None, None)
+}
+
+fn build(
+    program: &str,
+    store: Arc<dyn Store>,
+    dir: Option<tempfile::TempDir>,
+    schema: Option<crate::pg_schema::Schema>,
+) -> Host {
+    let artifact = compile(program);
     let service = Arc::new(Service {
         hold_q: Mutex::new(None),
         hold: AtomicBool::new(true),
@@ -276,7 +290,7 @@ pub(super) async fn host(program: &str, kind: Kind) -> Option<Host> {
         clock: Arc::new(ManualClock::new(T0)),
         ids: ids.clone(),
     };
-    Some(Host {
+    Host {
         engine: Engine::new(artifact, ports, EngineOptions::default()).unwrap(),
         store,
         service,
@@ -284,7 +298,7 @@ pub(super) async fn host(program: &str, kind: Kind) -> Option<Host> {
         ids,
         _dir: dir,
         _schema: schema,
-    })
+    }
 }
 
 pub(super) fn say(text: &str, on_busy: OnBusy) -> RunRequest {

@@ -14,6 +14,7 @@ mod harness;
 
 mod agent_tool_writes;
 mod agent_tools;
+mod answer_way_on;
 mod approvals;
 mod bypass;
 mod concurrency;

@@ -180,7 +180,11 @@ pub(crate) async fn resume(
     };
     match flow {
         Ok(Flow::Go(target)) => {
-            super::drive::enter(working, target)?;
+            // A way on that cannot be taken (a fork that cannot start) fails the run as it does
+            // after any step (`drive`): recorded with the answer, not left at the question.
+            if let Err(error) = super::drive::enter(working, target) {
+                return super::finish::failed(working, error).await;
+            }
             working.commit().await?;
             super::drive::drive(working).await
         }

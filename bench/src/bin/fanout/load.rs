@@ -84,7 +84,7 @@ pub(crate) async fn rounds(programs: &[(Program, Engine)], standin: &FetchStandI
                 work.clone(),
                 Loaded {
                     cpu: Figures::of(cpu),
-                    per_second: Figures::of(rate).median_us,
+                    per_second: median(rate),
                 },
             )
         });
@@ -140,4 +140,10 @@ async fn one_batch(
     #[expect(clippy::cast_precision_loss, reason = "a count to divide by")]
     let runs = CONCURRENCY.saturating_mul(ROUNDS) as f64;
     Ok((used / runs, runs / wall))
+}
+
+/// The median of `values` (`NaN` when there are none).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }

@@ -75,38 +75,13 @@ async fn an_approval_whose_way_on_is_a_map_that_cannot_start_fails_the_run() {
         Models::Scripted,
         dev(),
     );
-    let orders: Vec<Value> = (0..257).map(|n| json!(format!("o{n}"))).collect();
-    let paused = host
-        .run(RunRequest {
-            thread_id: Some("t1".into()),
-            messages: vec![user("Go.")],
-            initial_state: [("orders".to_owned(), Value::Array(orders))].into_iter().collect(),
-            ..RunRequest::default()
-        })
-        .await
-        .unwrap();
-    assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedBefore);
-    let id = host.open_interrupt("t1").await;
-
-    let failed = host
-        .answer("t1", json!({"approved": true}), Some(&id), &Identity::anonymous())
-        .await
-        .unwrap_err();
+    let (id, failed) = approve_over_257_orders(&host).await;
     assert_eq!(failed.code, ErrorCode::ForkItems, "{failed:?}");
     assert!(failed.message.contains("257 items"), "{}", failed.message);
     assert_eq!(host.tools.total_calls(), 0);
 
     // Recorded as any failed run is, the answer with it; no question is left open.
-    let thread = host.store.load("t1").await.unwrap().unwrap();
-    assert_eq!(thread.execution.status, ExecutionStatus::Error);
-    assert_eq!(thread.execution.internal_data["error_code"], json!("FORK_001"));
-    assert!(thread.pending.is_none(), "no question is left open");
-    assert!(thread.run.is_none(), "the run ended");
-    let records = host.store.records("t1").await.unwrap();
-    assert!(
-        records.iter().any(|record| record.kind == "approval"),
-        "the answer is recorded: {records:?}"
-    );
+    ended_with_the_answer_recorded(&host).await;
 
     // The thread takes a new message (not `INTERRUPT_004`): its run asks again.
     let again = host.say("t1", "Go again.", &Identity::anonymous()).await.unwrap();
@@ -189,6 +164,17 @@ async fn an_approval_in_a_branch_whose_way_on_is_a_map_that_cannot_start_fails_t
         Models::Scripted,
         dev(),
     );
+    let (_, failed) = approve_over_257_orders(&host).await;
+    // The branch records the failure; the fork then fails the run with it, named by its branch.
+    assert_eq!(failed.code, ErrorCode::ForkItems, "{failed:?}");
+    assert!(failed.message.contains("check"), "{}", failed.message);
+    assert_eq!(host.tools.total_calls(), 0);
+    ended_with_the_answer_recorded(&host).await;
+}
+
+/// Starts thread `t1` with 257 orders, which pauses at the question, and approves it: the
+/// question's interrupt id and the answer's error.
+async fn approve_over_257_orders(host: &Host) -> (String, tenx_engine::RunError) {
     let orders: Vec<Value> = (0..257).map(|n| json!(format!("o{n}"))).collect();
     let paused = host
         .run(RunRequest {
@@ -201,17 +187,18 @@ async fn an_approval_in_a_branch_whose_way_on_is_a_map_that_cannot_start_fails_t
         .unwrap();
     assert_eq!(paused.thread.execution.status, ExecutionStatus::InterruptedBefore);
     let id = host.open_interrupt("t1").await;
-
     let failed = host
         .answer("t1", json!({"approved": true}), Some(&id), &Identity::anonymous())
         .await
         .unwrap_err();
-    // The branch records the failure; the fork then fails the run with it, named by its branch.
-    assert_eq!(failed.code, ErrorCode::ForkItems, "{failed:?}");
-    assert!(failed.message.contains("check"), "{}", failed.message);
-    assert_eq!(host.tools.total_calls(), 0);
+    (id, failed)
+}
+
+/// Thread `t1` failed with `FORK_001`, its run ended, no question open, the answer recorded.
+async fn ended_with_the_answer_recorded(host: &Host) {
     let thread = host.store.load("t1").await.unwrap().unwrap();
     assert_eq!(thread.execution.status, ExecutionStatus::Error);
+    assert_eq!(thread.execution.internal_data["error_code"], json!("FORK_001"));
     assert!(thread.pending.is_none(), "no question is left open");
     assert!(thread.run.is_none(), "the run ended");
     let records = host.store.records("t1").await.unwrap();

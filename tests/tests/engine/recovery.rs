@@ -605,23 +605,14 @@ async fn resending_a_crashed_call<S: Store + 'static>(
     (store, tools, second, serving)
 }
 
-/// A stop-after-step landing while a request finishes the run a crash left lets the call in
-/// flight finish (sent again once, under its key, its result kept), then stops the request as
-/// a stop does: its own run stops before its first step, and nothing is left in flight.
-async fn stop_after_step_while_finishing_a_crashed_run<S: Store + 'static>(store: Arc<S>) {
-    let (store, tools, second, serving) = resending_a_crashed_call(store).await;
-    assert!(second.stop_after_step("t"), "the request is in progress");
-    tools.free();
+/// The request `serving` ends as a stopped run answers: interrupted after a step by the stop, no
+/// run in progress, and only the request's own message returned.
+async fn stopped_request(serving: tokio::task::JoinHandle<Result<RunOutput, RunError>>) {
     let output = tokio::time::timeout(Duration::from_secs(60), serving)
         .await
         .expect("the request ends")
         .unwrap()
         .unwrap();
-    assert_eq!(
-        tools.keys(),
-        ["refund-1042-5900".to_owned()],
-        "sent again once, under its key"
-    );
     let execution = &output.thread.execution;
     assert_eq!(execution.status, ExecutionStatus::InterruptedAfter, "{execution:?}");
     assert_eq!(execution.interrupt_reason.as_deref(), Some("stop_requested"));
@@ -631,6 +622,21 @@ async fn stop_after_step_while_finishing_a_crashed_run<S: Store + 'static>(store
         texts,
         ["Thanks. Anything else?"],
         "a stopped run answers with its message only"
+    );
+}
+
+/// A stop-after-step landing while a request finishes the run a crash left lets the call in
+/// flight finish (sent again once, under its key, its result kept), then stops the request as
+/// a stop does: its own run stops before its first step, and nothing is left in flight.
+async fn stop_after_step_while_finishing_a_crashed_run<S: Store + 'static>(store: Arc<S>) {
+    let (store, tools, second, serving) = resending_a_crashed_call(store).await;
+    assert!(second.stop_after_step("t"), "the request is in progress");
+    tools.free();
+    stopped_request(serving).await;
+    assert_eq!(
+        tools.keys(),
+        ["refund-1042-5900".to_owned()],
+        "sent again once, under its key"
     );
     let outcomes: Vec<Value> = records(&store).await.iter().map(|r| r["outcome"].clone()).collect();
     assert_eq!(outcomes, vec![Value::Null, json!("resent"), json!("completed")]);
@@ -653,25 +659,11 @@ async fn stop_while_finishing_a_crashed_run<S: Store + 'static>(store: Arc<S>) {
     let (store, tools, second, serving) = resending_a_crashed_call(store).await;
     tools.release();
     assert!(second.stop("t"), "the request is in progress");
-    let output = tokio::time::timeout(Duration::from_secs(60), serving)
-        .await
-        .expect("the request ends")
-        .unwrap()
-        .unwrap();
+    stopped_request(serving).await;
     assert_eq!(
         tools.keys(),
         ["refund-1042-5900".to_owned()],
         "sent again once, under its key, and cut short by the stop; nothing after the stop"
-    );
-    let execution = &output.thread.execution;
-    assert_eq!(execution.status, ExecutionStatus::InterruptedAfter, "{execution:?}");
-    assert_eq!(execution.interrupt_reason.as_deref(), Some("stop_requested"));
-    assert!(output.thread.run.is_none());
-    let texts: Vec<String> = output.messages.iter().map(|message| message.text_content()).collect();
-    assert_eq!(
-        texts,
-        ["Thanks. Anything else?"],
-        "a stopped run answers with its message only"
     );
     let thread = store.load("t").await.unwrap().unwrap();
     assert!(assistant_texts(&thread.context).is_empty(), "no model answered");

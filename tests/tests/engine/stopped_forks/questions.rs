@@ -152,6 +152,32 @@ async fn a_question_beside_a_stop_is_kept_until_the_call_is_finished(graph: &str
         .unwrap()
         .id;
 
+    // The kept question is not open: an answer to it is refused and changes nothing.
+    let before = host.load().await;
+    let records_before = host.store.records("t").await.unwrap();
+    let early = RunRequest {
+        resume: Some(ResumeAnswer {
+            value: json!({"approved": true}),
+            interrupt_id: Some(asked.clone()),
+            note: None,
+        }),
+        messages: Vec::new(),
+        ..say_to(graph, "")
+    };
+    let refused = host.engine.run(early, &mut NullEvents).await.unwrap_err();
+    assert_eq!(refused.code, tenx_engine::ErrorCode::NothingToResume, "{refused:?}");
+    assert_eq!(
+        host.load().await,
+        before,
+        "the refused answer leaves the thread as it was"
+    );
+    assert_eq!(
+        host.store.records("t").await.unwrap(),
+        records_before,
+        "and records nothing"
+    );
+    assert_eq!(host.service.keys_of("news").len(), 1, "nothing is sent for it");
+
     // The next run finishes the call first, then pauses on the question it kept.
     host.service.hold.store(false, Ordering::SeqCst);
     let paused = host.engine.run(say_to(graph, "Go on."), &mut NullEvents).await.unwrap();

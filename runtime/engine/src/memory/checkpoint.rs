@@ -8,22 +8,30 @@
 //! with the square of a conversation's length, and of a map's width).
 //!
 //! A message is copied when the replaced checkpoint has one with the same id at the same place in
-//! the same list (the conversation, or one branch's messages, found by the branch's path): an id
+//! the same list (the conversation, or one branch's messages, found by the branch's path), or,
+//! for the conversation, in any branch (a join moves the branches' messages into it): an id
 //! names one message of a thread for good (a thread's history is never rewritten,
-//! `run::write_rules`), and the engine gives every message an id before it enters a list. Debug
-//! builds check both promises: they encode each copied message again and refuse the commit
+//! `run::write_rules`), and the engine gives every message an id before it enters a list.
+//!
+//! While the thread's own fork runs, each commit of its hub moves a few of its branches: the
+//! engine says which (`Store::commit_fork_step`), and every other branch, with its progress
+//! entry, is copied whole from the replaced checkpoint, after a check that the bytes at its place
+//! are that branch's.
+//!
+//! Debug builds check these promises: they encode each copied message again and refuse the commit
 //! ([`StoreError::Failed`]) when the bytes differ, so a message changed under its id fails the
 //! engine's tests instead of going unnoticed, and they compare the whole packed checkpoint with
-//! what `write_named` writes for it, so this hand-written layout cannot drift from the types'.
+//! what `write_named` writes for it, so this hand-written layout cannot drift from the types' and
+//! a hint that hides a moved branch fails every fork test that commits it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::ports::StoreError;
-use crate::thread::{BranchRun, CheckpointFormat, ForkProgress, RunProgress, ThreadRecord};
+use crate::thread::{Branch, BranchRun, CheckpointFormat, ForkProgress, RunProgress, ThreadRecord};
 use crate::wire::Message;
 
 /// Where one message of a packed checkpoint lies in its bytes.
@@ -40,6 +48,12 @@ impl Span {
     pub(super) fn copied_from(&self, held: &Self) -> bool {
         Arc::ptr_eq(&self.id, &held.id)
     }
+
+    /// Where its message lies.
+    #[cfg(test)]
+    pub(super) fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
 }
 
 /// Where a packed checkpoint's messages lie: the conversation's, in order, and each fork
@@ -49,6 +63,11 @@ impl Span {
 pub(super) struct MessageSpans {
     context: Vec<Span>,
     branches: HashMap<String, Vec<Span>>,
+    /// Where each branch of the thread's own fork lies, in fork order.
+    fork_branches: Vec<Range<usize>>,
+    /// Where each entry of the run's progress (`RunProgress::branches`: its key, then its value)
+    /// lies, in key order.
+    progress: Vec<Range<usize>>,
 }
 
 impl MessageSpans {
@@ -71,11 +90,16 @@ impl MessageSpans {
 /// A checkpoint's message spans, shared by the store's handles to it.
 pub(super) type Spans = Arc<MessageSpans>;
 
-/// A packed checkpoint whose messages may be copied: its bytes and its messages' spans.
+/// A packed checkpoint whose messages may be copied: its bytes and its messages' spans, and
+/// when the engine said so, which branches of the thread's own fork moved since it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Previous<'p> {
     pub(super) bytes: &'p [u8],
     pub(super) spans: &'p MessageSpans,
+    /// `Some`: the checkpoint packed differs from this one only in its own fields and in the
+    /// branches of the thread's fork (and their progress entries) at these paths; every other
+    /// branch is the same, in the same place (`Store::commit_fork_step`). Those are copied whole.
+    pub(super) moved: Option<&'p BTreeSet<String>>,
 }
 
 /// How many fields a [`ThreadRecord`] always writes (`stopped_run` is written only when set).
@@ -95,6 +119,7 @@ pub(super) fn pack(
         bytes,
         previous,
         spans: MessageSpans::default(),
+        merged: None,
     };
     packer.record(thread).map_err(failed)?;
     let Packer { bytes, spans, .. } = packer;
@@ -109,9 +134,11 @@ struct Packer<'b, 'p> {
     bytes: &'b mut Vec<u8>,
     previous: Option<Previous<'p>>,
     spans: MessageSpans,
+    /// The replaced checkpoint's branch messages by id, once asked for ([`Packer::branch_message`]).
+    merged: Option<HashMap<&'p str, &'p Span>>,
 }
 
-impl Packer<'_, '_> {
+impl<'p> Packer<'_, 'p> {
     /// The whole record.
     fn record(&mut self, thread: &ThreadRecord) -> Result<(), String> {
         // Every field, so that a field added to the record fails to build here until it is packed.
@@ -179,12 +206,55 @@ impl Packer<'_, '_> {
         self.field("started_by", started_by)?;
         self.field("recursion_limit", recursion_limit)?;
         self.field("input_text", input_text)?;
-        self.field("branches", branches)?;
+        self.progress(branches)?;
         if let Some(fork) = fork {
             self.key("fork")?;
             self.fork(fork, None)?;
         }
         Ok(())
+    }
+
+    /// The run's progress by branch (`RunProgress::branches`), each entry an unmoved branch's
+    /// copied (see [`Previous::moved`]).
+    fn progress(&mut self, branches: &BTreeMap<String, Branch>) -> Result<(), String> {
+        self.key("branches")?;
+        let length = u32::try_from(branches.len()).map_err(|_| "a run has too many branches".to_owned())?;
+        rmp::encode::write_map_len(self.bytes, length).map_err(|error| error.to_string())?;
+        let mut ranges = Vec::with_capacity(branches.len());
+        for (index, (path, branch)) in branches.iter().enumerate() {
+            let start = self.bytes.len();
+            let held = self.previous.and_then(|previous| previous.spans.progress.get(index));
+            if self.unmoved(path, held, holds_str).is_none() {
+                rmp::encode::write_str(self.bytes, path).map_err(|error| error.to_string())?;
+                rmp_serde::encode::write_named(self.bytes, branch).map_err(|error| error.to_string())?;
+            }
+            ranges.push(start..self.bytes.len());
+        }
+        self.spans.progress = ranges;
+        Ok(())
+    }
+
+    /// Copies the unmoved branch (or progress entry) at `path` from where the replaced checkpoint
+    /// holds it (`held`), when the engine said it did not move ([`Previous::moved`]) and those
+    /// bytes are that branch's (`names`: they name `path` where a branch, or an entry, does).
+    /// Returns the range copied from.
+    fn unmoved(
+        &mut self,
+        path: &str,
+        held: Option<&Range<usize>>,
+        names: fn(&[u8], &str) -> bool,
+    ) -> Option<Range<usize>> {
+        let previous = self.previous?;
+        if previous.moved?.contains(path) {
+            return None;
+        }
+        let range = held?;
+        let bytes = previous.bytes.get(range.clone())?;
+        if !names(bytes, path) {
+            return None;
+        }
+        self.bytes.extend_from_slice(bytes);
+        Some(range.clone())
     }
 
     /// A fork in progress, whose branches run inside the branch keyed `within` (`None`: the
@@ -206,8 +276,20 @@ impl Packer<'_, '_> {
         self.key("branches")?;
         let length = u32::try_from(branches.len()).map_err(|_| "a fork has too many branches".to_owned())?;
         rmp::encode::write_array_len(self.bytes, length).map_err(|error| error.to_string())?;
-        for branch in branches {
-            self.branch(branch, within)?;
+        if within.is_some() {
+            for branch in branches {
+                self.branch(branch, within)?;
+            }
+        } else {
+            let mut ranges = Vec::with_capacity(branches.len());
+            for (index, branch) in branches.iter().enumerate() {
+                let start = self.bytes.len();
+                if !self.unmoved_branch(branch, index, start)? {
+                    self.branch(branch, None)?;
+                }
+                ranges.push(start..self.bytes.len());
+            }
+            self.spans.fork_branches = ranges;
         }
         if let Some(subgraph) = subgraph {
             self.field("subgraph", subgraph)?;
@@ -216,6 +298,38 @@ impl Packer<'_, '_> {
             self.field("agent_call", agent_call)?;
         }
         Ok(())
+    }
+
+    /// Copies `branch`, the `index`th of the thread's own fork, whole from the replaced
+    /// checkpoint if it did not move and runs no fork of its own (see [`Previous::moved`]), to
+    /// `start`, with its messages' spans moved along. Whether it did.
+    fn unmoved_branch(&mut self, branch: &BranchRun, index: usize, start: usize) -> Result<bool, String> {
+        if branch.inner.is_some() {
+            return Ok(false);
+        }
+        let Some(previous) = self.previous else {
+            return Ok(false);
+        };
+        let held = previous.spans.fork_branches.get(index);
+        let Some(from) = self.unmoved(&branch.path, held, names_branch) else {
+            return Ok(false);
+        };
+        if let Some(spans) = previous.spans.branches.get(&branch.path) {
+            let moved = spans
+                .iter()
+                .map(|span| {
+                    let offset = span.range.start.checked_sub(from.start)?;
+                    let at = start.checked_add(offset)?;
+                    Some(Span {
+                        id: Arc::clone(&span.id),
+                        range: at..at.checked_add(span.range.len())?,
+                    })
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| "a copied branch's messages lie outside it".to_owned())?;
+            self.spans.branches.insert(branch.path.clone(), moved);
+        }
+        Ok(true)
     }
 
     /// One branch of a fork, its messages copied where the replaced checkpoint's same branch
@@ -266,9 +380,16 @@ impl Packer<'_, '_> {
         let mut spans = Vec::with_capacity(messages.len());
         for (index, message) in messages.iter().enumerate() {
             let start = self.bytes.len();
-            let copied = held
+            let same_place = held
                 .get(index)
-                .filter(|span| !message.message_id.is_empty() && *span.id == *message.message_id)
+                .filter(|span| !message.message_id.is_empty() && *span.id == *message.message_id);
+            // The conversation after a join: the branches' messages, moved into it.
+            let merged = || match branch {
+                None if !message.message_id.is_empty() => self.branch_message(&message.message_id),
+                _ => None,
+            };
+            let copied = same_place
+                .or_else(merged)
                 .and_then(|span| Some((Arc::clone(&span.id), bytes_held.get(span.range.clone())?)));
             let id = match copied {
                 Some((id, packed)) => {
@@ -289,6 +410,26 @@ impl Packer<'_, '_> {
             });
         }
         Ok(spans)
+    }
+
+    /// The span of the message with id `id` among the replaced checkpoint's fork branches' (at
+    /// any depth), found through an index built the first time it is asked (at a join's commit:
+    /// the conversation gains the branches' messages, which that checkpoint holds).
+    fn branch_message(&mut self, id: &str) -> Option<&'p Span> {
+        let previous = self.previous?;
+        if previous.spans.branches.is_empty() {
+            return None;
+        }
+        let index = self.merged.get_or_insert_with(|| {
+            previous
+                .spans
+                .branches
+                .values()
+                .flatten()
+                .map(|span| (&*span.id, span))
+                .collect()
+        });
+        index.get(id).copied()
     }
 
     /// A struct's map header, as `write_named` writes one with `fields` fields.
@@ -317,6 +458,27 @@ fn branch_key(within: Option<&str>, path: &str) -> String {
         None => path.to_owned(),
         Some(within) => format!("{within}\u{1f}{path}"),
     }
+}
+
+/// Whether `bytes` begin with `text` as `write_str` writes it.
+fn holds_str(bytes: &[u8], text: &str) -> bool {
+    after_str(bytes, text).is_some()
+}
+
+/// Whether `bytes` begin with a packed [`BranchRun`] at `path`: a map whose first field is its
+/// path.
+fn names_branch(bytes: &[u8], path: &str) -> bool {
+    let mut reader = bytes;
+    rmp::decode::read_map_len(&mut reader).is_ok()
+        && after_str(reader, "path").is_some_and(|rest| holds_str(rest, path))
+}
+
+/// The bytes after `text`, if `bytes` begin with it as `write_str` writes it.
+fn after_str<'b>(bytes: &'b [u8], text: &str) -> Option<&'b [u8]> {
+    let mut reader = bytes;
+    let length = usize::try_from(rmp::decode::read_str_len(&mut reader).ok()?).ok()?;
+    let (held, rest) = reader.split_at_checked(length)?;
+    (held == text.as_bytes()).then_some(rest)
 }
 
 /// Debug builds: `packed`, copied for `message`, is what `message` encodes to.

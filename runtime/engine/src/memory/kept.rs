@@ -50,7 +50,7 @@ impl Kept {
         let spans = checkpoint::pack(&mut bytes, thread, previous, &what)?;
         let running = thread.execution.status == ExecutionStatus::Running;
         Ok((
-            Self::Packed(Packed::from_packed(bytes)),
+            Self::Packed(Packed::from_packed(bytes, !running)),
             running.then(|| Arc::new(spans)),
         ))
     }

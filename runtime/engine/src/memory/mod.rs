@@ -9,7 +9,8 @@
 //! (paused, completed, failed) or whose checkpoint the engine lent (every step; see [`kept`]),
 //! is kept [`packed`] (one compact buffer, encoded before the lock is taken), with the few fields the store itself reads (version, owner, times,
 //! whether a receipt is in flight) beside it. A step's checkpoint copies the packed messages of
-//! the one it replaces (the conversation's and every fork branch's) rather than encoding them again ([`checkpoint`]). A read returns a fresh copy, equal to what was
+//! the one it replaces (the conversation's and every fork branch's), and a fork's unmoved branches
+//! whole, rather than encoding them again ([`checkpoint`]). A read returns a fresh copy, equal to what was
 //! committed. Nothing else grows with the number of threads: a lock entry lives only while it
 //! is held or awaited.
 
@@ -18,7 +19,7 @@ mod kept;
 mod locks;
 mod packed;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
@@ -123,6 +124,27 @@ impl MemoryStore {
         Ok(())
     }
 
+    /// Commits a lent checkpoint, copying what the one it replaces holds: its messages, and with
+    /// the engine's hint (`moved`, see `Store::commit_fork_step`), its fork's unmoved branches,
+    /// when it is the checkpoint the hint is about (the one the commit expects).
+    fn commit_lent(
+        &self,
+        thread: &ThreadRecord,
+        commit: Commit,
+        moved: Option<&BTreeSet<String>>,
+    ) -> Result<(), StoreError> {
+        let held = self.data().threads.get(&thread.thread_id).and_then(|stored| {
+            let hinted = Some(stored.version) == commit.expected_version;
+            stored.copyable().map(|copyable| (copyable, hinted))
+        });
+        let previous = held.as_ref().map(|((packed, spans), hinted)| Previous {
+            bytes: packed.bytes(),
+            spans: spans.as_ref(),
+            moved: moved.filter(|_| *hinted),
+        });
+        self.apply(pack(commit, Some((thread, previous)))?)
+    }
+
     /// The data. Nothing panics while the lock is held, but a poisoned lock is still readable:
     /// every write is applied whole after its checks, so the data is never half-changed.
     fn data(&self) -> MutexGuard<'_, Data> {
@@ -208,16 +230,16 @@ impl Store for MemoryStore {
     }
 
     async fn commit_checkpoint(&self, thread: &ThreadRecord, commit: Commit) -> Result<(), StoreError> {
-        let held = self
-            .data()
-            .threads
-            .get(&thread.thread_id)
-            .and_then(StoredThread::copyable);
-        let previous = held.as_ref().map(|(packed, spans)| Previous {
-            bytes: packed.bytes(),
-            spans: spans.as_ref(),
-        });
-        self.apply(pack(commit, Some((thread, previous)))?)
+        self.commit_lent(thread, commit, None)
+    }
+
+    async fn commit_fork_step(
+        &self,
+        thread: &ThreadRecord,
+        commit: Commit,
+        moved: &BTreeSet<String>,
+    ) -> Result<(), StoreError> {
+        self.commit_lent(thread, commit, Some(moved))
     }
 
     async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError> {
@@ -344,5 +366,7 @@ impl Store for MemoryStore {
     }
 }
 
+#[cfg(test)]
+mod fork_tests;
 #[cfg(test)]
 mod tests;

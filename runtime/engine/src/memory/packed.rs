@@ -26,8 +26,12 @@ const SMALL_BUFFER: usize = 256;
 
 /// A value of type `T`, packed. Cloning shares the bytes, so a read copies them out of the
 /// store's lock cheaply and decodes outside it.
+///
+/// The bytes stay in the buffer they were encoded into (no copy into an exact-sized block: that
+/// copy was a whole checkpoint's bytes at every step of a run). A value kept for long is trimmed
+/// first ([`Packed::from_packed`], [`Packed::pack`]), so it holds no spare capacity.
 pub(super) struct Packed<T> {
-    bytes: Arc<[u8]>,
+    bytes: Arc<Vec<u8>>,
     kind: PhantomData<fn() -> T>,
 }
 
@@ -44,14 +48,11 @@ impl<T: Serialize + DeserializeOwned> Packed<T> {
     }
 
     /// Encodes `value` into `bytes` (sized for a typical value of its kind, so encoding does
-    /// not grow it step by step); the value keeps an exact copy.
+    /// not grow it step by step), trimmed to its length.
     fn pack_from(mut bytes: Vec<u8>, value: &T, what: &dyn fmt::Display) -> Result<Self, StoreError> {
         rmp_serde::encode::write_named(&mut bytes, value)
             .map_err(|error| StoreError::Failed(format!("encoding {what}: {error}")))?;
-        Ok(Self {
-            bytes: Arc::from(bytes),
-            kind: PhantomData,
-        })
+        Ok(Self::from_packed(bytes, true))
     }
 
     /// The value back, equal to the one packed.
@@ -68,10 +69,14 @@ impl<T: Serialize + DeserializeOwned> Packed<T> {
 
 impl<T> Packed<T> {
     /// `bytes`, which hold a `T` packed as [`Packed::pack`] packs it (a checkpoint packed by
-    /// `super::checkpoint`).
-    pub(super) fn from_packed(bytes: Vec<u8>) -> Self {
+    /// `super::checkpoint`), trimmed to their length when the value is `kept` for long (a
+    /// checkpoint at rest); a step's checkpoint, replaced at the next step, keeps its buffer.
+    pub(super) fn from_packed(mut bytes: Vec<u8>, kept: bool) -> Self {
+        if kept {
+            bytes.shrink_to_fit();
+        }
         Self {
-            bytes: Arc::from(bytes),
+            bytes: Arc::new(bytes),
             kind: PhantomData,
         }
     }

@@ -47,7 +47,7 @@ fn record(thread_id: &str, at: u64) -> Record {
     }
 }
 
-fn save(thread: ThreadRecord, expected_version: Option<u64>) -> Commit {
+pub(super) fn save(thread: ThreadRecord, expected_version: Option<u64>) -> Commit {
     Commit {
         thread: Some(thread),
         expected_version,
@@ -468,7 +468,7 @@ fn a_paused_thread_is_kept_in_fewer_bytes_than_its_json() {
 
 /// `thread` as `paused_thread`, its run in progress, with `messages` text messages after its
 /// own two.
-fn running_thread(id: &str, messages: usize) -> ThreadRecord {
+pub(super) fn running_thread(id: &str, messages: usize) -> ThreadRecord {
     use crate::wire::{ExecutionStatus, Message, Role};
 
     let mut thread = paused_thread(id);
@@ -504,6 +504,7 @@ fn a_step_copies_the_messages_the_checkpoint_it_replaces_holds() {
     let previous = checkpoint::Previous {
         bytes: &held,
         spans: &spans,
+        moved: None,
     };
     let mut bytes = Vec::new();
     let copied = checkpoint::pack(&mut bytes, &after, Some(previous), &"thread").unwrap();
@@ -537,6 +538,7 @@ fn a_message_changed_under_its_id_is_refused_in_debug_builds() {
     let previous = checkpoint::Previous {
         bytes: &held,
         spans: &spans,
+        moved: None,
     };
     let outcome = checkpoint::pack(&mut Vec::new(), &after, Some(previous), &"thread 't'");
     if cfg!(debug_assertions) {
@@ -572,144 +574,4 @@ async fn steps_of_a_run_read_back_as_committed_and_rest_without_spans() {
     store.commit_checkpoint(&thread, commit).await.unwrap();
     assert_eq!(store.load("t").await.unwrap(), Some(thread));
     assert!(store.data().threads["t"].spans.is_none());
-}
-
-/// `running_thread` forked: branches `a` and `b` of a fork that calls an agent, `b` running a
-/// subgraph of its own with one branch `inner`; each branch holds `messages` messages.
-fn forked_thread(id: &str, messages: usize) -> ThreadRecord {
-    use crate::thread::{AgentCallProgress, Branch, BranchRun, BranchStatus, ForkProgress, InnerFork};
-    use crate::wire::{Message, Role};
-
-    let branch_messages = |path: &str| -> Vec<Message> {
-        (0..messages)
-            .map(|index| {
-                Message::text(
-                    format!("msg_{path}_{index}"),
-                    Role::Assistant,
-                    format!("{path} {index}"),
-                    2.5,
-                )
-            })
-            .collect()
-    };
-    let mut state = serde_json::Map::new();
-    state.insert("topic".into(), json!("rust"));
-    let inner = BranchRun::starting("inner".into(), state.clone(), branch_messages("inner"), BTreeMap::new());
-    let mut b = BranchRun::starting("b".into(), state.clone(), branch_messages("b"), BTreeMap::new());
-    b.inner = Some(Box::new(InnerFork {
-        fork: ForkProgress {
-            from: "sub".into(),
-            join: "END".into(),
-            width: 1,
-            branches: vec![inner],
-            subgraph: Some("research".into()),
-            agent_call: None,
-        },
-        branches: BTreeMap::from([("inner".to_owned(), Branch::default())]),
-    }));
-    let mut a = BranchRun::starting("a".into(), state, branch_messages("a"), BTreeMap::new());
-    a.status = BranchStatus::Failed {
-        code: "TOOL_001".into(),
-        message: "«no»".into(),
-    };
-    let mut thread = running_thread(id, 1);
-    if let Some(run) = thread.run.as_mut() {
-        run.fork = Some(ForkProgress {
-            from: "plan".into(),
-            join: "write".into(),
-            width: 2,
-            branches: vec![a, b],
-            subgraph: None,
-            agent_call: Some(AgentCallProgress {
-                call_id: "call_9".into(),
-                tool_name: "ask_team".into(),
-                arguments: "{}".into(),
-                agent: "team".into(),
-            }),
-        });
-    }
-    thread
-}
-
-#[test]
-fn a_fork_in_progress_packs_to_the_bytes_write_named_writes() {
-    for messages in [0, 3] {
-        let thread = forked_thread("t", messages);
-        let mut bytes = Vec::new();
-        let spans = checkpoint::pack(&mut bytes, &thread, None, &"thread").unwrap();
-        assert_eq!(bytes, rmp_serde::to_vec_named(&thread).unwrap());
-        for path in [&["a"][..], &["b"], &["b", "inner"]] {
-            assert_eq!(spans.branch(path).map_or(0, <[_]>::len), messages, "{path:?}");
-        }
-    }
-}
-
-#[test]
-fn a_step_copies_each_branchs_messages_at_every_depth() {
-    use crate::wire::{Message, Role};
-
-    let before = forked_thread("t", 2);
-    let mut held = Vec::new();
-    let spans = checkpoint::pack(&mut held, &before, None, &"thread").unwrap();
-    let previous = checkpoint::Previous {
-        bytes: &held,
-        spans: &spans,
-    };
-    // The next step: `b`'s inner branch adds a message, `a` and `b` add none, and the fork's
-    // branches change places (a branch is found by its path, not its place).
-    let mut after = before.clone();
-    after.version += 1;
-    let fork = after.run.as_mut().and_then(|run| run.fork.as_mut()).unwrap();
-    fork.branches.reverse();
-    let inner = &mut fork.branches[0].inner.as_mut().unwrap().fork.branches[0];
-    inner
-        .messages
-        .push(Message::text("msg_inner_new", Role::Tool, "{\"ok\": true}", 3.0));
-    let mut bytes = Vec::new();
-    let copied = checkpoint::pack(&mut bytes, &after, Some(previous), &"thread").unwrap();
-    assert_eq!(bytes, rmp_serde::to_vec_named(&after).unwrap());
-    let shared = |path: &[&str]| -> Vec<bool> {
-        let held = spans.branch(path).unwrap_or_default();
-        copied
-            .branch(path)
-            .unwrap()
-            .iter()
-            .enumerate()
-            .map(|(index, span)| held.get(index).is_some_and(|held| span.copied_from(held)))
-            .collect()
-    };
-    assert_eq!(shared(&["a"]), [true, true]);
-    assert_eq!(shared(&["b"]), [true, true]);
-    assert_eq!(shared(&["b", "inner"]), [true, true, false]);
-    assert_eq!(copied.context().len(), after.context.len());
-
-    // A branch message changed under its id is refused in debug builds, as the conversation's.
-    let mut changed = before.clone();
-    let fork = changed.run.as_mut().and_then(|run| run.fork.as_mut()).unwrap();
-    fork.branches[0].messages[1].timestamp = 9.0;
-    let outcome = checkpoint::pack(&mut Vec::new(), &changed, Some(previous), &"thread 't'");
-    if cfg!(debug_assertions) {
-        let Err(StoreError::Failed(message)) = outcome else {
-            panic!("{outcome:?}");
-        };
-        assert!(message.contains("'msg_a_1' changed under its id"), "{message}");
-    }
-}
-
-#[tokio::test]
-async fn the_steps_of_a_fork_read_back_as_committed() {
-    let store = MemoryStore::new();
-    let mut thread = forked_thread("t", 0);
-    thread.version = 1;
-    store
-        .commit_checkpoint(&thread, save(thread.clone(), None))
-        .await
-        .unwrap();
-    for step in 1..=3 {
-        thread = forked_thread("t", step);
-        thread.version = u64::try_from(step).unwrap() + 1;
-        let commit = save(thread.clone(), Some(thread.version - 1));
-        store.commit_checkpoint(&thread, commit).await.unwrap();
-        assert_eq!(store.load("t").await.unwrap(), Some(thread.clone()));
-    }
 }

@@ -161,6 +161,24 @@ pub trait Store: Send + Sync {
         self.commit(commit).await
     }
 
+    /// Exactly [`Store::commit_checkpoint`], with a hint a store may use to copy what did not
+    /// change rather than encode it again: compared with the checkpoint stored at
+    /// `commit.expected_version`, `thread` differs only in its own fields (outside its run's
+    /// progress) and in the branches of the thread's own fork whose paths are in `moved` (their
+    /// `ForkProgress::branches` entry and their `RunProgress::branches` entry). Every other branch
+    /// of that fork, and its progress entry, is the same, in the same place. The engine commits
+    /// a fork's later steps through this (each step moves a few of its branches); the default
+    /// ignores the hint.
+    async fn commit_fork_step(
+        &self,
+        thread: &ThreadRecord,
+        commit: Commit,
+        moved: &std::collections::BTreeSet<String>,
+    ) -> Result<(), StoreError> {
+        let _ = moved;
+        self.commit_checkpoint(thread, commit).await
+    }
+
     /// The receipt of `(thread_id, key)`, if any.
     async fn receipt(&self, thread_id: &str, key: &str) -> Result<Option<Receipt>, StoreError>;
 

@@ -1,6 +1,8 @@
 //! The working copy of a thread during a request: the engine changes it, then commits it
 //! whole (with receipts and records) through the store, version-checked, after every step.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value};
 use tenx_artifact::{Artifact, END, Graph};
 use tokio_util::sync::CancellationToken;
@@ -249,6 +251,13 @@ impl<'e> Working<'e> {
     /// Writes the working copy, the queued receipts and records, atomically and only over the
     /// version this request read. Every commit moves the thread's version by one.
     pub(crate) async fn commit(&mut self) -> Result<(), RunError> {
+        self.commit_moved(None).await
+    }
+
+    /// [`Working::commit`], for the thread, with the store's hint that since the checkpoint it
+    /// replaces only the branches of the thread's fork at `moved` changed (see
+    /// `Store::commit_fork_step`; the fork's hub knows it).
+    pub(crate) async fn commit_moved(&mut self, moved: Option<&BTreeSet<String>>) -> Result<(), RunError> {
         if self.engine.ports.ids.failures() != self.id_failures {
             return Err(random_source_unavailable());
         }
@@ -263,12 +272,12 @@ impl<'e> Working<'e> {
             receipts: std::mem::take(&mut self.receipts),
             records: std::mem::take(&mut self.records),
         };
-        self.engine
-            .ports
-            .store
-            .commit_checkpoint(&self.record, commit)
-            .await
-            .map_err(store_error)?;
+        let store = &self.engine.ports.store;
+        match moved {
+            Some(moved) => store.commit_fork_step(&self.record, commit, moved).await,
+            None => store.commit_checkpoint(&self.record, commit).await,
+        }
+        .map_err(store_error)?;
         self.stored_version = Some(self.record.version);
         Ok(())
     }

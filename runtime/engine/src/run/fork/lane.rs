@@ -5,7 +5,7 @@
 //! commit at a time. The parent is the thread, or, for a fork inside a branch, that branch's lane,
 //! whose commit goes on to its own parent: every step of every branch at every depth is durable.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex as SyncMutex};
 
 use serde_json::{Map, Value};
@@ -102,6 +102,9 @@ struct Queue {
     /// Each commit's last ticket and outcome, in order: a ticket is in the first commit whose
     /// last ticket is not below it.
     written: BTreeMap<u64, Result<u64, RunError>>,
+    /// The thread's version after this hub's last commit, while that commit and every one before
+    /// it since succeeded: from then on, only the steps it writes change the thread.
+    own_version: Option<u64>,
 }
 
 impl<'e> ParentHub<'_, 'e> {
@@ -141,8 +144,16 @@ impl<'e> ParentHub<'_, 'e> {
     /// Remembers the outcome of the commit whose last ticket is `last`.
     fn remember(&self, last: u64, outcome: Result<u64, RunError>) -> Result<(), RunError> {
         let mut queue = self.queue.lock().map_err(|_| damaged())?;
+        queue.own_version = outcome.as_ref().ok().copied();
         queue.written.insert(last, outcome);
         Ok(())
+    }
+
+    /// Whether the thread as stored at `version` is what this hub's last commit wrote (so the
+    /// parent has changed since only by the steps applied to it).
+    fn wrote(&self, version: Option<u64>) -> Result<bool, RunError> {
+        let queue = self.queue.lock().map_err(|_| damaged())?;
+        Ok(version.is_some() && queue.own_version == version)
     }
 }
 
@@ -213,12 +224,23 @@ impl Hub for ParentHub<'_, '_> {
         let steps = self.take_waiting()?;
         let last = steps.last().map_or(ticket, |(last, _)| *last);
         self.flush(parent);
+        // The thread's own fork, over the thread as this hub last wrote it: only these steps'
+        // branches move, so the store may copy the others (`Store::commit_fork_step`).
+        let moved = (parent.lane.is_none() && self.wrote(parent.stored_version)?).then(|| {
+            steps
+                .iter()
+                .map(|(_, step)| step.run.path.clone())
+                .collect::<BTreeSet<_>>()
+        });
         let mut outcome = Ok(());
         for (_, step) in steps {
             outcome = outcome.and_then(|()| apply(parent, step));
         }
         let outcome = match outcome {
-            Ok(()) => parent.commit().await.map(|()| parent.stored_version.unwrap_or(0)),
+            Ok(()) => parent
+                .commit_moved(moved.as_ref())
+                .await
+                .map(|()| parent.stored_version.unwrap_or(0)),
             Err(error) => Err(error),
         };
         self.remember(last, outcome.clone())?;

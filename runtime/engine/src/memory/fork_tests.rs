@@ -85,11 +85,7 @@ fn a_step_copies_each_branchs_messages_at_every_depth() {
     let before = forked_thread("t", 2);
     let mut held = Vec::new();
     let spans = checkpoint::pack(&mut held, &before, None, &"thread").unwrap();
-    let previous = checkpoint::Previous {
-        bytes: &held,
-        spans: &spans,
-        moved: None,
-    };
+    let previous = replaced(&held, &spans, None);
     // The next step: `b`'s inner branch adds a message, `a` and `b` add none, and the fork's
     // branches change places (a branch is found by its path, not its place).
     let mut after = before.clone();
@@ -200,6 +196,19 @@ fn branch<'t>(thread: &'t mut ThreadRecord, path: &str) -> &'t mut BranchRun {
     fork.branches.iter_mut().find(|branch| branch.path == path).unwrap()
 }
 
+/// The checkpoint packed in `held`, whose messages lie at `spans`, with the engine's hint.
+fn replaced<'p>(
+    held: &'p [u8],
+    spans: &'p checkpoint::MessageSpans,
+    moved: Option<&'p BTreeSet<String>>,
+) -> checkpoint::Previous<'p> {
+    checkpoint::Previous {
+        bytes: held,
+        spans,
+        moved,
+    }
+}
+
 /// `before` packed, with its spans.
 fn packed(before: &ThreadRecord) -> (Vec<u8>, checkpoint::MessageSpans) {
     let mut held = Vec::new();
@@ -232,11 +241,7 @@ fn a_fork_step_copies_its_unmoved_branches_whole() {
         .push(Message::text("msg_b_new", Role::Tool, "{\"ok\": true}", 3.0));
     after.run.as_mut().unwrap().branches.get_mut("b").unwrap().steps = 2;
     let moved = BTreeSet::from(["b".to_owned()]);
-    let previous = checkpoint::Previous {
-        bytes: &held,
-        spans: &spans,
-        moved: Some(&moved),
-    };
+    let previous = replaced(&held, &spans, Some(&moved));
     let mut bytes = Vec::new();
     let copied = checkpoint::pack(&mut bytes, &after, Some(previous), &"thread").unwrap();
     assert_eq!(bytes, rmp_serde::to_vec_named(&after).unwrap());
@@ -255,11 +260,7 @@ fn a_fork_step_copies_its_unmoved_branches_whole() {
     next.version += 1;
     branch(&mut next, "c").status = crate::thread::BranchStatus::Done;
     let moved = BTreeSet::from(["c".to_owned()]);
-    let previous = checkpoint::Previous {
-        bytes: &bytes,
-        spans: &copied,
-        moved: Some(&moved),
-    };
+    let previous = replaced(&bytes, &copied, Some(&moved));
     let mut last = Vec::new();
     let again = checkpoint::pack(&mut last, &next, Some(previous), &"thread").unwrap();
     assert_eq!(last, rmp_serde::to_vec_named(&next).unwrap());
@@ -272,11 +273,7 @@ fn a_hint_that_hides_a_moved_branch_is_caught_in_debug_builds() {
     let before = three_branches(1);
     let (held, spans) = packed(&before);
     let nothing = BTreeSet::new();
-    let previous = checkpoint::Previous {
-        bytes: &held,
-        spans: &spans,
-        moved: Some(&nothing),
-    };
+    let previous = replaced(&held, &spans, Some(&nothing));
     // `a` moved (its state, or its progress entry), but the hint says nothing did: its stale
     // bytes are copied, which debug builds refuse and release builds keep.
     let mut state_moved = before.clone();
@@ -310,11 +307,7 @@ fn a_branch_not_where_the_hint_says_is_encoded() {
     let before = three_branches(1);
     let (held, spans) = packed(&before);
     let nothing = BTreeSet::new();
-    let previous = checkpoint::Previous {
-        bytes: &held,
-        spans: &spans,
-        moved: Some(&nothing),
-    };
+    let previous = replaced(&held, &spans, Some(&nothing));
     // The branches changed places, and one progress entry is new: the bytes at each place name
     // another branch, so each is encoded.
     let mut after = before.clone();
@@ -352,11 +345,7 @@ fn a_join_copies_the_branches_messages_into_the_conversation() {
     after
         .context
         .push(Message::text("msg_write", Role::Assistant, "The report.", 4.0));
-    let previous = checkpoint::Previous {
-        bytes: &held,
-        spans: &spans,
-        moved: None,
-    };
+    let previous = replaced(&held, &spans, None);
     let mut bytes = Vec::new();
     let copied = checkpoint::pack(&mut bytes, &after, Some(previous), &"thread").unwrap();
     assert_eq!(bytes, rmp_serde::to_vec_named(&after).unwrap());

@@ -25,6 +25,7 @@ mod forks;
 mod handoffs;
 mod ids;
 mod inputs;
+mod join_message_ids;
 mod nesting;
 #[path = "../common/pg_schema.rs"]
 mod pg_schema;

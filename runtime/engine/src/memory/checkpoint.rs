@@ -9,9 +9,11 @@
 //!
 //! A message is copied when the replaced checkpoint has one with the same id at the same place in
 //! the same list (the conversation, or one branch's messages, found by the branch's path), or,
-//! for the conversation, in any branch (a join moves the branches' messages into it): an id
-//! names one message of a thread for good (a thread's history is never rewritten,
-//! `run::write_rules`), and the engine gives every message an id before it enters a list.
+//! for the conversation, when it is the next one with that id among the fork branches' messages
+//! in the order a join moves them into it (fork order, then each branch's order): a list only
+//! grows (a thread's history is never rewritten, `run::write_rules`), the engine gives every
+//! message an id before it enters a list, and order tells apart messages a client sent under one
+//! id.
 //!
 //! While the thread's own fork runs, each commit of its hub moves a few of its branches: the
 //! engine says which (`Store::commit_fork_step`), and every other branch, with its progress
@@ -47,6 +49,12 @@ impl Span {
     #[cfg(test)]
     pub(super) fn copied_from(&self, held: &Self) -> bool {
         Arc::ptr_eq(&self.id, &held.id)
+    }
+
+    /// Its message's id.
+    #[cfg(test)]
+    pub(super) fn id(&self) -> &str {
+        &self.id
     }
 
     /// Where its message lies.
@@ -134,8 +142,9 @@ struct Packer<'b, 'p> {
     bytes: &'b mut Vec<u8>,
     previous: Option<Previous<'p>>,
     spans: MessageSpans,
-    /// The replaced checkpoint's branch messages by id, once asked for ([`Packer::branch_message`]).
-    merged: Option<HashMap<&'p str, &'p Span>>,
+    /// The replaced checkpoint's branch messages in the order a join moves them, and how many
+    /// of them the conversation has met, once asked for ([`Packer::merged_message`]).
+    merged: Option<(Vec<&'p Span>, usize)>,
 }
 
 impl<'p> Packer<'_, 'p> {
@@ -385,7 +394,7 @@ impl<'p> Packer<'_, 'p> {
                 .filter(|span| !message.message_id.is_empty() && *span.id == *message.message_id);
             // The conversation after a join: the branches' messages, moved into it.
             let merged = || match branch {
-                None if !message.message_id.is_empty() => self.branch_message(&message.message_id),
+                None if !message.message_id.is_empty() => self.merged_message(&message.message_id),
                 _ => None,
             };
             let copied = same_place
@@ -412,24 +421,31 @@ impl<'p> Packer<'_, 'p> {
         Ok(spans)
     }
 
-    /// The span of the message with id `id` among the replaced checkpoint's fork branches' (at
-    /// any depth), found through an index built the first time it is asked (at a join's commit:
-    /// the conversation gains the branches' messages, which that checkpoint holds).
-    fn branch_message(&mut self, id: &str) -> Option<&'p Span> {
+    /// The span of the next message with id `id` a join moved into the conversation: the
+    /// replaced checkpoint's fork branches' messages, in fork order and each branch's order (as
+    /// the join moves them), met in that order. The first one with this id after the last one
+    /// met is taken: the order makes it this message even when a client gave two messages one id
+    /// (an id is kept as the client sent it), which a lookup by id alone would confuse.
+    fn merged_message(&mut self, id: &str) -> Option<&'p Span> {
         let previous = self.previous?;
-        if previous.spans.branches.is_empty() {
+        if previous.spans.fork_branches.is_empty() {
             return None;
         }
-        let index = self.merged.get_or_insert_with(|| {
-            previous
+        let (order, next) = self.merged.get_or_insert_with(|| {
+            let order = previous
                 .spans
-                .branches
-                .values()
+                .fork_branches
+                .iter()
+                .filter_map(|range| branch_path(previous.bytes.get(range.clone())?))
+                .filter_map(|path| previous.spans.branches.get(path))
                 .flatten()
-                .map(|span| (&*span.id, span))
-                .collect()
+                .collect();
+            (order, 0)
         });
-        index.get(id).copied()
+        let found = order.get(*next..)?.iter().position(|span| *span.id == *id)?;
+        let at = next.checked_add(found)?;
+        *next = at.checked_add(1)?;
+        order.get(at).copied()
     }
 
     /// A struct's map header, as `write_named` writes one with `fields` fields.
@@ -471,6 +487,15 @@ fn names_branch(bytes: &[u8], path: &str) -> bool {
     let mut reader = bytes;
     rmp::decode::read_map_len(&mut reader).is_ok()
         && after_str(reader, "path").is_some_and(|rest| holds_str(rest, path))
+}
+
+/// The path of the packed [`BranchRun`] `bytes` begin with.
+fn branch_path(bytes: &[u8]) -> Option<&str> {
+    let mut reader = bytes;
+    rmp::decode::read_map_len(&mut reader).ok()?;
+    let mut reader = after_str(reader, "path")?;
+    let length = usize::try_from(rmp::decode::read_str_len(&mut reader).ok()?).ok()?;
+    std::str::from_utf8(reader.get(..length)?).ok()
 }
 
 /// The bytes after `text`, if `bytes` begin with it as `write_str` writes it.

@@ -393,3 +393,44 @@ async fn a_forks_steps_committed_with_hints_read_back_as_committed() {
         assert_eq!(store.load("t").await.unwrap(), Some(thread.clone()));
     }
 }
+
+/// A client's messages keep the ids it gave them (an answer's enter its branch as sent), so
+/// branches may hold several messages under one id: the join's conversation copies each from its
+/// own bytes, met in the order the join moves them.
+#[test]
+fn a_join_whose_branches_share_a_message_id_copies_each_message_as_it_is() {
+    let mut before = three_branches(1);
+    for (path, texts) in [("a", &["first", "second"][..]), ("b", &["from b"][..])] {
+        for text in texts {
+            branch(&mut before, path)
+                .messages
+                .push(Message::text("client_id", Role::User, *text, 1.0));
+        }
+    }
+    let (held, spans) = packed(&before);
+    let mut after = before.clone();
+    after.version += 1;
+    let run = after.run.as_mut().unwrap();
+    let fork = run.fork.take().unwrap();
+    for branch in fork.branches {
+        run.branches.remove(&branch.path);
+        after.context.extend(branch.messages);
+    }
+    let mut bytes = Vec::new();
+    let copied = checkpoint::pack(&mut bytes, &after, Some(replaced(&held, &spans, None)), &"thread").unwrap();
+    assert_eq!(bytes, rmp_serde::to_vec_named(&after).unwrap());
+    let held_by_client: Vec<&checkpoint::Span> = ["a", "b"]
+        .iter()
+        .flat_map(|path| spans.branch(&[path]).unwrap_or_default())
+        .filter(|span| span.id() == "client_id")
+        .collect();
+    let copied_by_client: Vec<&checkpoint::Span> = copied
+        .context()
+        .iter()
+        .filter(|span| span.id() == "client_id")
+        .collect();
+    assert_eq!(copied_by_client.len(), 3);
+    for (copied, held) in copied_by_client.iter().zip(&held_by_client) {
+        assert!(copied.copied_from(held));
+    }
+}

@@ -13,8 +13,11 @@
 //! flow in LangGraph with `Send`, and its one-branch version.
 //!
 //! Run: `cargo build --release -p tenx-bench && ./target/release/fanout`.
-//! `TENX_BENCH_FANOUT_RUNS=N` changes how many runs each program has (30 by default);
-//! `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out. `fanout profile PROGRAM N` (`one`,
+//! `TENX_BENCH_FANOUT_RUNS=N` changes how many runs each program has in a round (30 by
+//! default); `TENX_BENCH_FANOUT_ROUNDS=N` how many rounds the whole comparison has (3 by
+//! default: each round measures tenx, then LangGraph, the order alternating, and prints its
+//! table; the targets are judged on the median of the rounds' ratios, because one full run's
+//! ratio moves with this shared machine); `TENX_BENCH_LANGGRAPH=skip` leaves LangGraph out. `fanout profile PROGRAM N` (`one`,
 //! `sequential`, `parallel`, `bare` or `bare8`) runs one of them N times after the warm-up,
 //! untimed, for `valgrind --tool=callgrind`: instruction counts do not move with the machine's
 //! load, so a change is measured as the instructions of N runs less those of 0.
@@ -39,8 +42,10 @@ use tenx_bench::fetch::FetchStandIn;
 
 /// How long the stand-in waits before it answers a fetch.
 const DELAY: Duration = Duration::from_millis(20);
-/// Runs of each program by default.
+/// Runs of each program in a round by default.
 const RUNS: usize = 30;
+/// Rounds by default: the whole comparison, tenx's side and LangGraph's, this many times.
+const ROUNDS: usize = 3;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -109,40 +114,70 @@ async fn bench() -> Result<(), String> {
         .unwrap_or(RUNS);
     let standin = FetchStandIn::start(DELAY)?;
     let url = standin.url();
-    let mut programs = Vec::new();
+    let mut sealed = Vec::new();
     let mut skipped = Vec::new();
     for program in Program::ALL {
         match tenx_bench::fanout::seal(&root, program) {
-            Ok(artifact) => programs.push((program, tenx_bench::fanout::engine(artifact, &url)?)),
+            Ok(artifact) => sealed.push((program, artifact)),
             Err(why) => {
                 eprintln!("skipping {}: {why}", program.label());
                 skipped.push((program, why));
             }
         }
     }
-    eprintln!("tenx: {runs} runs of each program, interleaved …");
-    let rounds = measure::runs(&programs, &standin, runs).await?;
-    eprintln!(
-        "tenx under load: {} runs in flight, {} batches of each …",
-        load::CONCURRENCY,
-        load::BATCHES
-    );
-    let loaded = load::rounds(&programs, &standin).await?;
-    let langgraph = if std::env::var("TENX_BENCH_LANGGRAPH").is_ok_and(|value| value == "skip") {
-        Err("TENX_BENCH_LANGGRAPH=skip".to_owned())
-    } else {
-        eprintln!("LangGraph: {runs} runs of each …");
-        langgraph::run(&root, &url, runs)
-    };
-    report::print(&report::Results {
-        delay: DELAY,
-        tenx: rounds.programs,
-        bare: rounds.bare,
-        bare_eight: rounds.bare_eight,
-        standin_cpu: rounds.standin_cpu,
-        loaded,
-        skipped,
-        langgraph,
-    });
+    let rounds = std::env::var("TENX_BENCH_FANOUT_ROUNDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|rounds| *rounds > 0)
+        .unwrap_or(ROUNDS);
+    let skip_langgraph = std::env::var("TENX_BENCH_LANGGRAPH").is_ok_and(|value| value == "skip");
+    let mut ratios = Vec::with_capacity(rounds);
+    for round in 1..=rounds {
+        // Fresh engines (and stores) each round: every round starts alike, and its threads are
+        // new.
+        let programs = sealed
+            .iter()
+            .map(|(program, artifact)| Ok((*program, tenx_bench::fanout::engine(artifact.clone(), &url)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        // LangGraph first in every other round, so that a machine growing slower or faster
+        // during the bench does not favour one side.
+        let langgraph_first = round % 2 == 0;
+        let langgraph = || {
+            if skip_langgraph {
+                return Err("TENX_BENCH_LANGGRAPH=skip".to_owned());
+            }
+            eprintln!("round {round}/{rounds}, LangGraph: {runs} runs of each …");
+            langgraph::run(&root, &url, runs)
+        };
+        let early = if langgraph_first { Some(langgraph()) } else { None };
+        eprintln!("round {round}/{rounds}, tenx: {runs} runs of each program, interleaved …");
+        let measured = measure::runs(&programs, &standin, runs).await?;
+        eprintln!(
+            "round {round}/{rounds}, tenx under load: {} runs in flight, {} batches of each …",
+            load::CONCURRENCY,
+            load::BATCHES
+        );
+        let loaded = load::rounds(&programs, &standin).await?;
+        let langgraph = match early {
+            Some(langgraph) => langgraph,
+            None => langgraph(),
+        };
+        println!(
+            "== round {round} of {rounds} ({} first)\n",
+            if langgraph_first { "LangGraph" } else { "tenx" }
+        );
+        ratios.push(report::print(&report::Results {
+            delay: DELAY,
+            tenx: measured.programs,
+            bare: measured.bare,
+            bare_eight: measured.bare_eight,
+            standin_cpu: measured.standin_cpu,
+            loaded,
+            skipped: skipped.clone(),
+            langgraph,
+        }));
+        println!();
+    }
+    report::print_rounds(&ratios);
     Ok(())
 }

@@ -30,6 +30,36 @@ pub(crate) struct Results {
     pub(crate) langgraph: Result<LangGraph, String>,
 }
 
+/// One round's ratios, the figures the targets are judged on (`None`: not measured, or tenx's
+/// own cost was within the noise).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Ratios {
+    /// The parallel eight's wall time over one branch's.
+    parallel_over_one: Option<f64>,
+    /// LangGraph's own CPU over tenx's, in single runs: one branch, the parallel eight.
+    single: Pair,
+    /// The same under load, against LangGraph's lower own CPU (loaded or single runs).
+    loaded: Pair,
+}
+
+/// A ratio for one branch and one for the parallel eight.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pair {
+    one: Option<f64>,
+    parallel: Option<f64>,
+}
+
+impl Pair {
+    /// The slot of `program` (the sequential eight has none).
+    fn slot(&mut self, program: Program) -> Option<&mut Option<f64>> {
+        match program {
+            Program::One => Some(&mut self.one),
+            Program::Parallel => Some(&mut self.parallel),
+            Program::Sequential => None,
+        }
+    }
+}
+
 /// Issue 14's targets: the parallel eight within this of one branch…
 const PARALLEL_RATIO: f64 = 1.5;
 /// …and LangGraph beaten by the engine benchmark's margin (its turn target, `engine`'s
@@ -77,7 +107,9 @@ impl Side {
     }
 }
 
-pub(crate) fn print(results: &Results) {
+/// Prints one round's table and verdicts; returns its ratios.
+pub(crate) fn print(results: &Results) -> Ratios {
+    let mut ratios = Ratios::default();
     let lg = results.langgraph.as_ref().ok();
     let runs = results.bare.figures.samples;
     println!(
@@ -158,6 +190,7 @@ pub(crate) fn print(results: &Results) {
     let median = |program| results.tenx.get(&program).copied();
     if let (Some(one), Some(parallel)) = (median(Program::One), median(Program::Parallel)) {
         let parallel_ratio = parallel.figures.median_us / one.figures.median_us;
+        ratios.parallel_over_one = Some(parallel_ratio);
         println!(
             "parallel 8 / one branch: {}   target ≤ {PARALLEL_RATIO}×: {}",
             ratio(parallel_ratio),
@@ -199,6 +232,9 @@ pub(crate) fn print(results: &Results) {
             }
         };
         let own_cpu = (mine.own_cpu_us > 0.0).then(|| theirs.own_cpu_us / mine.own_cpu_us);
+        if let Some(single) = ratios.single.slot(program) {
+            *single = own_cpu;
+        }
         println!(
             "LangGraph / tenx, {}: wall {}, CPU {}; own wall {}, own CPU {}   target ≥ {LANGGRAPH_RATIO}× (the engine benchmark's margin) on own CPU: {}",
             program.label(),
@@ -215,10 +251,11 @@ pub(crate) fn print(results: &Results) {
             ratio(lg.parallel.wall.median_us / lg.one.wall.median_us)
         );
     }
-    print_loaded(results, lg);
+    ratios.loaded = print_loaded(results, lg);
     println!(
         "\nMedians (p90 in brackets) in ms of one full run. \"CPU\" is the median CPU time of the process during a run (tenx: less the stand-in's thread). \"own\" and \"own CPU\" are those medians less the same medians of the run's floor on the same side (tenx's http client; urllib for LangGraph): one bare fetch for one branch, eight in turn for sequential 8, eight at once for parallel 8. Differences of medians, so noisy where they are small."
     );
+    ratios
 }
 
 /// The figures under load: CPU per run and its own part (less the same floor, measured under
@@ -226,7 +263,9 @@ pub(crate) fn print(results: &Results) {
 /// against the lower of LangGraph's own CPU under load and in single runs (its threads contend
 /// for the GIL under load, which costs it CPU a single run does not spend), the figure the
 /// target is judged on.
-fn print_loaded(results: &Results, lg: Option<&LangGraph>) {
+/// Returns the judged ratios.
+fn print_loaded(results: &Results, lg: Option<&LangGraph>) -> Pair {
+    let mut judged_ratios = Pair::default();
     let theirs = lg.and_then(|lg| lg.loaded);
     println!(
         "\nunder load: {CONCURRENCY} runs in flight at once (tenx: tasks on its two tokio workers; LangGraph: threads), {BATCHES} batches of each, interleaved; CPU ms per run, the median over the batches"
@@ -288,6 +327,9 @@ fn print_loaded(results: &Results, lg: Option<&LangGraph>) {
         let their_single = Side::langgraph(*program, lg).map_or(f64::NAN, |side| side.own_cpu_us);
         let lower = their_loaded.min(their_single);
         let judged = (mine_own > 0.0).then(|| lower / mine_own);
+        if let Some(ratio) = judged_ratios.slot(*program) {
+            *ratio = judged;
+        }
         println!(
             "LangGraph / tenx under load, {}: own CPU {} (LangGraph under the same load), {} (LangGraph's lower own CPU, loaded or single runs)   target ≥ {LANGGRAPH_RATIO}× on the latter: {}",
             program.label(),
@@ -296,6 +338,70 @@ fn print_loaded(results: &Results, lg: Option<&LangGraph>) {
             verdict(judged.is_some_and(|judged| judged >= LANGGRAPH_RATIO))
         );
     }
+    judged_ratios
+}
+
+/// The verdicts over every round: each round's ratios and their median (for an even count, both
+/// middle ratios), on which the targets are judged (one full run's ratio moves with the machine: LangGraph's own CPU by up to 1.8× between
+/// runs minutes apart on this shared machine).
+pub(crate) fn print_rounds(rounds: &[Ratios]) {
+    println!(
+        "\nover {} rounds (the sides' order alternating), each round's ratio and their median; the targets are judged on the median",
+        rounds.len()
+    );
+    let line = |label: &str, pick: &dyn Fn(&Ratios) -> Option<f64>, target: &str, met: &dyn Fn(f64) -> bool| {
+        let each: Vec<Option<f64>> = rounds.iter().map(pick).collect();
+        let shown: Vec<String> = each
+            .iter()
+            .map(|measured| measured.map_or_else(|| "-".to_owned(), ratio))
+            .collect();
+        // An even count of rounds has two middle ratios: both must meet the target.
+        let mut measured: Vec<f64> = each.iter().flatten().copied().collect();
+        measured.sort_by(f64::total_cmp);
+        let middle = (
+            measured.get(measured.len().saturating_sub(1) / 2).copied(),
+            measured.get(measured.len() / 2).copied(),
+        );
+        let (shown_median, judged) = match middle {
+            (Some(low), Some(high)) if low < high => {
+                (format!("{}–{}", ratio(low), ratio(high)), Some(met(low) && met(high)))
+            }
+            (Some(low), Some(_)) => (ratio(low), Some(met(low))),
+            _ => ("-".to_owned(), None),
+        };
+        println!(
+            "{label:<44} {}   median {shown_median}   target {target}: {}",
+            shown.join(" / "),
+            judged.map_or("not checked", verdict)
+        );
+    };
+    let beats = |ratio: f64| ratio >= LANGGRAPH_RATIO;
+    line(
+        "parallel 8 / one branch, wall",
+        &|round| round.parallel_over_one,
+        &format!("≤ {PARALLEL_RATIO}×"),
+        &|ratio| ratio <= PARALLEL_RATIO,
+    );
+    let margin = format!("≥ {LANGGRAPH_RATIO}×");
+    line(
+        "LangGraph / tenx own CPU, one branch",
+        &|round| round.single.one,
+        &margin,
+        &beats,
+    );
+    line(
+        "LangGraph / tenx own CPU, parallel 8",
+        &|round| round.single.parallel,
+        &margin,
+        &beats,
+    );
+    line("  under load, one branch", &|round| round.loaded.one, &margin, &beats);
+    line(
+        "  under load, parallel 8",
+        &|round| round.loaded.parallel,
+        &margin,
+        &beats,
+    );
 }
 
 fn fetches(program: Program) -> &'static str {

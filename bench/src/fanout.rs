@@ -146,7 +146,11 @@ pub async fn run_once(engine: &Engine, program: Program, thread: &str) -> Result
     {
         return Err(format!("a fetch on thread {thread} failed: {output}"));
     }
-    let last = output.messages.last().map(Message::text_content).unwrap_or_default();
+    let last = output
+        .messages
+        .last()
+        .map(|message| message.text_content())
+        .unwrap_or_default();
     if last != WRITER_ANSWER {
         return Err(format!("thread {thread} ended with {last:?}, not the writer's answer"));
     }

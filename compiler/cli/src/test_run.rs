@@ -278,7 +278,7 @@ async fn run_async(artifact: LoadedArtifact, test: &TestDecl) -> Result<Observed
             .iter()
             .rev()
             .filter(|m| m.role == Role::Assistant)
-            .map(Message::text_content)
+            .map(|message| message.text_content())
             .find(|text| !text.is_empty());
         observed.status = match thread.execution.status {
             ExecutionStatus::Completed => "completed",

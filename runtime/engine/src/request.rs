@@ -1,5 +1,7 @@
 //! What a host asks of the engine (a run, a resume) and what it gets back.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::Identity;
@@ -60,8 +62,9 @@ pub struct RunOutput {
     pub thread_id: String,
     /// Whether this request created it.
     pub is_new_thread: bool,
-    /// The last user message already in context, then the messages this run produced.
-    pub messages: Vec<Message>,
+    /// The last user message already in context, then the messages this run produced (shared
+    /// with `thread`'s conversation).
+    pub messages: Vec<Arc<Message>>,
     /// The thread as it was committed at the end of the run.
     pub thread: ThreadRecord,
 }

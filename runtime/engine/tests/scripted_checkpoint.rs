@@ -62,7 +62,7 @@ fn new_thread(thread_id: &str, clock: &ManualClock, ids: &SequentialIds) -> Thre
         created_at: now,
         updated_at: now,
         state: Map::new(),
-        context: vec![Message::text(ids.message_id(), Role::User, INPUT, clock.now_seconds())],
+        context: vec![Message::text(ids.message_id(), Role::User, INPUT, clock.now_seconds()).into()],
         execution: ExecutionMeta::new(thread_id),
         pending: None,
         run: None,
@@ -172,7 +172,7 @@ async fn a_paused_thread_resumes_its_rule_from_the_checkpoint() {
         is_error: false,
         status: None,
     }];
-    thread.context.push(result);
+    thread.context.push(result.into());
     let receipt = Receipt {
         thread_id: thread_id.clone(),
         key: "refund-1042".into(),

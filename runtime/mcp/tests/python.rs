@@ -237,7 +237,7 @@ impl ModelClient for Recording {
 }
 
 /// The tool names of the tool results in `messages`, with their outputs.
-fn tool_results(messages: &[Message]) -> Vec<(bool, Value)> {
+fn tool_results(messages: &[std::sync::Arc<Message>]) -> Vec<(bool, Value)> {
     messages
         .iter()
         .flat_map(|message| &message.content)

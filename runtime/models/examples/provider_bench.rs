@@ -129,7 +129,12 @@ async fn decode_only(body: &[u8], caller: &Caller) -> Duration {
 
 /// Median time of `runs` calls of `client`.
 async fn calls(client: &dyn ModelClient, model: &Model, runs: usize) -> Duration {
-    let messages = [Message::text("m", Role::User, "Refund order 1042, 59.00", 0.0)];
+    let messages = [std::sync::Arc::new(Message::text(
+        "m",
+        Role::User,
+        "Refund order 1042, 59.00",
+        0.0,
+    ))];
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let request = ModelRequest {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{KEY, Pieces, ask, call, client, failure, fixture, long_conversation, request, tools, user};
+use common::{KEY, Pieces, ask, call, client, failure, fixture, long_conversation, request, shared, tools, user};
 use serde_json::json;
 use tenx_artifact::Provider;
 use tenx_engine::ports::{ModelErrorKind, ModelToolCall};
@@ -145,7 +145,7 @@ async fn structured_output_is_forced_through_a_tool_and_comes_back_as_text() {
     let mut sink = Pieces::default();
     let reply = forced
         .complete(
-            request(&declared, &messages, Vec::new(), Some(&schema)),
+            request(&declared, &shared(&messages), Vec::new(), Some(&schema)),
             &mut sink,
             &CancellationToken::new(),
         )
@@ -169,7 +169,7 @@ async fn structured_output_is_forced_through_a_tool_and_comes_back_as_text() {
     offered[0].name = "final_answer".into();
     let reply = beside
         .complete(
-            request(&declared, &messages, offered, Some(&schema)),
+            request(&declared, &shared(&messages), offered, Some(&schema)),
             &mut Pieces::default(),
             &CancellationToken::new(),
         )
@@ -293,7 +293,11 @@ async fn a_stop_cancels_a_call_mid_stream() {
         ..Pieces::default()
     };
     let error = client
-        .complete(request(&declared, &messages, Vec::new(), None), &mut sink, &cancel)
+        .complete(
+            request(&declared, &shared(&messages), Vec::new(), None),
+            &mut sink,
+            &cancel,
+        )
         .await
         .unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Cancelled);

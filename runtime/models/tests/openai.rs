@@ -11,7 +11,7 @@
 mod common;
 
 use common::{
-    KEY, Pieces, ask, call, client, failure, fixture, long_conversation, model, request, tools, transport, user,
+    KEY, Pieces, ask, call, client, failure, fixture, long_conversation, model, request, shared, tools, transport, user,
 };
 use serde_json::json;
 use tenx_artifact::Provider;
@@ -447,7 +447,11 @@ async fn a_stop_cancels_a_call_mid_stream() {
         ..Pieces::default()
     };
     let error = client
-        .complete(request(&declared, &messages, Vec::new(), None), &mut sink, &cancel)
+        .complete(
+            request(&declared, &shared(&messages), Vec::new(), None),
+            &mut sink,
+            &cancel,
+        )
         .await
         .unwrap_err();
     assert_eq!(error.kind, ModelErrorKind::Cancelled);
@@ -469,7 +473,7 @@ async fn a_stopped_run_never_calls() {
     cancel.cancel();
     let error = client
         .complete(
-            request(&declared, &messages, Vec::new(), None),
+            request(&declared, &shared(&messages), Vec::new(), None),
             &mut Pieces::default(),
             &cancel,
         )

@@ -374,12 +374,15 @@ async fn two_stores_on_one_database_see_each_other_and_conflict() {
 async fn a_reopened_store_keeps_everything() {
     let schema = schema_or_skip!();
     let mut paused = thread("t", Some("ann"), 3, 7);
-    paused.context.push(tenx_engine::wire::Message::text(
-        "m1",
-        tenx_engine::wire::Role::User,
-        "Refund order 42, please ✓",
-        1_700_000_000.5,
-    ));
+    paused.context.push(
+        tenx_engine::wire::Message::text(
+            "m1",
+            tenx_engine::wire::Role::User,
+            "Refund order 42, please ✓",
+            1_700_000_000.5,
+        )
+        .into(),
+    );
     {
         let store = schema.open().await;
         store.commit(save(thread("t", Some("ann"), 1, 1), None)).await.unwrap();

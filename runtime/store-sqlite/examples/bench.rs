@@ -37,13 +37,14 @@ fn thread(version: u64) -> ThreadRecord {
         updated_at: 1_700_000_000_000 + version,
         state,
         context: vec![
-            Message::text("m1", Role::User, "Please refund order ord_42, it arrived broken.", 1.0),
+            Message::text("m1", Role::User, "Please refund order ord_42, it arrived broken.", 1.0).into(),
             Message::text(
                 "m2",
                 Role::Assistant,
                 "I have issued a refund of 15.00 EUR for ord_42.",
                 2.0,
-            ),
+            )
+            .into(),
         ],
         execution: ExecutionMeta::new("bench"),
         pending: None,

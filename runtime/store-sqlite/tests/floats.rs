@@ -56,7 +56,7 @@ async fn awkward_floats_read_back_bit_for_bit() {
     for float in &floats {
         record
             .context
-            .push(Message::text(format!("m{}", float.to_bits()), Role::User, "x", *float));
+            .push(Message::text(format!("m{}", float.to_bits()), Role::User, "x", *float).into());
     }
     let mut commit = save(record.clone(), None);
     commit.receipts.push(receipt(

@@ -275,12 +275,15 @@ async fn two_stores_on_one_file_see_each_other_and_conflict() {
 async fn a_reopened_file_keeps_everything() {
     let (_dir, path) = temp_file();
     let mut paused = thread("t", Some("ann"), 3, 7);
-    paused.context.push(tenx_engine::wire::Message::text(
-        "m1",
-        tenx_engine::wire::Role::User,
-        "Refund order 42, please ✓",
-        1_700_000_000.5,
-    ));
+    paused.context.push(
+        tenx_engine::wire::Message::text(
+            "m1",
+            tenx_engine::wire::Role::User,
+            "Refund order 42, please ✓",
+            1_700_000_000.5,
+        )
+        .into(),
+    );
     {
         let store = open(&path).await;
         store.commit(save(thread("t", Some("ann"), 1, 1), None)).await.unwrap();

@@ -279,17 +279,17 @@ pub fn user(text: &str) -> Message {
 }
 
 /// The text of every assistant message, in order.
-pub fn assistant_texts(messages: &[Message]) -> Vec<String> {
+pub fn assistant_texts(messages: &[std::sync::Arc<Message>]) -> Vec<String> {
     messages
         .iter()
         .filter(|message| message.role == Role::Assistant)
-        .map(Message::text_content)
+        .map(|message| message.text_content())
         .filter(|text| !text.is_empty())
         .collect()
 }
 
 /// The outputs of every tool result, in order.
-pub fn tool_outputs(messages: &[Message]) -> Vec<Value> {
+pub fn tool_outputs(messages: &[std::sync::Arc<Message>]) -> Vec<Value> {
     messages
         .iter()
         .flat_map(|message| &message.content)

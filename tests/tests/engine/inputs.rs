@@ -77,7 +77,7 @@ impl ModelClient for Seeing {
         sink: &mut dyn DeltaSink,
         cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError> {
-        let shown = request.messages.iter().map(described).collect();
+        let shown = request.messages.iter().map(|message| described(message)).collect();
         self.seen.lock().unwrap().push((request.agent.to_owned(), shown));
         self.steered.complete(request, sink, cancel).await
     }

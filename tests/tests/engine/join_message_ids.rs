@@ -88,7 +88,7 @@ async fn an_answers_messages_under_one_id_are_stored_as_sent_after_the_join() {
         .context
         .iter()
         .filter(|message| message.message_id == "client_id")
-        .map(Message::text_content)
+        .map(|message| message.text_content())
         .collect();
     assert_eq!(sent, ["first", "second"], "{:#?}", stored.context);
 }

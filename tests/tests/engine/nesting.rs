@@ -500,7 +500,7 @@ async fn a_crash_inside_a_subgraph_run_by_a_map_resends_only_the_unfinished_call
 const DEVICES: &str = include_str!("../common/parallel_devices.tenx");
 
 /// The remote call a run's answer asks the client to make: its id and arguments.
-fn remote_call_in(messages: &[tenx_engine::wire::Message]) -> Option<(String, Value)> {
+fn remote_call_in(messages: &[std::sync::Arc<tenx_engine::wire::Message>]) -> Option<(String, Value)> {
     messages.iter().rev().find_map(|message| {
         message.content.iter().find_map(|block| match block {
             tenx_engine::wire::ContentBlock::RemoteToolCall { id, args, .. } => Some((id.clone(), args.clone())),
@@ -542,7 +542,7 @@ async fn remote_calls_inside_branches_pause_the_thread_one_at_a_time_and_their_r
         .events
         .events()
         .into_iter()
-        .filter(|event| matches!(event, Event::Message { message, .. } if remote_call_in(std::slice::from_ref(message)).is_some()))
+        .filter(|event| matches!(event, Event::Message { message, .. } if remote_call_in(&[std::sync::Arc::new(message.clone())]).is_some()))
         .count();
     assert_eq!(announced, 1, "the stream shows the open call once");
     // A new message is refused while a remote call waits, and so is a result for another call.

@@ -124,7 +124,7 @@ impl ToolRunner for Service {
 #[derive(Default)]
 struct Model {
     replies: Mutex<Vec<ModelReply>>,
-    shown: Mutex<Vec<Vec<Message>>>,
+    shown: Mutex<Vec<Vec<std::sync::Arc<Message>>>>,
 }
 
 impl Model {
@@ -177,7 +177,7 @@ impl ModelClient for Model {
     }
 }
 
-fn results(messages: &[Message]) -> Vec<Value> {
+fn results(messages: &[std::sync::Arc<Message>]) -> Vec<Value> {
     messages
         .iter()
         .flat_map(|message| &message.content)

@@ -377,7 +377,7 @@ impl<'p> Packer<'_, 'p> {
 
     /// A list of messages (the conversation, or the messages of the branch keyed `branch`): each
     /// copied from the replaced checkpoint's same list where it holds it, else encoded.
-    fn messages(&mut self, messages: &[Message], branch: Option<&str>) -> Result<Vec<Span>, String> {
+    fn messages(&mut self, messages: &[Arc<Message>], branch: Option<&str>) -> Result<Vec<Span>, String> {
         let length = u32::try_from(messages.len()).map_err(|_| "a list of messages is too long".to_owned())?;
         rmp::encode::write_array_len(self.bytes, length).map_err(|error| error.to_string())?;
         let held: &[Span] = match (self.previous, branch) {

@@ -3,6 +3,7 @@
 //! (`Store::commit_fork_step`), and a join's conversation copying the branches' messages.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::json;
 
@@ -16,7 +17,7 @@ use crate::wire::{Message, Role};
 fn forked_thread(id: &str, messages: usize) -> ThreadRecord {
     use crate::thread::{AgentCallProgress, BranchStatus, InnerFork};
 
-    let branch_messages = |path: &str| -> Vec<Message> {
+    let branch_messages = |path: &str| -> Vec<Arc<Message>> {
         (0..messages)
             .map(|index| {
                 Message::text(
@@ -26,6 +27,7 @@ fn forked_thread(id: &str, messages: usize) -> ThreadRecord {
                     2.5,
                 )
             })
+            .map(Arc::new)
             .collect()
     };
     let mut state = serde_json::Map::new();
@@ -95,7 +97,7 @@ fn a_step_copies_each_branchs_messages_at_every_depth() {
     let inner = &mut fork.branches[0].inner.as_mut().unwrap().fork.branches[0];
     inner
         .messages
-        .push(Message::text("msg_inner_new", Role::Tool, "{\"ok\": true}", 3.0));
+        .push(Message::text("msg_inner_new", Role::Tool, "{\"ok\": true}", 3.0).into());
     let mut bytes = Vec::new();
     let copied = checkpoint::pack(&mut bytes, &after, Some(previous), &"thread").unwrap();
     assert_eq!(bytes, rmp_serde::to_vec_named(&after).unwrap());
@@ -117,7 +119,7 @@ fn a_step_copies_each_branchs_messages_at_every_depth() {
     // A branch message changed under its id is refused in debug builds, as the conversation's.
     let mut changed = before.clone();
     let fork = changed.run.as_mut().and_then(|run| run.fork.as_mut()).unwrap();
-    fork.branches[0].messages[1].timestamp = 9.0;
+    Arc::make_mut(&mut fork.branches[0].messages[1]).timestamp = 9.0;
     let outcome = checkpoint::pack(&mut Vec::new(), &changed, Some(previous), &"thread 't'");
     if cfg!(debug_assertions) {
         let Err(StoreError::Failed(message)) = outcome else {
@@ -163,6 +165,7 @@ fn three_branches(messages: usize) -> ThreadRecord {
                     2.0,
                 )
             })
+            .map(Arc::new)
             .collect();
         let mut cursors = BTreeMap::new();
         cursors.insert(format!("{path}_model"), json!({"turn": messages_turn(path)}));
@@ -238,7 +241,7 @@ fn a_fork_step_copies_its_unmoved_branches_whole() {
     after.version += 1;
     branch(&mut after, "b")
         .messages
-        .push(Message::text("msg_b_new", Role::Tool, "{\"ok\": true}", 3.0));
+        .push(Message::text("msg_b_new", Role::Tool, "{\"ok\": true}", 3.0).into());
     after.run.as_mut().unwrap().branches.get_mut("b").unwrap().steps = 2;
     let moved = BTreeSet::from(["b".to_owned()]);
     let previous = replaced(&held, &spans, Some(&moved));
@@ -344,7 +347,7 @@ fn a_join_copies_the_branches_messages_into_the_conversation() {
     }
     after
         .context
-        .push(Message::text("msg_write", Role::Assistant, "The report.", 4.0));
+        .push(Message::text("msg_write", Role::Assistant, "The report.", 4.0).into());
     let previous = replaced(&held, &spans, None);
     let mut bytes = Vec::new();
     let copied = checkpoint::pack(&mut bytes, &after, Some(previous), &"thread").unwrap();
@@ -380,12 +383,9 @@ async fn a_forks_steps_committed_with_hints_read_back_as_committed() {
         .unwrap();
     for (step, path) in ["a", "c", "b", "a"].into_iter().enumerate() {
         thread.version += 1;
-        branch(&mut thread, path).messages.push(Message::text(
-            format!("msg_{path}_{step}"),
-            Role::Assistant,
-            "done",
-            5.0,
-        ));
+        branch(&mut thread, path)
+            .messages
+            .push(Message::text(format!("msg_{path}_{step}"), Role::Assistant, "done", 5.0).into());
         thread.run.as_mut().unwrap().branches.get_mut(path).unwrap().steps += 1;
         let moved = BTreeSet::from([path.to_owned()]);
         let commit = save(thread.clone(), Some(thread.version - 1));
@@ -404,7 +404,7 @@ fn a_join_whose_branches_share_a_message_id_copies_each_message_as_it_is() {
         for text in texts {
             branch(&mut before, path)
                 .messages
-                .push(Message::text("client_id", Role::User, *text, 1.0));
+                .push(Message::text("client_id", Role::User, *text, 1.0).into());
         }
     }
     let (held, spans) = packed(&before);

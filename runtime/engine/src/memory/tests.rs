@@ -385,8 +385,8 @@ fn paused_thread(id: &str) -> ThreadRecord {
         .state
         .insert("nested".into(), json!({"a": [1, 2.5, "x", null, true], "b": {}}));
     record.context = vec![
-        Message::text("msg_1", Role::User, "refund 1042", 1_796_083_199.999_999_9),
-        assistant,
+        Message::text("msg_1", Role::User, "refund 1042", 1_796_083_199.999_999_9).into(),
+        assistant.into(),
     ];
     record.execution.status = ExecutionStatus::InterruptedBefore;
     record.execution.interrupt_data = Some(json!({"interrupt": interrupt}));
@@ -479,7 +479,7 @@ pub(super) fn running_thread(id: &str, messages: usize) -> ThreadRecord {
         let text = format!("step {index}: «{}»", "x".repeat(index));
         thread
             .context
-            .push(Message::text(format!("msg_step_{index}"), Role::Assistant, text, 1.5));
+            .push(Message::text(format!("msg_step_{index}"), Role::Assistant, text, 1.5).into());
     }
     thread
 }
@@ -532,7 +532,7 @@ fn a_message_changed_under_its_id_is_refused_in_debug_builds() {
     let mut held = Vec::new();
     let spans = checkpoint::pack(&mut held, &before, None, &"thread").unwrap();
     let mut after = before.clone();
-    if let Some(message) = after.context.get_mut(2) {
+    if let Some(message) = after.context.get_mut(2).map(Arc::make_mut) {
         message.timestamp = 2.5;
     }
     let previous = checkpoint::Previous {

@@ -39,7 +39,7 @@ pub struct ModelRequest<'a> {
     /// What the agent is shown of the conversation, oldest first: by its `input`, the thread's
     /// context or a part of it (led by one user message when it would start otherwise), then its
     /// own turn; and any retry notes of this call.
-    pub messages: &'a [Message],
+    pub messages: &'a [Arc<Message>],
     /// The tools offered, in a stable order. Nothing else may be called. Shared: the engine
     /// builds each agent's specs once and every request of that agent lends the same ones.
     pub tools: Arc<[ToolSpec]>,

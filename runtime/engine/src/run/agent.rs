@@ -78,7 +78,7 @@ pub(crate) async fn agent_node(working: &mut Working<'_>, node: &str, agent_name
 
 /// The calls of this node's last model turn that have no result yet, in call order: after a
 /// pause or a crash, the turn continues with them.
-pub(crate) fn unanswered_calls(context: &[Message], node: &str) -> Vec<QueuedCall> {
+pub(crate) fn unanswered_calls(context: &[Arc<Message>], node: &str) -> Vec<QueuedCall> {
     let Some(turn) = context.iter().rposition(|message| message.role != Role::Tool) else {
         return Vec::new();
     };
@@ -108,7 +108,7 @@ pub(crate) fn unanswered_calls(context: &[Message], node: &str) -> Vec<QueuedCal
 
 /// Whether some call of the last model turn has its result: the turn's round of calls began
 /// (and was counted) before, and now goes on.
-fn round_started(context: &[Message]) -> bool {
+fn round_started(context: &[Arc<Message>]) -> bool {
     context.last().is_some_and(|message| message.role == Role::Tool)
 }
 
@@ -203,7 +203,7 @@ async fn ask_model(
     let tools = cached_tool_specs(working, agent_name, agent);
     // What the agent sees of the conversation (its `input`, then its own turn) is lent to the
     // model when it is the conversation as it is; only a retry copies it, to add its note.
-    let mut conversation: Cow<'_, [Message]> = super::input_scope::shown(
+    let mut conversation: Cow<'_, [Arc<Message>]> = super::input_scope::shown(
         &agent.input,
         &working.record.context,
         node,
@@ -274,7 +274,7 @@ async fn ask_model(
                         format!("Your last answer was not accepted: it failed the check `{check}`. Answer again."),
                         working.now_seconds(),
                     );
-                    conversation.to_mut().push(refused);
+                    conversation.to_mut().push(Arc::new(refused));
                 }
                 last_check = check;
             }

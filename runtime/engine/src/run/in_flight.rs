@@ -14,6 +14,7 @@
 //! flight, with no placeholder, and the next run finishes it here, as after a crash.
 
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 use crate::ports::{Receipt, ReceiptState};
 use crate::thread::InFlightCall;
@@ -111,7 +112,7 @@ pub(crate) async fn finish_stopped_calls(working: &mut Working<'_>) -> Result<()
             working.cut_short = None;
             continue;
         }
-        if let Some(message) = working.record.context.get_mut(index) {
+        if let Some(message) = working.record.context.get_mut(index).map(Arc::make_mut) {
             message.metadata.remove(STOPPED_IN_FLIGHT);
             message.content = vec![ContentBlock::ToolResult {
                 call_id: stopped.call.call_id.clone(),
@@ -134,7 +135,7 @@ pub(crate) async fn finish_stopped_calls(working: &mut Working<'_>) -> Result<()
 
 /// The calls a stop cut short outside a fork that `context` holds (each tool message whose
 /// placeholder carries one, see [`STOPPED_IN_FLIGHT`]), with their messages' indexes.
-pub(crate) fn stopped_calls(context: &[Message]) -> Vec<(usize, StoppedCall)> {
+pub(crate) fn stopped_calls(context: &[Arc<Message>]) -> Vec<(usize, StoppedCall)> {
     context
         .iter()
         .enumerate()

@@ -136,11 +136,11 @@ fn duplicate_result() -> RunError {
 /// Whether the thread holds the accepted result of remote call `call_id`: in its conversation, or
 /// in the messages of a branch of the fork in progress, at any depth.
 fn answered_remote(record: &ThreadRecord, call_id: &str) -> bool {
-    let mut messages: Vec<&Message> = record.context.iter().collect();
+    let mut messages: Vec<&Message> = record.context.iter().map(|message| &**message).collect();
     let mut forks: Vec<&crate::thread::ForkProgress> = record.run.iter().filter_map(|run| run.fork.as_ref()).collect();
     while let Some(fork) = forks.pop() {
         for branch in &fork.branches {
-            messages.extend(&branch.messages);
+            messages.extend(branch.messages.iter().map(|message| &**message));
             forks.extend(branch.inner.as_deref().map(|inner| &inner.fork));
         }
     }

@@ -17,6 +17,7 @@
 //! first by construction, and `conversation` is shown as it is.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tenx_artifact::AgentInput;
@@ -31,12 +32,12 @@ pub(crate) const SHOWN_MESSAGE_ID: &str = "input";
 /// system prompt (the lead message of `none` and `last`), `state` fills a template.
 pub(crate) fn shown<'c>(
     input: &AgentInput,
-    context: &'c [Message],
+    context: &'c [Arc<Message>],
     node: &str,
     prompt: &str,
     state: &Map<String, Value>,
     now: f64,
-) -> Cow<'c, [Message]> {
+) -> Cow<'c, [Arc<Message>]> {
     let turn_start = own_turn_start(context, node);
     let (before, turn) = context.split_at_checked(turn_start).unwrap_or((context, &[]));
     match input {
@@ -50,7 +51,7 @@ pub(crate) fn shown<'c>(
         AgentInput::Template { template } => {
             let text = super::glue::render(template, state);
             let mut messages = Vec::with_capacity(turn.len().saturating_add(1));
-            messages.push(Message::text(SHOWN_MESSAGE_ID, Role::User, text, now));
+            messages.push(Arc::new(Message::text(SHOWN_MESSAGE_ID, Role::User, text, now)));
             messages.extend_from_slice(turn);
             Cow::Owned(messages)
         }
@@ -59,7 +60,7 @@ pub(crate) fn shown<'c>(
 
 /// Where the agent's own turn starts: after the last message that the node at `node` did not
 /// add (`context.len()` when it added none at the end).
-fn own_turn_start(context: &[Message], node: &str) -> usize {
+fn own_turn_start(context: &[Arc<Message>], node: &str) -> usize {
     context
         .iter()
         .rposition(|message| message.metadata.get("node").and_then(Value::as_str) != Some(node))
@@ -68,12 +69,12 @@ fn own_turn_start(context: &[Message], node: &str) -> usize {
 
 /// `shown` as it is when it starts with a user message, else with one user message holding
 /// `prompt` put first.
-fn led<'c>(shown: &'c [Message], prompt: &str, now: f64) -> Cow<'c, [Message]> {
+fn led<'c>(shown: &'c [Arc<Message>], prompt: &str, now: f64) -> Cow<'c, [Arc<Message>]> {
     if shown.first().is_some_and(|message| message.role == Role::User) {
         return Cow::Borrowed(shown);
     }
     let mut messages = Vec::with_capacity(shown.len().saturating_add(1));
-    messages.push(Message::text(SHOWN_MESSAGE_ID, Role::User, prompt, now));
+    messages.push(Arc::new(Message::text(SHOWN_MESSAGE_ID, Role::User, prompt, now)));
     messages.extend_from_slice(shown);
     Cow::Owned(messages)
 }
@@ -81,7 +82,7 @@ fn led<'c>(shown: &'c [Message], prompt: &str, now: f64) -> Cow<'c, [Message]> {
 /// The start of a window of `before` that begins at `start`, moved back so that every tool
 /// result in it has the assistant message holding its call in it too. A result whose call is
 /// in no earlier message at all is left out when the window would start with it.
-fn window_start(before: &[Message], mut start: usize) -> usize {
+fn window_start(before: &[Arc<Message>], mut start: usize) -> usize {
     let mut at = start;
     while let Some(message) = before.get(at) {
         if message.role == Role::Tool {

@@ -101,7 +101,7 @@ pub(crate) fn answer_agent_call(parent: &mut Working<'_>) -> Result<(), RunError
         .iter()
         .rev()
         .find(|message| message.role == crate::wire::Role::Assistant && !message.text_content().is_empty())
-        .map(crate::wire::Message::text_content);
+        .map(|message| message.text_content());
     let structured = parent
         .artifact()
         .agents

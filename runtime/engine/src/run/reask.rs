@@ -26,6 +26,7 @@
 //! the thread a request touches, so no request ever meets a question of another artifact.
 
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tenx_artifact::{NodeKind, Risk};
 use tokio_util::sync::CancellationToken;
 
@@ -515,7 +516,7 @@ async fn supersede(
     if inner.ports.ids.failures() != id_failures {
         return ReaskOutcome::Failed(random_source_unavailable());
     }
-    record.context.extend(answers);
+    record.context.extend(answers.into_iter().map(Arc::new));
     let execution = &mut record.execution;
     execution.status = ExecutionStatus::Error;
     execution.internal_data.insert("error".to_owned(), json!(message));

@@ -7,6 +7,7 @@
 //! `GRAPH_VERSION_MISMATCH`. A new user message then starts a new run under this artifact.
 
 use serde_json::json;
+use std::sync::Arc;
 
 use crate::engine::Inner;
 use crate::ports::{Commit, Event, EventSink, Record};
@@ -83,7 +84,7 @@ pub(crate) async fn end_other_artifact(
     if inner.ports.ids.failures() != id_failures {
         return Err(random_source_unavailable());
     }
-    record.context.extend(answers);
+    record.context.extend(answers.into_iter().map(Arc::new));
     let execution = &mut record.execution;
     execution.status = ExecutionStatus::Error;
     execution.internal_data.insert("error".to_owned(), json!(error.message));
@@ -114,7 +115,7 @@ pub(crate) async fn end_other_artifact(
 
 /// The calls of the conversation's last model turn that have no result, with the node that
 /// made them.
-pub(crate) fn open_calls(context: &[Message]) -> Vec<(String, QueuedCall)> {
+pub(crate) fn open_calls(context: &[Arc<Message>]) -> Vec<(String, QueuedCall)> {
     let node = context
         .iter()
         .rev()

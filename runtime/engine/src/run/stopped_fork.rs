@@ -26,6 +26,7 @@
 //! and the new message starts a new run from the start node.
 
 use serde_json::json;
+use std::sync::Arc;
 
 use crate::RunError;
 use crate::thread::{BranchStatus, ForkProgress, InFlightCall, RunProgress, ThreadRecord};
@@ -82,7 +83,7 @@ pub(crate) fn calls_in_flight(run: &RunProgress) -> Vec<InFlightCall> {
 /// conversation's last model turn when calls of it are still open (the kept fork answers one: an
 /// agent called as a tool by an agent of the thread), so that a turn and its results are never
 /// split; else at the end.
-pub(crate) fn input_index(context: &[Message], kept: bool) -> usize {
+pub(crate) fn input_index(context: &[Arc<Message>], kept: bool) -> usize {
     if kept
         && !super::retire::open_calls(context).is_empty()
         && let Some(turn) = context.iter().rposition(|message| message.role != Role::Tool)
@@ -131,7 +132,7 @@ async fn end_other_artifact(working: &mut Working<'_>, run: &RunProgress) -> Res
             json!("Not run: the run ended when the program changed."),
             true,
         );
-        working.record.context.push(answer);
+        working.record.context.push(Arc::new(answer));
     }
     Ok(())
 }
@@ -141,6 +142,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
 
     use std::collections::BTreeMap;
+    use std::sync::Arc;
 
     use super::{input_index, park};
     use crate::thread::{
@@ -247,9 +249,9 @@ mod tests {
                 arguments: "{}".to_owned(),
             },
         }]);
-        let open = vec![user.clone(), turn];
+        let open = vec![Arc::new(user.clone()), Arc::new(turn)];
         assert_eq!(input_index(&open, true), 1, "before the open turn");
         assert_eq!(input_index(&open, false), 2, "no kept run: at the end, as before");
-        assert_eq!(input_index(&[user], true), 1, "nothing open: at the end");
+        assert_eq!(input_index(&[user.into()], true), 1, "nothing open: at the end");
     }
 }

@@ -2,6 +2,7 @@
 //! whole (with receipts and records) through the store, version-checked, after every step.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tenx_artifact::{Artifact, END, Graph};
@@ -140,7 +141,7 @@ impl<'e> Working<'e> {
             });
         }
         self.produced.push(Produced::InContext(self.record.context.len()));
-        self.record.context.push(message);
+        self.record.context.push(Arc::new(message));
     }
 
     /// Inserts a message into the conversation at `index` (at most its end), and adds it to what
@@ -161,12 +162,12 @@ impl<'e> Working<'e> {
             }
         }
         self.produced.push(Produced::InContext(index));
-        self.record.context.insert(index, message);
+        self.record.context.insert(index, Arc::new(message));
     }
 
     /// Appends a message a parallel branch added (and announced) to the conversation, at the
     /// join, and to what this request returns.
-    pub(crate) fn push_merged(&mut self, message: Message) {
+    pub(crate) fn push_merged(&mut self, message: Arc<Message>) {
         self.produced.push(Produced::InContext(self.record.context.len()));
         self.record.context.push(message);
     }
@@ -178,17 +179,17 @@ impl<'e> Working<'e> {
             message: message.clone(),
             branch: None,
         });
-        self.produced.push(Produced::Placeholder(Box::new(message)));
+        self.produced.push(Produced::Placeholder(Arc::new(message)));
     }
 
-    /// The messages this request added, in order.
-    pub(crate) fn take_produced(&mut self) -> Vec<Message> {
+    /// The messages this request added, in order (shared with the conversation).
+    pub(crate) fn take_produced(&mut self) -> Vec<Arc<Message>> {
         let produced = std::mem::take(&mut self.produced);
         produced
             .into_iter()
             .filter_map(|entry| match entry {
                 Produced::InContext(index) => self.record.context.get(index).cloned(),
-                Produced::Placeholder(message) => Some(*message),
+                Produced::Placeholder(message) => Some(message),
             })
             .collect()
     }
@@ -333,7 +334,7 @@ impl<'e> Working<'e> {
 /// the output shows.
 pub(crate) enum Produced {
     InContext(usize),
-    Placeholder(Box<Message>),
+    Placeholder(Arc<Message>),
 }
 
 /// A checkpoint that lacks what a run in progress must have.

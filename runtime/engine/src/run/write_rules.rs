@@ -5,6 +5,7 @@
 //! tool call and its result (never deleted alone).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -49,7 +50,7 @@ fn merge_into(target: &mut Map<String, Value>, key: String, value: Value) {
 /// it is exactly that message, and refused (`MESSAGE_ID_TAKEN`) when it differs: a thread's
 /// history is never rewritten. Blank ids are new messages (the engine gives them ids).
 pub(crate) fn new_messages(
-    existing: &[Message],
+    existing: &[Arc<Message>],
     given: Vec<Message>,
     label: &str,
 ) -> Result<Vec<(usize, Message)>, RunError> {
@@ -61,7 +62,7 @@ pub(crate) fn new_messages(
             continue;
         }
         if let Some(held) = existing.iter().find(|held| held.message_id == message.message_id) {
-            if *held == message {
+            if **held == message {
                 continue;
             }
             return Err(id_taken(label, index, &message.message_id));
@@ -132,7 +133,7 @@ mod tests {
 
     #[test]
     fn held_messages_are_skipped_and_a_rewrite_under_a_taken_id_is_refused() {
-        let existing = vec![user("m1", "hello")];
+        let existing = vec![Arc::new(user("m1", "hello"))];
         let fresh = new_messages(
             &existing,
             vec![user("m1", "hello"), user("", "new"), user("m2", "two")],
@@ -176,7 +177,7 @@ mod tests {
         assert!(in_tool_exchange(&result));
         assert!(!in_tool_exchange(&user("u1", "hi")));
         assert!(!in_tool_exchange(&Message::text("a2", Role::Assistant, "done", 1.0)));
-        let fresh = new_messages(&[call.clone()], vec![call], "state.context");
+        let fresh = new_messages(&[call.clone().into()], vec![call], "state.context");
         assert_eq!(fresh.map(|fresh| fresh.len()).ok(), Some(0));
     }
 }

@@ -25,6 +25,7 @@
 //!   another artifact: with their run and conversation gone nothing would finish them.
 
 use serde_json::{Map, json};
+use std::sync::Arc;
 
 use crate::engine::{Engine, Inner};
 use crate::ports::{NullEvents, ThreadLease};
@@ -163,7 +164,7 @@ impl Engine {
             .record
             .context
             .get(index)
-            .is_some_and(write_rules::in_tool_exchange)
+            .is_some_and(|message| write_rules::in_tool_exchange(message))
         {
             return Err(RunError::new(
                 ErrorCode::MessageInToolCall,
@@ -371,7 +372,7 @@ fn append(working: &mut Working<'_>, fresh: Vec<(usize, Message)>) -> Result<(),
         }
         message.delta = false;
         let index = at.min(working.record.context.len());
-        working.record.context.insert(index, message);
+        working.record.context.insert(index, Arc::new(message));
         at = at.saturating_add(1);
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! what plays.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use tenx_artifact::Script;
 use tenx_artifact::Turn;
@@ -138,7 +139,7 @@ pub(crate) fn play(
 /// The text of the last tool result of the run: the last `tool` message after the user message
 /// that started the run (the last user message whose text is `run_input`; the whole
 /// conversation when there is none).
-pub(crate) fn last_result(messages: &[Message], run_input: &str) -> Option<String> {
+pub(crate) fn last_result(messages: &[Arc<Message>], run_input: &str) -> Option<String> {
     let start = messages
         .iter()
         .rposition(|message| message.role == Role::User && message.text_cow() == run_input)
@@ -148,7 +149,7 @@ pub(crate) fn last_result(messages: &[Message], run_input: &str) -> Option<Strin
         .iter()
         .rev()
         .find(|message| message.role == Role::Tool)
-        .map(Message::text_content)
+        .map(|message| message.text_content())
 }
 
 /// The id of a scripted tool call: `call_<model>_<n>`, `n` counting the model's calls in the

@@ -61,7 +61,7 @@ impl DeltaSink for Pieces {
 
 struct Call<'a> {
     model: &'a Model,
-    messages: &'a [Message],
+    messages: &'a [std::sync::Arc<Message>],
     run_id: &'a str,
     input: &'a str,
     cursor: Option<Value>,
@@ -92,11 +92,11 @@ async fn complete(client: &ScriptedModel, call: &Call<'_>) -> (Result<ModelReply
     (reply, sink.pieces)
 }
 
-fn user(text: &str) -> Message {
-    Message::text("m_user", Role::User, text, 0.0)
+fn user(text: &str) -> std::sync::Arc<Message> {
+    std::sync::Arc::new(Message::text("m_user", Role::User, text, 0.0))
 }
 
-fn tool_result(call_id: &str, text: &str) -> Message {
+fn tool_result(call_id: &str, text: &str) -> std::sync::Arc<Message> {
     let mut message = Message::text("m_tool", Role::Tool, "", 0.0);
     message.content = vec![ContentBlock::ToolResult {
         call_id: call_id.into(),
@@ -104,7 +104,7 @@ fn tool_result(call_id: &str, text: &str) -> Message {
         is_error: false,
         status: None,
     }];
-    message
+    std::sync::Arc::new(message)
 }
 
 #[tokio::test]

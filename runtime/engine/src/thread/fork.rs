@@ -9,6 +9,7 @@
 //! ([`BranchRun::inner`]), with its branches' progress, exactly as the thread keeps its own.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -62,8 +63,9 @@ pub struct BranchRun {
     /// the list it maps over). A subgraph node's branch holds the inner graph's whole state,
     /// which is another graph's. See [`BranchRun::state_over`].
     pub state: Map<String, Value>,
-    /// The messages the branch added to the conversation as the fork found it.
-    pub messages: Vec<Message>,
+    /// The messages the branch added to the conversation as the fork found it (shared, as the
+    /// conversation's are: `ThreadRecord::context`).
+    pub messages: Vec<Arc<Message>>,
     /// What the branch waits for, when it paused.
     pub pending: Option<Pending>,
     /// The positions of the models the branch called (scripted cursors).
@@ -101,7 +103,7 @@ impl BranchRun {
     pub fn starting(
         path: String,
         state: Map<String, Value>,
-        messages: Vec<Message>,
+        messages: Vec<Arc<Message>>,
         model_cursors: BTreeMap<String, Value>,
     ) -> Self {
         Self {

@@ -15,6 +15,7 @@
 //! the API cannot take, and media outside a user message, fail the call with a [`MediaFault`].
 
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use tenx_engine::ports::{ModelRequest, ToolSpec};
 use tenx_engine::wire::{Message, Role};
 
@@ -91,7 +92,7 @@ pub fn body(
 }
 
 /// The conversation as messages of content blocks, consecutive roles merged.
-pub fn messages(conversation: &[Message]) -> Result<Vec<Value>, MediaFault> {
+pub fn messages(conversation: &[Arc<Message>]) -> Result<Vec<Value>, MediaFault> {
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for (index, message) in conversation.iter().enumerate() {
         no_media_outside_user(index, message)?;

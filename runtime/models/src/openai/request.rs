@@ -10,6 +10,7 @@
 //! ([`super::media`]); media a message cannot carry fail the call with a [`MediaFault`].
 
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use tenx_engine::ports::{ModelRequest, ToolSpec};
 use tenx_engine::wire::{Message, Role};
 
@@ -76,7 +77,7 @@ pub fn body(
 }
 
 /// The messages: the system prompt, then the conversation.
-pub fn messages(system: &str, conversation: &[Message]) -> Result<Vec<Value>, MediaFault> {
+pub fn messages(system: &str, conversation: &[Arc<Message>]) -> Result<Vec<Value>, MediaFault> {
     let mut messages = Vec::with_capacity(conversation.len().saturating_add(1));
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system}));

@@ -87,9 +87,10 @@ pub async fn call(
     output_schema: Option<&Value>,
     sink: &mut Pieces,
 ) -> Result<ModelReply, ModelError> {
+    let messages = shared(messages);
     client
         .complete(
-            request(declared, messages, tools, output_schema),
+            request(declared, &messages, tools, output_schema),
             sink,
             &CancellationToken::new(),
         )
@@ -127,10 +128,15 @@ pub fn tools() -> Vec<ToolSpec> {
     ]
 }
 
+/// `messages` as a thread's conversation holds them.
+pub fn shared(messages: &[Message]) -> Vec<Arc<Message>> {
+    messages.iter().cloned().map(Arc::new).collect()
+}
+
 /// A request of `model` with `messages`, `tools` and an optional output schema.
 pub fn request<'a>(
     model: &'a Model,
-    messages: &'a [Message],
+    messages: &'a [Arc<Message>],
     tools: Vec<ToolSpec>,
     output_schema: Option<&'a Value>,
 ) -> ModelRequest<'a> {

@@ -238,7 +238,7 @@ async fn answer_one(
         .iter()
         .rev()
         .find(|message| message.role == tenx_engine::wire::Role::Assistant)
-        .map(tenx_engine::wire::Message::text_content)
+        .map(|message| message.text_content())
         .filter(|text| !text.is_empty());
     Ok(json!({
         "thread_id": thread_id,

@@ -149,6 +149,7 @@ pub async fn messages(
     let messages: Vec<&tenx_engine::wire::Message> = record
         .context
         .iter()
+        .map(|message| &**message)
         .filter(|message| search.is_none_or(|search| message.text_content().contains(search.as_str())))
         .skip(offset)
         .take(limit)

@@ -35,7 +35,7 @@ pub(super) struct Researchers {
     pub(super) fail_topic: Mutex<Option<String>>,
     pub(super) held: Notify,
     /// Each question: the agent (a researcher's topic) and the conversation it was shown.
-    pub(super) shown: Mutex<Vec<(String, Vec<Message>)>>,
+    pub(super) shown: Mutex<Vec<(String, Vec<std::sync::Arc<Message>>)>>,
 }
 
 impl Researchers {
@@ -49,7 +49,7 @@ impl Researchers {
     }
 
     /// The conversation `who` was last shown.
-    pub(super) fn last_shown(&self, who: &str) -> Vec<Message> {
+    pub(super) fn last_shown(&self, who: &str) -> Vec<std::sync::Arc<Message>> {
         let shown = self.shown.lock().unwrap();
         shown.iter().rev().find(|(asked, _)| asked == who).unwrap().1.clone()
     }
@@ -196,7 +196,7 @@ impl ToolRunner for Service {
     }
 }
 
-pub(super) fn results(messages: &[Message]) -> Vec<Value> {
+pub(super) fn results(messages: &[std::sync::Arc<Message>]) -> Vec<Value> {
     messages
         .iter()
         .flat_map(|message| &message.content)

@@ -35,7 +35,11 @@ impl ModelClient for ReferenceModel {
         match request.run_input {
             "missing" if after_tool => Ok(text(&format!(
                 "tool said: {}",
-                request.messages.last().map(tool_text).unwrap_or_default()
+                request
+                    .messages
+                    .last()
+                    .map(|message| tool_text(message))
+                    .unwrap_or_default()
             ))),
             "missing" => Ok(ModelReply {
                 tool_calls: vec![ModelToolCall {

@@ -5,6 +5,7 @@
 //! ([`super::run`]). A fork may start inside a branch: then it is that branch's own.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tenx_artifact::{END, Fork, ForkKind, MAX_WIDTH};
@@ -100,7 +101,7 @@ fn start_agent_call(working: &mut Working<'_>, node: &str, call: AgentCall) -> R
         from: node.to_owned(),
         join: END.to_owned(),
         width: 1,
-        branches: vec![BranchRun::starting(path, state, vec![message], cursors)],
+        branches: vec![BranchRun::starting(path, state, vec![Arc::new(message)], cursors)],
         subgraph: None,
         agent_call: Some(crate::thread::AgentCallProgress {
             call_id: call.call_id,

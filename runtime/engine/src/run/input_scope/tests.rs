@@ -1,10 +1,15 @@
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 use super::*;
 use crate::wire::{ContentBlock, FunctionCall, Message, Role, ToolCall};
 
 /// A message of `role` with `text`, added by `node` when there is one.
-fn said(id: &str, role: Role, text: &str, node: Option<&str>) -> Message {
+fn said(id: &str, role: Role, text: &str, node: Option<&str>) -> Arc<Message> {
+    Arc::new(message(id, role, text, node))
+}
+
+fn message(id: &str, role: Role, text: &str, node: Option<&str>) -> Message {
     let mut message = Message::text(id, role, text, 1.0);
     if let Some(node) = node {
         message.metadata.insert("node".to_owned(), json!(node));
@@ -13,8 +18,8 @@ fn said(id: &str, role: Role, text: &str, node: Option<&str>) -> Message {
 }
 
 /// An assistant message of `node` making the calls `ids`.
-fn calling(id: &str, node: &str, ids: &[&str]) -> Message {
-    let mut message = said(id, Role::Assistant, "", Some(node));
+fn calling(id: &str, node: &str, ids: &[&str]) -> Arc<Message> {
+    let mut message = message(id, Role::Assistant, "", Some(node));
     message.content.clear();
     message.tools_calls = Some(
         ids.iter()
@@ -28,12 +33,12 @@ fn calling(id: &str, node: &str, ids: &[&str]) -> Message {
             })
             .collect(),
     );
-    message
+    Arc::new(message)
 }
 
 /// The result of the call `call`, added by `node`.
-fn result(id: &str, node: &str, call: &str) -> Message {
-    let mut message = said(id, Role::Tool, "", Some(node));
+fn result(id: &str, node: &str, call: &str) -> Arc<Message> {
+    let mut message = message(id, Role::Tool, "", Some(node));
     message.content = vec![ContentBlock::ToolResult {
         call_id: call.to_owned(),
         output: json!("done"),
@@ -41,18 +46,18 @@ fn result(id: &str, node: &str, call: &str) -> Message {
         status: None,
     }];
     message.metadata.insert("tool_call_id".to_owned(), json!(call));
-    message
+    Arc::new(message)
 }
 
 /// The ids of what is shown, in order.
-fn ids(shown: &[Message]) -> Vec<&str> {
+fn ids(shown: &[Arc<Message>]) -> Vec<&str> {
     shown.iter().map(|message| message.message_id.as_str()).collect()
 }
 
 /// A conversation: the client's message, `first`'s call, its result and its answer, the
 /// client's next message, `first`'s answer to it; then `second`'s own turn so far: a call and
 /// its result.
-fn conversation() -> Vec<Message> {
+fn conversation() -> Vec<Arc<Message>> {
     vec![
         said("u1", Role::User, "hello", None),
         calling("a1", "first", &["c1"]),
@@ -65,7 +70,7 @@ fn conversation() -> Vec<Message> {
     ]
 }
 
-fn show(input: &AgentInput, context: &[Message]) -> Vec<String> {
+fn show(input: &AgentInput, context: &[Arc<Message>]) -> Vec<String> {
     let mut state = Map::new();
     state.insert("topic".to_owned(), Value::String("tides".to_owned()));
     shown(input, context, "second", "Check it.", &state, 2.0)

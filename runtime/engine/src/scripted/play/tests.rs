@@ -1,4 +1,5 @@
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 use super::*;
 use crate::wire::{ContentBlock, Message, Role};
@@ -279,9 +280,10 @@ fn the_last_result_is_the_last_tool_message_of_the_run() {
         tool_message(json!({"ok": true})),
         message(Role::Assistant, ""),
     ];
+    let messages: Vec<Arc<Message>> = messages.into_iter().map(Arc::new).collect();
     assert_eq!(last_result(&messages, "second").as_deref(), Some(r#"{"ok":true}"#));
     // A run whose tools have not answered yet has no result, even if an older run's did.
-    let fresh = [messages.as_slice(), &[message(Role::User, "third")]].concat();
+    let fresh = [messages.as_slice(), &[Arc::new(message(Role::User, "third"))]].concat();
     assert_eq!(last_result(&fresh, "third"), None);
     // Without the run's message in view, the whole conversation counts.
     assert_eq!(last_result(&messages, "unknown").as_deref(), Some(r#"{"ok":true}"#));

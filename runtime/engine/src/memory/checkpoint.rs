@@ -123,10 +123,16 @@ pub(super) fn pack(
 ) -> Result<MessageSpans, StoreError> {
     let failed = |error: String| StoreError::Failed(format!("encoding {what}: {error}"));
     let start = bytes.len();
+    // As many branches as the replaced checkpoint's, most often: the map is not grown at every
+    // commit.
+    let spans = MessageSpans {
+        branches: HashMap::with_capacity(previous.map_or(0, |previous| previous.spans.branches.len())),
+        ..MessageSpans::default()
+    };
     let mut packer = Packer {
         bytes,
         previous,
-        spans: MessageSpans::default(),
+        spans,
         merged: None,
     };
     packer.record(thread).map_err(failed)?;

@@ -214,7 +214,7 @@ async fn settle(parent: &mut Working<'_>) -> Result<ForkFlow, RunError> {
             execution.interrupt_reason = Some("interrupt".to_owned());
             execution.interrupt_data = interrupt.as_ref().map(|interrupt| json!({"interrupt": interrupt}));
         }
-        parent.record.pending = Some(pending);
+        parent.record.pending = Some(*pending);
         parent.commit().await?;
         if let Some(interrupt) = interrupt {
             parent.emit(Event::Interrupted { interrupt });

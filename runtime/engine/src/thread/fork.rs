@@ -66,8 +66,9 @@ pub struct BranchRun {
     /// The messages the branch added to the conversation as the fork found it (shared, as the
     /// conversation's are: `ThreadRecord::context`).
     pub messages: Vec<Arc<Message>>,
-    /// What the branch waits for, when it paused.
-    pub pending: Option<Pending>,
+    /// What the branch waits for, when it paused (boxed: a branch moves through its fork's hub
+    /// at every commit, and a question is most of a branch's size).
+    pub pending: Option<Box<Pending>>,
     /// The positions of the models the branch called (scripted cursors).
     pub model_cursors: BTreeMap<String, Value>,
     /// Whether it still runs, or how it ended.

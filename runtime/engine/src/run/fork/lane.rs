@@ -53,17 +53,9 @@ pub(crate) struct Lane<'e> {
 /// Commits a lane's branch into its parent.
 #[async_trait]
 pub(crate) trait Hub: Send + Sync {
-    /// Writes `run` and `progress` as the branch at `run.path`, with the lane's receipts and
-    /// records, and commits the parent. `run.messages` are the branch's messages from the
-    /// `messages_from`th on (the parent keeps the ones before). Returns the thread's new version.
-    async fn commit(
-        &self,
-        run: BranchRun,
-        messages_from: usize,
-        progress: Branch,
-        receipts: Vec<Receipt>,
-        records: Vec<Record>,
-    ) -> Result<u64, RunError>;
+    /// Writes `step`'s branch and progress as the branch at `step.run.path`, with the lane's
+    /// receipts and records, and commits the parent. Returns the thread's new version.
+    async fn commit(&self, step: Box<Step>) -> Result<u64, RunError>;
 }
 
 /// The hub of one round of lanes: the parent's working copy behind a lock, the lanes' steps
@@ -82,9 +74,11 @@ struct ParentHub<'p, 'e> {
     events: SyncMutex<Vec<Event>>,
 }
 
-/// One lane's step, waiting for the commit that writes it.
-struct Step {
-    /// The branch, with only its messages from `messages_from` on.
+/// One lane's step, on its way to the commit that writes it (boxed: it moves from the lane to
+/// the hub's queue to the parent, and a branch and its progress are over a kilobyte).
+pub(crate) struct Step {
+    /// The branch, with only its messages from `messages_from` on (the parent keeps the ones
+    /// before).
     run: BranchRun,
     messages_from: usize,
     progress: Branch,
@@ -98,7 +92,7 @@ struct Queue {
     /// The ticket the next step gets.
     next: u64,
     /// Steps not committed yet, in ticket order.
-    waiting: Vec<(u64, Step)>,
+    waiting: Vec<(u64, Box<Step>)>,
     /// Each commit's last ticket and outcome, in order: a ticket is in the first commit whose
     /// last ticket is not below it.
     written: BTreeMap<u64, Result<u64, RunError>>,
@@ -121,7 +115,7 @@ impl<'e> ParentHub<'_, 'e> {
     }
 
     /// Queues a step; its ticket.
-    fn enqueue(&self, step: Step) -> Result<u64, RunError> {
+    fn enqueue(&self, step: Box<Step>) -> Result<u64, RunError> {
         let mut queue = self.queue.lock().map_err(|_| damaged())?;
         let ticket = queue.next;
         queue.next = ticket.saturating_add(1);
@@ -136,7 +130,7 @@ impl<'e> ParentHub<'_, 'e> {
     }
 
     /// Takes every waiting step.
-    fn take_waiting(&self) -> Result<Vec<(u64, Step)>, RunError> {
+    fn take_waiting(&self) -> Result<Vec<(u64, Box<Step>)>, RunError> {
         let mut queue = self.queue.lock().map_err(|_| damaged())?;
         Ok(std::mem::take(&mut queue.waiting))
     }
@@ -158,19 +152,19 @@ impl<'e> ParentHub<'_, 'e> {
 }
 
 /// Writes `step` as its branch into `parent`'s fork in progress (not committed yet).
-fn apply(parent: &mut Working<'_>, step: Step) -> Result<(), RunError> {
+fn apply(parent: &mut Working<'_>, step: Box<Step>) -> Result<(), RunError> {
     let Step {
         mut run,
         messages_from,
         progress,
         receipts,
         records,
-    } = step;
+    } = *step;
     // The answer (or remote result) that continues this branch was accepted: the parent no
     // longer waits for it.
     let answered = parent.record.pending.as_ref().is_some_and(|pending| {
         pending.branch.as_deref() == Some(run.path.as_str())
-            && run.pending.as_ref().and_then(awaited) != awaited(pending)
+            && run.pending.as_deref().and_then(awaited) != awaited(pending)
     });
     if answered {
         parent.record.pending = None;
@@ -199,21 +193,8 @@ fn apply(parent: &mut Working<'_>, step: Step) -> Result<(), RunError> {
 
 #[async_trait]
 impl Hub for ParentHub<'_, '_> {
-    async fn commit(
-        &self,
-        run: BranchRun,
-        messages_from: usize,
-        progress: Branch,
-        receipts: Vec<Receipt>,
-        records: Vec<Record>,
-    ) -> Result<u64, RunError> {
-        let ticket = self.enqueue(Step {
-            run,
-            messages_from,
-            progress,
-            receipts,
-            records,
-        })?;
+    async fn commit(&self, step: Box<Step>) -> Result<u64, RunError> {
+        let ticket = self.enqueue(step)?;
         // The other lanes run up to their own commits first: their steps join this one's.
         tokio::task::yield_now().await;
         let mut guard = self.parent.lock().await;
@@ -349,7 +330,7 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
             .get(lane.base_context.saturating_add(sent)..)
             .unwrap_or_default()
             .to_vec(),
-        pending: record.pending.clone(),
+        pending: record.pending.clone().map(Box::new),
         model_cursors: record.model_cursors.clone(),
         status: lane.status.clone(),
         inner,
@@ -358,7 +339,14 @@ pub(crate) async fn commit_lane(working: &mut Working<'_>) -> Result<(), RunErro
     let receipts = std::mem::take(&mut working.receipts);
     let records = std::mem::take(&mut working.records);
     let hub = lane.hub;
-    let version = hub.commit(run, sent, progress, receipts, records).await?;
+    let step = Box::new(Step {
+        run,
+        messages_from: sent,
+        progress,
+        receipts,
+        records,
+    });
+    let version = hub.commit(step).await?;
     if let Some(lane) = working.lane.as_mut() {
         lane.sent = own;
     }
@@ -497,7 +485,7 @@ fn lane_record(parent: &Working<'_>, path: &str) -> Result<ThreadRecord, RunErro
     context.extend(run.messages.iter().cloned());
     let mut execution = record.execution.clone();
     execution.current_node.clone_from(&branch.node);
-    let mut pending = run.pending.clone();
+    let mut pending = run.pending.as_deref().cloned();
     // The parent's copy of the question is the one that counts (an escalation changes it there);
     // inside the branch it is the question of the branch below, if it was asked deeper.
     if let Some(open) = record

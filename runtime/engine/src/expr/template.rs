@@ -88,6 +88,11 @@ pub fn check(template: &str) -> Result<(), TemplateError> {
 ///
 /// A malformed placeholder, or a value without a JSON form.
 pub fn render(template: &str, scope: &Map<String, Value>) -> Result<String, TemplateError> {
+    // Without a character that can start an escape or a placeholder it is all text (most
+    // prompts), as [`pieces`] would read it.
+    if !template.contains(SPECIAL) {
+        return Ok(template.to_owned());
+    }
     let mut out = String::with_capacity(template.len());
     for piece in pieces(template)? {
         match piece {
@@ -185,6 +190,10 @@ fn canonical(value: &Value) -> Option<String> {
         .and_then(|bytes| String::from_utf8(bytes).ok())
 }
 
+/// The characters that can start something other than text in a template: an escape, `${`, a
+/// placeholder.
+const SPECIAL: [char; 3] = ['\\', '$', '{'];
+
 /// Reads a template into text and placeholders.
 fn pieces(template: &str) -> Result<Vec<Piece<'_>>, TemplateError> {
     let mut pieces = Vec::new();
@@ -192,7 +201,7 @@ fn pieces(template: &str) -> Result<Vec<Piece<'_>>, TemplateError> {
     let mut rest = template;
     loop {
         // Literal text up to the next character that can start something else, copied at once.
-        let plain = rest.find(['\\', '$', '{']).unwrap_or(rest.len());
+        let plain = rest.find(SPECIAL).unwrap_or(rest.len());
         let (literal, special) = rest.split_at_checked(plain).unwrap_or((rest, ""));
         text.push_str(literal);
         rest = special;

@@ -330,3 +330,20 @@ fn rendering_table_snapshot() {
     }
     insta::assert_snapshot!(table);
 }
+
+#[test]
+fn a_template_without_escapes_or_placeholders_renders_as_it_is_written() {
+    // The fast path (no `\`, `$` or `{`) gives what reading the template piece by piece gives.
+    for template in ["", "Plan the topics.", "a lone } brace", "Zoë 😀 } }} :)"] {
+        let read: String = pieces(template)
+            .unwrap()
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => text,
+                Piece::Field(..) => panic!("no placeholder in {template:?}"),
+            })
+            .collect();
+        assert_eq!(rendered(template), template);
+        assert_eq!(read, template);
+    }
+}

@@ -101,7 +101,7 @@ fn waiting(fork: &ForkProgress) -> Option<&Pending> {
     fork.branches.iter().find_map(|branch| {
         branch
             .pending
-            .as_ref()
+            .as_deref()
             .or_else(|| branch.inner.as_ref().and_then(|inner| waiting(&inner.fork)))
     })
 }

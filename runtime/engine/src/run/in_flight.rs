@@ -13,8 +13,9 @@
 //! the stopped run is kept (see [`super::stopped_fork`]), so the call stays the branch's call in
 //! flight, with no placeholder, and the next run finishes it here, as after a crash.
 
-use serde_json::{Value, json};
 use std::sync::Arc;
+
+use serde_json::{Value, json};
 
 use crate::ports::{Receipt, ReceiptState};
 use crate::thread::InFlightCall;

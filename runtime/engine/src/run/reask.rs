@@ -25,8 +25,9 @@
 //! swaps engines and at start-up, so it survives a restart); [`Engine::run`] does it first for
 //! the thread a request touches, so no request ever meets a question of another artifact.
 
-use serde_json::{Value, json};
 use std::sync::Arc;
+
+use serde_json::{Value, json};
 use tenx_artifact::{NodeKind, Risk};
 use tokio_util::sync::CancellationToken;
 

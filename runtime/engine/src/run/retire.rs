@@ -6,8 +6,9 @@
 //! turn's other open calls are answered "not run", and the execution shows the error
 //! `GRAPH_VERSION_MISMATCH`. A new user message then starts a new run under this artifact.
 
-use serde_json::json;
 use std::sync::Arc;
+
+use serde_json::json;
 
 use crate::engine::Inner;
 use crate::ports::{Commit, Event, EventSink, Record};

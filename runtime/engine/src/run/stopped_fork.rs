@@ -25,8 +25,9 @@
 //! `outcome_unknown` and are never sent again, the thread's open model turn gets its answers,
 //! and the new message starts a new run from the start node.
 
-use serde_json::json;
 use std::sync::Arc;
+
+use serde_json::json;
 
 use crate::RunError;
 use crate::thread::{BranchStatus, ForkProgress, InFlightCall, RunProgress, ThreadRecord};

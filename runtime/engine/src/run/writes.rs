@@ -24,8 +24,9 @@
 //!   conversation) become `outcome_unknown` in the same commit, as when a run is ended under
 //!   another artifact: with their run and conversation gone nothing would finish them.
 
-use serde_json::{Map, json};
 use std::sync::Arc;
+
+use serde_json::{Map, json};
 
 use crate::engine::{Engine, Inner};
 use crate::ports::{NullEvents, ThreadLease};

@@ -34,9 +34,9 @@ pub struct ThreadRecord {
     pub updated_at: Timestamp,
     /// The graph's typed state fields (validated against its `state_schema`).
     pub state: Map<String, Value>,
-    /// The conversation, oldest first. Each message is shared, never changed in place: a copy of
-    /// the thread (a branch's working copy, a run's output, a store's read) shares it, and a
-    /// change makes its own (`Arc::make_mut`).
+    /// The conversation, oldest first. Each message is shared and never changed in place: a copy
+    /// of the thread (a branch's working copy, a run's output) shares it, and a change makes its
+    /// own (`Arc::make_mut`).
     pub context: Vec<Arc<Message>>,
     /// Where the run is, as the API shows it.
     pub execution: ExecutionMeta,

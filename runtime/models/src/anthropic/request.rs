@@ -14,8 +14,9 @@
 //! message, as the API requires; empty text blocks are left out (the API refuses them). Media
 //! the API cannot take, and media outside a user message, fail the call with a [`MediaFault`].
 
-use serde_json::{Map, Value, json};
 use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
 use tenx_engine::ports::{ModelRequest, ToolSpec};
 use tenx_engine::wire::{Message, Role};
 

@@ -9,8 +9,9 @@
 //! `tool` message with its `tool_call_id`. A user message holding media has an array `content`
 //! ([`super::media`]); media a message cannot carry fail the call with a [`MediaFault`].
 
-use serde_json::{Map, Value, json};
 use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
 use tenx_engine::ports::{ModelRequest, ToolSpec};
 use tenx_engine::wire::{Message, Role};
 

@@ -1,5 +1,6 @@
-use serde_json::{Map, Value, json};
 use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::wire::{ContentBlock, FunctionCall, Message, Role, ToolCall};

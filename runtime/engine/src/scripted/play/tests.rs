@@ -1,5 +1,6 @@
-use serde_json::{Value, json};
 use std::sync::Arc;
+
+use serde_json::{Value, json};
 
 use super::*;
 use crate::wire::{ContentBlock, Message, Role};

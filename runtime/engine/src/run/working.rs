@@ -132,7 +132,7 @@ impl<'e> Working<'e> {
     }
 
     /// Appends a message to the conversation and to what this request returns (the output
-    /// copies it from the conversation at the end, so it is not copied now).
+    /// takes it from the conversation at the end, shared: `Produced::InContext`).
     pub(crate) fn push_message(&mut self, message: Message) {
         if self.listening {
             self.events.emit(Event::Message {
